@@ -1,0 +1,33 @@
+/* Conventions for the MPI entry points.
+ *
+ * Every MPI_X is defined as PMPI_X with a weak MPI_X alias (the profiling
+ * interface). Each entry point first calls VMPI_ENTER, then checks its
+ * arguments and reports a bad one through vmpi_err(), which names the
+ * function and the argument and applies the communicator's error handler. */
+#ifndef VMPI_API_API_H
+#define VMPI_API_API_H
+
+#include "../core/vmpi.h"
+
+/* Defines the weak public alias of a PMPI_ function. */
+#define VMPI_WEAK(name) _Pragma(VMPI_STR(weak MPI_##name = PMPI_##name))
+#define VMPI_STR(x) #x
+
+_Noreturn void vmpi_api_not_initialized(const char *fname);
+
+/* MPI calls outside Init..Finalize print a clear message and exit. */
+#define VMPI_ENTER(fname)                                   \
+    do {                                                    \
+        if (VMPI_UNLIKELY(vmpi_g.state != 1))               \
+            vmpi_api_not_initialized(fname);                \
+    } while (0)
+
+/* Argument check helpers: each returns the error code from the enclosing
+ * function when the check fails. */
+#define VMPI_CHECK(cond, comm, cls, ...)                    \
+    do {                                                    \
+        if (VMPI_UNLIKELY(!(cond)))                         \
+            return vmpi_err((comm), (cls), __VA_ARGS__);    \
+    } while (0)
+
+#endif

@@ -1,0 +1,301 @@
+/* Communicator entry points (intracommunicators only), the predefined
+ * attributes, names and error handlers: argument checks, then core/comm.c.
+ *
+ * MPI_TAG_UB is 2^30 - 1: tags 0 .. 1073741823 are valid user tags. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+
+/* ---- interface shared by core/group.c, core/comm.c, core/topo.c, api/{group,comm,topo,coll}.c,
+ * coll/simple.c (kept identical in each of those files until vmpi.h carries
+ * it) ------------------------------------------------------------------- */
+void vmpi_group_retain(struct vmpi_group *g);
+void vmpi_grp_difference(const int *a, int na, const int *b, int nb, int *out, int *outn);
+int vmpi_comm_free(struct vmpi_comm *c);
+int vmpi_comm_dup(struct vmpi_comm *c, struct vmpi_comm **out);
+int vmpi_comm_split(struct vmpi_comm *c, int color, int key, struct vmpi_comm **out);
+int vmpi_comm_split_type(struct vmpi_comm *c, int type, int key, struct vmpi_comm **out);
+int vmpi_comm_create(struct vmpi_comm *c, struct vmpi_group *g, struct vmpi_comm **out);
+int vmpi_comm_compare(const struct vmpi_comm *a, const struct vmpi_comm *b);
+/* ------------------------------------------------------------------------ */
+
+#define VMPI_TAG_UB ((1 << 30) - 1)
+
+#define COMM_ARG(c, h, fn, argname)                                                     \
+    struct vmpi_comm *c = vmpi_comm_get(h);                                             \
+    VMPI_CHECK(c, NULL, MPI_ERR_COMM, "%s: %s is not a valid communicator (0x%x)", fn, \
+               argname, (unsigned)(h))
+
+#define PTR_ARG(p, c, fn, name) \
+    VMPI_CHECK((p) != NULL, c, MPI_ERR_ARG, "%s: %s is NULL", fn, name)
+
+static MPI_Comm handle_of(const struct vmpi_comm *c)
+{
+    return c ? c->handle : MPI_COMM_NULL;
+}
+
+int PMPI_Comm_size(MPI_Comm comm, int *size)
+{
+    VMPI_ENTER("MPI_Comm_size");
+    COMM_ARG(c, comm, "MPI_Comm_size", "comm");
+    PTR_ARG(size, c, "MPI_Comm_size", "size");
+    *size = c->size;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Comm_size)
+
+int PMPI_Comm_rank(MPI_Comm comm, int *rank)
+{
+    VMPI_ENTER("MPI_Comm_rank");
+    COMM_ARG(c, comm, "MPI_Comm_rank", "comm");
+    PTR_ARG(rank, c, "MPI_Comm_rank", "rank");
+    *rank = c->rank;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Comm_rank)
+
+int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
+{
+    static const char fn[] = "MPI_Comm_compare";
+    VMPI_ENTER(fn);
+    COMM_ARG(a, comm1, fn, "comm1");
+    COMM_ARG(b, comm2, fn, "comm2");
+    PTR_ARG(result, a, fn, "result");
+    *result = vmpi_comm_compare(a, b);
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Comm_compare)
+
+/* vmpi has intracommunicators only. */
+int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
+{
+    VMPI_ENTER("MPI_Comm_test_inter");
+    COMM_ARG(c, comm, "MPI_Comm_test_inter", "comm");
+    PTR_ARG(flag, c, "MPI_Comm_test_inter", "flag");
+    *flag = 0;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Comm_test_inter)
+
+/* The communicator's own group, with one more reference. */
+int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
+{
+    VMPI_ENTER("MPI_Comm_group");
+    COMM_ARG(c, comm, "MPI_Comm_group", "comm");
+    PTR_ARG(group, c, "MPI_Comm_group", "group");
+    vmpi_group_retain(c->group);
+    *group = c->group->handle;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Comm_group)
+
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    VMPI_ENTER("MPI_Comm_dup");
+    COMM_ARG(c, comm, "MPI_Comm_dup", "comm");
+    PTR_ARG(newcomm, c, "MPI_Comm_dup", "newcomm");
+    struct vmpi_comm *n;
+    int rc = vmpi_comm_dup(c, &n);
+    if (rc != MPI_SUCCESS)
+        return vmpi_err_handle(c, rc);
+    *newcomm = n->handle;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Comm_dup)
+
+int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+    static const char fn[] = "MPI_Comm_split";
+    VMPI_ENTER(fn);
+    COMM_ARG(c, comm, fn, "comm");
+    PTR_ARG(newcomm, c, fn, "newcomm");
+    VMPI_CHECK(color >= 0 || color == MPI_UNDEFINED, c, MPI_ERR_ARG,
+               "%s: color = %d is neither non-negative nor MPI_UNDEFINED", fn, color);
+    struct vmpi_comm *n;
+    int rc = vmpi_comm_split(c, color, key, &n);
+    if (rc != MPI_SUCCESS)
+        return vmpi_err_handle(c, rc);
+    *newcomm = handle_of(n);
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Comm_split)
+
+int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                         MPI_Comm *newcomm)
+{
+    static const char fn[] = "MPI_Comm_split_type";
+    (void)info; /* no hints are understood */
+    VMPI_ENTER(fn);
+    COMM_ARG(c, comm, fn, "comm");
+    PTR_ARG(newcomm, c, fn, "newcomm");
+    VMPI_CHECK(split_type == MPI_COMM_TYPE_SHARED || split_type == MPI_UNDEFINED, c,
+               MPI_ERR_ARG,
+               "%s: split_type = %d is neither MPI_COMM_TYPE_SHARED nor MPI_UNDEFINED", fn,
+               split_type);
+    struct vmpi_comm *n;
+    int rc = vmpi_comm_split_type(c, split_type, key, &n);
+    if (rc != MPI_SUCCESS)
+        return vmpi_err_handle(c, rc);
+    *newcomm = handle_of(n);
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Comm_split_type)
+
+int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+    static const char fn[] = "MPI_Comm_create";
+    VMPI_ENTER(fn);
+    COMM_ARG(c, comm, fn, "comm");
+    PTR_ARG(newcomm, c, fn, "newcomm");
+    struct vmpi_group *g = vmpi_group_get(group);
+    VMPI_CHECK(g, c, MPI_ERR_GROUP, "%s: group is not a valid group (0x%x)", fn,
+               (unsigned)group);
+    if (g->size > 0) {
+        int scratch[64], k;
+        int *out = g->size <= 64 ? scratch : malloc(sizeof(int) * (size_t)g->size);
+        if (!out)
+            return vmpi_err(c, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+        vmpi_grp_difference(g->world, g->size, c->group->world, c->group->size, out, &k);
+        int stray = k > 0 ? out[0] : -1;
+        if (out != scratch)
+            free(out);
+        VMPI_CHECK(k == 0, c, MPI_ERR_GROUP,
+                   "%s: group is not a subgroup of comm's group (world rank %d is not in "
+                   "comm)", fn, stray);
+    }
+    struct vmpi_comm *n;
+    int rc = vmpi_comm_create(c, g, &n);
+    if (rc != MPI_SUCCESS)
+        return vmpi_err_handle(c, rc);
+    *newcomm = handle_of(n);
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Comm_create)
+
+int PMPI_Comm_free(MPI_Comm *comm)
+{
+    static const char fn[] = "MPI_Comm_free";
+    VMPI_ENTER(fn);
+    PTR_ARG(comm, NULL, fn, "comm");
+    COMM_ARG(c, *comm, fn, "*comm");
+    VMPI_CHECK(*comm != MPI_COMM_WORLD && *comm != MPI_COMM_SELF, c, MPI_ERR_COMM,
+               "%s: %s cannot be freed", fn,
+               *comm == MPI_COMM_WORLD ? "MPI_COMM_WORLD" : "MPI_COMM_SELF");
+    vmpi_comm_free(c);
+    *comm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Comm_free)
+
+/* Predefined attributes (the same on every communicator); the value is
+ * returned as a pointer to a process-lifetime int. */
+static int attr_tag_ub = VMPI_TAG_UB;
+static int attr_host = MPI_PROC_NULL;
+static int attr_io = MPI_ANY_SOURCE;
+static int attr_wtime_global = 0;
+static int attr_universe;
+static int attr_lastusedcode = MPI_T_ERR_INVALID; /* no user error codes */
+static int attr_appnum = 0;
+
+int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
+{
+    static const char fn[] = "MPI_Comm_get_attr";
+    VMPI_ENTER(fn);
+    COMM_ARG(c, comm, fn, "comm");
+    PTR_ARG(attribute_val, c, fn, "attribute_val");
+    PTR_ARG(flag, c, fn, "flag");
+    int *v;
+    switch (comm_keyval) {
+    case MPI_TAG_UB: v = &attr_tag_ub; break;
+    case MPI_HOST: v = &attr_host; break;
+    case MPI_IO: v = &attr_io; break;
+    case MPI_WTIME_IS_GLOBAL: v = &attr_wtime_global; break;
+    case MPI_UNIVERSE_SIZE:
+        attr_universe = vmpi_g.size;
+        v = &attr_universe;
+        break;
+    case MPI_LASTUSEDCODE: v = &attr_lastusedcode; break;
+    case MPI_APPNUM: v = &attr_appnum; break;
+    default:
+        return vmpi_err(c, MPI_ERR_KEYVAL, "%s: comm_keyval = 0x%x is not a known keyval", fn,
+                        (unsigned)comm_keyval);
+    }
+    *(int **)attribute_val = v;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Comm_get_attr)
+
+int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
+{
+    static const char fn[] = "MPI_Comm_set_name";
+    VMPI_ENTER(fn);
+    COMM_ARG(c, comm, fn, "comm");
+    PTR_ARG(comm_name, c, fn, "comm_name");
+    size_t n = strnlen(comm_name, MPI_MAX_OBJECT_NAME - 1);
+    memcpy(c->name, comm_name, n);
+    c->name[n] = '\0';
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Comm_set_name)
+
+int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
+{
+    static const char fn[] = "MPI_Comm_get_name";
+    VMPI_ENTER(fn);
+    COMM_ARG(c, comm, fn, "comm");
+    PTR_ARG(comm_name, c, fn, "comm_name");
+    PTR_ARG(resultlen, c, fn, "resultlen");
+    size_t n = strlen(c->name);
+    memcpy(comm_name, c->name, n + 1);
+    *resultlen = (int)n;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Comm_get_name)
+
+/* ---- error handlers: the two predefined ones only ----------------------- */
+
+static int errh_valid(MPI_Errhandler e)
+{
+    return e == MPI_ERRORS_ARE_FATAL || e == MPI_ERRORS_RETURN;
+}
+
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+    static const char fn[] = "MPI_Comm_set_errhandler";
+    VMPI_ENTER(fn);
+    COMM_ARG(c, comm, fn, "comm");
+    VMPI_CHECK(errh_valid(errhandler), c, MPI_ERR_ARG,
+               "%s: errhandler (0x%x) is neither MPI_ERRORS_ARE_FATAL nor MPI_ERRORS_RETURN",
+               fn, (unsigned)errhandler);
+    c->errh = errhandler;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Comm_set_errhandler)
+
+int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
+{
+    static const char fn[] = "MPI_Comm_get_errhandler";
+    VMPI_ENTER(fn);
+    COMM_ARG(c, comm, fn, "comm");
+    PTR_ARG(errhandler, c, fn, "errhandler");
+    *errhandler = c->errh;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Comm_get_errhandler)
+
+/* Predefined handlers are never destroyed; freeing one only nulls the handle
+ * (as MPICH does). */
+int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
+{
+    static const char fn[] = "MPI_Errhandler_free";
+    VMPI_ENTER(fn);
+    PTR_ARG(errhandler, NULL, fn, "errhandler");
+    VMPI_CHECK(errh_valid(*errhandler), NULL, MPI_ERR_ARG,
+               "%s: *errhandler (0x%x) is not a valid error handler", fn,
+               (unsigned)*errhandler);
+    *errhandler = MPI_ERRHANDLER_NULL;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Errhandler_free)

@@ -1,0 +1,247 @@
+/* Environment: init and finalize, time, versions, errors, memory. */
+#include "api.h"
+#include "../pmi/pmi.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static pthread_t main_thread;
+
+_Noreturn void vmpi_api_not_initialized(const char *fname)
+{
+    fprintf(stderr, "vmpi: %s called %s\n", fname,
+            vmpi_g.state == 0 ? "before MPI_Init" : "after MPI_Finalize");
+    fflush(stderr);
+    _exit(1);
+}
+
+static int init_common(const char *fname, int required, int *provided)
+{
+    if (vmpi_g.state != 0) {
+        fprintf(stderr, "vmpi: %s called %s\n", fname,
+                vmpi_g.state == 1 ? "twice" : "after MPI_Finalize");
+        _exit(1);
+    }
+    main_thread = pthread_self();
+    return vmpi_core_init(required, provided);
+}
+
+int PMPI_Init(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    return init_common("MPI_Init", MPI_THREAD_SINGLE, NULL);
+}
+VMPI_WEAK(Init)
+
+int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    (void)argc;
+    (void)argv;
+    if (!provided) {
+        fprintf(stderr, "vmpi: MPI_Init_thread: provided is NULL\n");
+        _exit(1);
+    }
+    if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE) {
+        fprintf(stderr, "vmpi: MPI_Init_thread: required level %d is not a thread level\n",
+                required);
+        _exit(1);
+    }
+    return init_common("MPI_Init_thread", required, provided);
+}
+VMPI_WEAK(Init_thread)
+
+int PMPI_Initialized(int *flag)
+{
+    if (!flag)
+        return MPI_ERR_ARG;
+    *flag = vmpi_g.state != 0;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Initialized)
+
+int PMPI_Finalized(int *flag)
+{
+    if (!flag)
+        return MPI_ERR_ARG;
+    *flag = vmpi_g.state == 2;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Finalized)
+
+int PMPI_Finalize(void)
+{
+    VMPI_ENTER("MPI_Finalize");
+    return vmpi_core_finalize();
+}
+VMPI_WEAK(Finalize)
+
+int PMPI_Abort(MPI_Comm comm, int errorcode)
+{
+    VMPI_ENTER("MPI_Abort");
+    (void)comm; /* vmpi aborts the whole job, as the standard allows */
+    char msg[128];
+    snprintf(msg, sizeof msg, "MPI_Abort(errorcode %d) on rank %d", errorcode, vmpi_g.rank);
+    fflush(stdout);
+    vmpi_pmi_abort(errorcode, msg);
+    _exit(errorcode & 0xff ? errorcode & 0xff : 1);
+}
+VMPI_WEAK(Abort)
+
+double PMPI_Wtime(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+VMPI_WEAK(Wtime)
+
+double PMPI_Wtick(void)
+{
+    struct timespec ts;
+    clock_getres(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+VMPI_WEAK(Wtick)
+
+int PMPI_Get_processor_name(char *name, int *resultlen)
+{
+    VMPI_ENTER("MPI_Get_processor_name");
+    VMPI_CHECK(name && resultlen, NULL, MPI_ERR_ARG,
+               "MPI_Get_processor_name: name or resultlen is NULL");
+    if (gethostname(name, MPI_MAX_PROCESSOR_NAME))
+        strcpy(name, "unknown");
+    name[MPI_MAX_PROCESSOR_NAME - 1] = '\0';
+    *resultlen = (int)strlen(name);
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Get_processor_name)
+
+int PMPI_Get_version(int *version, int *subversion)
+{
+    if (!version || !subversion)
+        return MPI_ERR_ARG;
+    *version = MPI_VERSION;
+    *subversion = MPI_SUBVERSION;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Get_version)
+
+int PMPI_Get_library_version(char *version, int *resultlen)
+{
+    if (!version || !resultlen)
+        return MPI_ERR_ARG;
+    int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
+                     "vmpi %s (MPI %d.%d, MPICH ABI; channels: smp)", VMPI_VERSION_STRING,
+                     MPI_VERSION, MPI_SUBVERSION);
+    *resultlen = n < MPI_MAX_LIBRARY_VERSION_STRING ? n : MPI_MAX_LIBRARY_VERSION_STRING - 1;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Get_library_version)
+
+int PMPI_Query_thread(int *provided)
+{
+    VMPI_ENTER("MPI_Query_thread");
+    VMPI_CHECK(provided, NULL, MPI_ERR_ARG, "MPI_Query_thread: provided is NULL");
+    *provided = vmpi_g.thread_level;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Query_thread)
+
+int PMPI_Is_thread_main(int *flag)
+{
+    VMPI_ENTER("MPI_Is_thread_main");
+    VMPI_CHECK(flag, NULL, MPI_ERR_ARG, "MPI_Is_thread_main: flag is NULL");
+    *flag = pthread_equal(main_thread, pthread_self()) != 0;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Is_thread_main)
+
+/* Short descriptions of the error classes, indexed by class. */
+static const char *const class_text[] = {
+    [MPI_SUCCESS] = "no error",
+    [MPI_ERR_BUFFER] = "invalid buffer pointer",
+    [MPI_ERR_COUNT] = "invalid count argument",
+    [MPI_ERR_TYPE] = "invalid datatype",
+    [MPI_ERR_TAG] = "invalid tag",
+    [MPI_ERR_COMM] = "invalid communicator",
+    [MPI_ERR_RANK] = "invalid rank",
+    [MPI_ERR_ROOT] = "invalid root",
+    [MPI_ERR_GROUP] = "invalid group",
+    [MPI_ERR_OP] = "invalid reduce operation",
+    [MPI_ERR_TOPOLOGY] = "invalid topology",
+    [MPI_ERR_DIMS] = "invalid dimension argument",
+    [MPI_ERR_ARG] = "invalid argument",
+    [MPI_ERR_UNKNOWN] = "unknown error",
+    [MPI_ERR_TRUNCATE] = "message truncated",
+    [MPI_ERR_OTHER] = "other error",
+    [MPI_ERR_INTERN] = "internal error",
+    [MPI_ERR_IN_STATUS] = "error code is in status",
+    [MPI_ERR_PENDING] = "pending request",
+    [MPI_ERR_REQUEST] = "invalid request",
+    [MPI_ERR_INFO] = "invalid info object",
+    [MPI_ERR_KEYVAL] = "invalid keyval",
+    [MPI_ERR_NO_MEM] = "out of memory",
+    [MPI_ERR_SIZE] = "invalid size",
+};
+
+int PMPI_Error_class(int errorcode, int *errorclass)
+{
+    if (!errorclass || errorcode < 0)
+        return MPI_ERR_ARG;
+    *errorclass = vmpi_err_class(errorcode);
+    if (errorcode >= 128 && !vmpi_err_text(errorcode))
+        return MPI_ERR_ARG;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Error_class)
+
+int PMPI_Error_string(int errorcode, char *string, int *resultlen)
+{
+    if (!string || !resultlen || errorcode < 0)
+        return MPI_ERR_ARG;
+    const char *t = vmpi_err_text(errorcode);
+    int cls = vmpi_err_class(errorcode);
+    if (!t && cls < (int)(sizeof class_text / sizeof *class_text))
+        t = class_text[cls];
+    if (!t) {
+        if (errorcode > MPI_ERR_LASTCODE || cls > MPI_ERR_LASTCODE)
+            return MPI_ERR_ARG;
+        t = "error";
+    }
+    int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s", t);
+    *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Error_string)
+
+int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
+{
+    VMPI_ENTER("MPI_Alloc_mem");
+    VMPI_CHECK(size >= 0, NULL, MPI_ERR_SIZE, "MPI_Alloc_mem: size %ld is negative",
+               (long)size);
+    VMPI_CHECK(info == MPI_INFO_NULL, NULL, MPI_ERR_INFO,
+               "MPI_Alloc_mem: info %#x is not MPI_INFO_NULL (vmpi has no info objects)",
+               (unsigned)info);
+    VMPI_CHECK(baseptr, NULL, MPI_ERR_ARG, "MPI_Alloc_mem: baseptr is NULL");
+    void *p = NULL;
+    /* Cache-line alignment keeps rings and pipelines on whole lines. */
+    if (posix_memalign(&p, VMPI_CACHELINE, size ? (size_t)size : 1))
+        return vmpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Alloc_mem: cannot allocate %ld bytes",
+                        (long)size);
+    memcpy(baseptr, &p, sizeof p);
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Alloc_mem)
+
+int PMPI_Free_mem(void *base)
+{
+    VMPI_ENTER("MPI_Free_mem");
+    free(base);
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Free_mem)

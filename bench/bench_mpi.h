@@ -1,0 +1,81 @@
+/*
+ * bench_mpi.h - start-up shared by the two-rank MPI benchmarks.
+ *
+ * Uses only standard MPI-3.1 calls so that the programs build with any
+ * MPI's compiler wrapper (vmpi, MPICH, Open MPI).
+ */
+#ifndef VMPI_BENCH_MPI_H
+#define VMPI_BENCH_MPI_H
+
+#include "bench_common.h"
+
+#include <mpi.h>
+
+/* Per-size iteration counts: -i/-x override; otherwise small/large defaults. */
+struct bench_counts {
+    long iters_small, iters_large;
+    long warmup_small, warmup_large;
+};
+
+static inline void bench_counts_for(const struct bench_opts *o,
+                                    const struct bench_counts *d, long size,
+                                    long *iters, long *warmup)
+{
+    int large = size > BENCH_LARGE_MESSAGE;
+
+    *iters = o->iters >= 0 ? o->iters : (large ? d->iters_large : d->iters_small);
+    *warmup = o->warmup >= 0 ? o->warmup : (large ? d->warmup_large : d->warmup_small);
+}
+
+/*
+ * MPI_Init, option parsing, help and the two-process check.
+ * Returns -1 if the benchmark should run; otherwise the process exit code
+ * (MPI_Finalize has then already been called).
+ */
+static inline int bench_mpi_start(int *argc, char ***argv, const char *usage,
+                                  struct bench_opts *o, int accept_window,
+                                  int *rank)
+{
+    char err[160];
+    int size;
+
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+    /* Every rank parses the same argv, so every rank reaches the same verdict. */
+    if (bench_parse_opts(*argc, *argv, o, accept_window, err, sizeof err) != 0) {
+        if (*rank == 0)
+            fprintf(stderr, "%s: %s\n", (*argv)[0], err);
+        MPI_Finalize();
+        return 2;
+    }
+    if (o->help) {
+        if (*rank == 0)
+            fputs(usage, stdout);
+        MPI_Finalize();
+        return 0;
+    }
+    if (size != 2) {
+        if (*rank == 0)
+            fprintf(stderr, "%s: this test requires exactly two processes\n",
+                    (*argv)[0]);
+        MPI_Finalize();
+        return 1;
+    }
+    return -1;
+}
+
+/* Abort the whole job on an allocation failure. */
+static inline void *bench_mpi_alloc(size_t len, int fill)
+{
+    void *p = bench_alloc_touched(len, fill);
+
+    if (p == NULL) {
+        fprintf(stderr, "bench: cannot allocate %zu bytes\n", len);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    return p;
+}
+
+#endif /* VMPI_BENCH_MPI_H */

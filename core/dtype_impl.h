@@ -1,0 +1,98 @@
+/* Datatype internals shared by core/dtype.c, core/op.c and api/type.c.
+ *
+ * A datatype is kept flattened: the list of contiguous runs ("blocks") that
+ * make up ONE element, in type-map order, with adjacent runs of the same
+ * basic element size merged. Packing walks that list and copies each run
+ * with one memcpy; count > 1 repeats it every extent bytes. */
+#ifndef VMPI_CORE_DTYPE_IMPL_H
+#define VMPI_CORE_DTYPE_IMPL_H
+
+#include "vmpi.h"
+
+/* One contiguous run of data in one element. */
+struct vmpi_dblk {
+    MPI_Aint off;   /* from the element's address; may be negative */
+    MPI_Aint len;   /* bytes, > 0, a multiple of esize */
+    MPI_Aint pos;   /* where the run starts in the element's packed form */
+    MPI_Aint esize; /* size of the basic elements it holds (MPI_Get_elements) */
+};
+
+struct vmpi_dtype {
+    MPI_Datatype handle;
+    int refcount;        /* the handle's reference plus one per holder; unused by builtins */
+    bool builtin;
+    bool committed;
+    bool contig;         /* one block at true_lb, len == size == extent */
+    bool has_lb, has_ub; /* bounds fixed by MPI_LB/MPI_UB markers or by resized */
+    /* The one predefined type all data is made of (selects the reduction
+     * kernel): 0 if there is no data at all, MPI_DATATYPE_NULL if mixed. */
+    MPI_Datatype basic;
+    MPI_Count size;      /* data bytes per element */
+    MPI_Count nelem;     /* basic elements per element */
+    MPI_Aint lb, ub;
+    MPI_Aint true_lb, true_ub;
+    MPI_Aint align;      /* largest alignment among the basic types (struct padding) */
+    size_t nblk;
+    struct vmpi_dblk *blk;
+    char name[MPI_MAX_OBJECT_NAME];
+};
+
+/* The value/index pairs of MINLOC/MAXLOC (MPI_FLOAT_INT ... MPI_2INT), laid
+ * out as the C compiler lays out the user's struct. */
+struct vmpi_pair_fi { float v; int i; };
+struct vmpi_pair_di { double v; int i; };
+struct vmpi_pair_li { long v; int i; };
+struct vmpi_pair_si { short v; int i; };
+struct vmpi_pair_2i { int v; int i; };
+struct vmpi_pair_ldi { long double v; int i; };
+
+static inline MPI_Aint vmpi_dtype_ext(const struct vmpi_dtype *dt)
+{
+    return dt->ub - dt->lb;
+}
+
+/* Address base + off without C pointer arithmetic: base may be MPI_BOTTOM
+ * (NULL) with absolute displacements, and offsets may be negative. */
+static inline char *vmpi_dtype_addr(const void *base, MPI_Aint off)
+{
+    return (char *)((uintptr_t)base + (uintptr_t)off);
+}
+
+/* A request (or anything else) that keeps using a datatype after the user
+ * may have called MPI_Type_free holds a reference. Builtins ignore both. */
+void vmpi_dtype_ref(struct vmpi_dtype *dt);
+void vmpi_dtype_unref(struct vmpi_dtype *dt);
+/* MPI_Type_free: the handle becomes invalid at once; the memory goes with
+ * the last reference. Not for builtins. */
+void vmpi_dtype_free(struct vmpi_dtype *dt);
+
+/* Constructors. Each returns MPI_SUCCESS and a new uncommitted type with a
+ * handle and one reference, or MPI_ERR_NO_MEM, or MPI_ERR_ARG when a size,
+ * bound or displacement overflows MPI_Aint. Arguments are already checked. */
+int vmpi_dtype_contiguous(MPI_Count count, const struct vmpi_dtype *old,
+                          struct vmpi_dtype **out);
+/* count blocks of blocklen old elements, block i at i * stride bytes. */
+int vmpi_dtype_hvector(MPI_Count count, MPI_Count blocklen, MPI_Aint stride,
+                       const struct vmpi_dtype *old, struct vmpi_dtype **out);
+
+/* The irregular constructors (indexed, indexed_block, hindexed, struct):
+ * block i is bl[i] (or bl_all when bl is NULL) elements of types[i] (or of
+ * old when types is NULL) at adisp[i] bytes, or at idisp[i] extents of old
+ * when adisp is NULL. With types (MPI_Type_create_struct) the extent is
+ * padded to the largest alignment, as C pads a struct. */
+struct vmpi_dtype_blocks {
+    int count;
+    const int *bl;
+    int bl_all;
+    const MPI_Aint *adisp;
+    const int *idisp;
+    const MPI_Datatype *types; /* valid handles */
+    const struct vmpi_dtype *old;
+};
+int vmpi_dtype_indexed(const struct vmpi_dtype_blocks *d, struct vmpi_dtype **out);
+int vmpi_dtype_resized(const struct vmpi_dtype *old, MPI_Aint lb, MPI_Aint extent,
+                       struct vmpi_dtype **out);
+/* Same type map and committed state; the name is not copied. */
+int vmpi_dtype_dup(const struct vmpi_dtype *old, struct vmpi_dtype **out);
+
+#endif

@@ -1,0 +1,80 @@
+/* Start-up and shut-down of the whole library. */
+#include "vmpi.h"
+#include "../channel/chan.h"
+#include "../locality/locality.h"
+#include "../pmi/pmi.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct vmpi_global vmpi_g;
+
+/* The job id names shared-memory files: the launcher's VMPI_JOB_ID, else
+ * the PMI kvs name (unique per job under Hydra), else our pid. */
+static void job_id(void)
+{
+    const char *id = getenv("VMPI_JOB_ID");
+    char buf[64];
+    if (!id || !*id) {
+        if (strcmp(vmpi_pmi_kvsname(), "singleton")) {
+            id = vmpi_pmi_kvsname();
+        } else {
+            snprintf(buf, sizeof buf, "single%ld", (long)getpid());
+            id = buf;
+        }
+    }
+    size_t n = 0;
+    for (const char *p = id; *p && n < sizeof vmpi_g.job_id - 1; p++)
+        vmpi_g.job_id[n++] = (char)((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                                            (*p >= '0' && *p <= '9')
+                                        ? *p
+                                        : '_');
+    vmpi_g.job_id[n] = '\0';
+}
+
+int vmpi_core_init(int required, int *provided)
+{
+    int appnum;
+    if (vmpi_pmi_init(&vmpi_g.rank, &vmpi_g.size, &appnum))
+        vmpi_fatal("cannot connect to the process manager (PMI_FD/PMI_PORT)");
+    if (vmpi_g.size < 1 || vmpi_g.rank < 0 || vmpi_g.rank >= vmpi_g.size)
+        vmpi_fatal("process manager gave rank %d of %d", vmpi_g.rank, vmpi_g.size);
+    job_id();
+    /* vmpi serializes nothing internally, so MULTIPLE is not offered. */
+    vmpi_g.thread_level = required < MPI_THREAD_SERIALIZED ? required : MPI_THREAD_SERIALIZED;
+    if (vmpi_g.thread_level < MPI_THREAD_SINGLE)
+        vmpi_g.thread_level = MPI_THREAD_SINGLE;
+    if (provided)
+        *provided = vmpi_g.thread_level;
+    const char *um = getenv("VMPI_UNEXPECTED_MAX");
+    vmpi_g.unexp_max = um && *um ? strtoull(um, NULL, 0) : (size_t)64 << 20;
+    vmpi_g.peers = calloc((size_t)vmpi_g.size, sizeof *vmpi_g.peers);
+    if (!vmpi_g.peers || vmpi_p2p_init())
+        vmpi_fatal("out of memory during MPI_Init");
+    if (vmpi_dtype_init() || vmpi_comm_init())
+        vmpi_fatal("cannot set up predefined datatypes and communicators");
+    vmpi_g.state = 1;
+    vmpi_locality_init();
+    return MPI_SUCCESS;
+}
+
+int vmpi_core_finalize(void)
+{
+    /* Everything this rank queued must reach its peers before we leave. */
+    while (!vmpi_p2p_idle())
+        vmpi_progress();
+    if (vmpi_pmi_fence())
+        vmpi_fatal("PMI barrier failed in MPI_Finalize");
+    vmpi_locality_finalize();
+    vmpi_p2p_finalize();
+    vmpi_comm_finalize();
+    vmpi_dtype_finalize();
+    vmpi_req_pool_finalize();
+    free(vmpi_g.peers);
+    vmpi_g.peers = NULL;
+    vmpi_pmi_finalize();
+    vmpi_g.state = 2;
+    return MPI_SUCCESS;
+}

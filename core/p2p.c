@@ -1,0 +1,572 @@
+/* Point-to-point: matching, the eager and rendezvous protocols, and the
+ * progress engine.
+ *
+ * Matching follows MPI's rules with two global queues: posted receives in
+ * the order they were posted, unexpected messages in arrival order. A
+ * message matches the first posted receive with the same context, a source
+ * equal to its sender or MPI_ANY_SOURCE, and a tag equal to its tag or
+ * MPI_ANY_TAG. Each pair of ranks uses one channel that delivers in order,
+ * so non-overtaking holds.
+ *
+ * Messages up to the channel's eager_max go eagerly (header + data in one
+ * packet); larger ones by rendezvous, whose data movement belongs to the
+ * channel (single copy by CMA, or a pipeline through shared buffers).
+ *
+ * Flow control: unexpected eager data is copied to the heap only while the
+ * total held stays under vmpi_g.unexp_max (VMPI_UNEXPECTED_MAX bytes,
+ * default 64 MiB). Past that, vmpi_core_incoming() answers VMPI_AGAIN and
+ * the channel leaves the message in its ring, so the sender stalls when the
+ * ring is full instead of the receiver's memory growing without bound. */
+#include "vmpi.h"
+#include "../channel/chan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct unexp {
+    struct unexp *next, *prev;
+    struct vmpi_hdr h;
+    int src_world;
+    size_t paylen;      /* bytes at data: message (EAGER) or RTS info */
+    uint64_t scookie;   /* sync send to acknowledge, or 0 */
+    unsigned char data[];
+};
+
+static struct vmpi_req *pq_head, *pq_tail; /* posted receives */
+static struct unexp *uq_head, *uq_tail;
+
+/* Sends that found no room in their channel, in order; per-peer counts
+ * keep later sends to that peer behind them. */
+static struct vmpi_req *pend_head, *pend_tail;
+static unsigned *pend_count;
+
+static void posted_append(struct vmpi_req *r)
+{
+    r->next = NULL;
+    r->prev = pq_tail;
+    if (pq_tail)
+        pq_tail->next = r;
+    else
+        pq_head = r;
+    pq_tail = r;
+}
+
+static void posted_remove(struct vmpi_req *r)
+{
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        pq_head = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    else
+        pq_tail = r->prev;
+    r->next = r->prev = NULL;
+}
+
+static void unexp_remove(struct unexp *u)
+{
+    if (u->prev)
+        u->prev->next = u->next;
+    else
+        uq_head = u->next;
+    if (u->next)
+        u->next->prev = u->prev;
+    else
+        uq_tail = u->prev;
+}
+
+static inline bool matches(const struct vmpi_req *r, const struct vmpi_hdr *h)
+{
+    return r->ctx == h->ctx && (r->peer == h->src || r->peer == MPI_ANY_SOURCE) &&
+           (r->tag == h->tag || r->tag == MPI_ANY_TAG);
+}
+
+/* ---- data movement helpers used by channels ----------------------------- */
+
+const void *vmpi_req_sdata(const struct vmpi_req *sreq)
+{
+    if (sreq->tmp)
+        return sreq->tmp;
+    return (const char *)sreq->buf + vmpi_dtype_true_lb(sreq->dt);
+}
+
+void *vmpi_req_rdata(struct vmpi_req *rreq, size_t *n)
+{
+    if (!vmpi_dtype_is_contig(rreq->dt))
+        return NULL;
+    *n = rreq->len;
+    return (char *)rreq->buf + vmpi_dtype_true_lb(rreq->dt);
+}
+
+void vmpi_req_deliver(struct vmpi_req *rreq, size_t off, const void *src, size_t len)
+{
+    if (off >= rreq->len)
+        return;
+    if (len > rreq->len - off)
+        len = rreq->len - off;
+    if (vmpi_dtype_is_contig(rreq->dt))
+        memcpy((char *)rreq->buf + vmpi_dtype_true_lb(rreq->dt) + off, src, len);
+    else
+        vmpi_dtype_unpack(rreq->buf, rreq->count, rreq->dt, off, src, len);
+}
+
+/* Records the outcome of a matched receive of msglen bytes from h. */
+static void recv_outcome(struct vmpi_req *r, const struct vmpi_hdr *h)
+{
+    r->st_source = h->src;
+    r->st_tag = h->tag;
+    r->matched = 1;
+    r->msglen = h->len;
+    if (h->len > r->len) {
+        r->st_bytes = r->len;
+        r->st_error = MPI_ERR_TRUNCATE;
+    } else {
+        r->st_bytes = h->len;
+    }
+}
+
+void vmpi_req_recv_done(struct vmpi_req *rreq)
+{
+    vmpi_req_complete(rreq);
+}
+
+static void send_ack(int world, uint64_t cookie)
+{
+    if (world == vmpi_g.rank) {
+        struct vmpi_req *s = vmpi_req_from_cookie(cookie);
+        if (s)
+            vmpi_req_complete(s);
+        return;
+    }
+    struct vmpi_peer *p = &vmpi_g.peers[world];
+    struct vmpi_hdr h = {.type = VMPI_PKT_ACK, .len = 0};
+    p->chan->send_ctl(p->cstate, &h, &cookie, sizeof cookie);
+}
+
+/* A receive matched an eager message whose data is at pay. */
+static void recv_eager(struct vmpi_req *r, const struct vmpi_hdr *h, const void *pay)
+{
+    recv_outcome(r, h);
+    vmpi_req_deliver(r, 0, pay, r->st_bytes);
+    vmpi_req_complete(r);
+}
+
+/* ---- incoming packets ---------------------------------------------------- */
+
+int vmpi_core_incoming(int src, const struct vmpi_hdr *h, const void *pay, size_t paylen)
+{
+    uint64_t scookie = 0;
+    if (h->type == VMPI_PKT_ACK) {
+        if (paylen != sizeof scookie)
+            vmpi_fatal("malformed ACK packet from rank %d", src);
+        memcpy(&scookie, pay, sizeof scookie);
+        struct vmpi_req *s = vmpi_req_from_cookie(scookie);
+        if (!s || s->kind != VMPI_REQ_SEND)
+            vmpi_fatal("ACK from rank %d names no pending send", src);
+        vmpi_req_complete(s);
+        return 0;
+    }
+    if (h->type == VMPI_PKT_EAGER) {
+        if (h->flags & VMPI_HF_SYNC) {
+            if (paylen < sizeof scookie)
+                vmpi_fatal("malformed sync packet from rank %d", src);
+            memcpy(&scookie, pay, sizeof scookie);
+            pay = (const char *)pay + sizeof scookie;
+            paylen -= sizeof scookie;
+        }
+        if (paylen != h->len)
+            vmpi_fatal("eager packet from rank %d: length %zu, header says %llu", src,
+                       paylen, (unsigned long long)h->len);
+    } else if (h->type != VMPI_PKT_RTS) {
+        vmpi_fatal("unknown packet type %u from rank %d", h->type, src);
+    }
+
+    for (struct vmpi_req *r = pq_head; r; r = r->next) {
+        if (!matches(r, h))
+            continue;
+        posted_remove(r);
+        if (h->type == VMPI_PKT_EAGER) {
+            if (scookie)
+                send_ack(src, scookie);
+            recv_eager(r, h, pay);
+        } else {
+            struct vmpi_peer *p = &vmpi_g.peers[src];
+            recv_outcome(r, h);
+            r->peer_world = src;
+            p->chan->rndv_recv(p->cstate, r, pay, paylen);
+        }
+        return 0;
+    }
+
+    if (h->type == VMPI_PKT_EAGER && vmpi_g.unexp_bytes + paylen > vmpi_g.unexp_max &&
+        vmpi_g.unexp_bytes > 0)
+        return VMPI_AGAIN;
+    struct unexp *u = malloc(sizeof *u + paylen);
+    if (!u)
+        vmpi_fatal("out of memory queueing an unexpected message of %zu bytes", paylen);
+    u->h = *h;
+    u->src_world = src;
+    u->paylen = paylen;
+    u->scookie = scookie;
+    memcpy(u->data, pay, paylen);
+    if (h->type == VMPI_PKT_EAGER)
+        vmpi_g.unexp_bytes += paylen;
+    u->next = NULL;
+    u->prev = uq_tail;
+    if (uq_tail)
+        uq_tail->next = u;
+    else
+        uq_head = u;
+    uq_tail = u;
+    return 0;
+}
+
+/* ---- sends ----------------------------------------------------------------- */
+
+/* Tries to put sreq on its channel; false when there is no room now. */
+static bool send_try(struct vmpi_req *s)
+{
+    struct vmpi_peer *p = &vmpi_g.peers[s->peer_world];
+    const struct vmpi_chan *ch = p->chan;
+    struct vmpi_hdr h = {.type = VMPI_PKT_EAGER, .src = s->comm->rank, .tag = s->tag,
+                         .ctx = s->ctx, .len = s->len};
+    if (s->len <= ch->eager_max) {
+        bool sync = s->mode == VMPI_MODE_SYNC;
+        size_t paylen = s->len + (sync ? sizeof(uint64_t) : 0);
+        char *out = ch->reserve(p->cstate, paylen);
+        if (!out)
+            return false;
+        if (sync) {
+            uint64_t c = vmpi_req_cookie(s);
+            h.flags = VMPI_HF_SYNC;
+            memcpy(out, &c, sizeof c);
+            out += sizeof c;
+        }
+        if (s->tmp || vmpi_dtype_is_contig(s->dt))
+            memcpy(out, vmpi_req_sdata(s), s->len);
+        else
+            vmpi_dtype_pack(out, s->buf, s->count, s->dt, 0, s->len);
+        ch->commit(p->cstate, &h, paylen);
+        if (!sync)
+            vmpi_req_complete(s);
+        return true;
+    }
+    h.type = VMPI_PKT_RTS;
+    if (!s->tmp && !vmpi_dtype_is_contig(s->dt)) {
+        s->tmp = malloc(s->len);
+        if (!s->tmp)
+            vmpi_fatal("out of memory packing a %zu-byte message", s->len);
+        vmpi_dtype_pack(s->tmp, s->buf, s->count, s->dt, 0, s->len);
+    }
+    return ch->rndv_send(p->cstate, s, &h) == 0;
+}
+
+/* Send to self: the packet goes straight to the matching code. */
+static bool send_self(struct vmpi_req *s)
+{
+    struct vmpi_hdr h = {.type = VMPI_PKT_EAGER, .src = s->comm->rank, .tag = s->tag,
+                         .ctx = s->ctx, .len = s->len};
+    const void *data;
+    if (!s->tmp && !vmpi_dtype_is_contig(s->dt)) {
+        s->tmp = malloc(s->len ? s->len : 1);
+        if (!s->tmp)
+            vmpi_fatal("out of memory packing a %zu-byte message", s->len);
+        vmpi_dtype_pack(s->tmp, s->buf, s->count, s->dt, 0, s->len);
+    }
+    data = vmpi_req_sdata(s);
+    bool sync = s->mode == VMPI_MODE_SYNC;
+    int rc;
+    if (sync) {
+        unsigned char *tmp = malloc(s->len + sizeof(uint64_t));
+        if (!tmp)
+            vmpi_fatal("out of memory sending %zu bytes to self", s->len);
+        uint64_t c = vmpi_req_cookie(s);
+        memcpy(tmp, &c, sizeof c);
+        memcpy(tmp + sizeof c, data, s->len);
+        h.flags = VMPI_HF_SYNC;
+        rc = vmpi_core_incoming(vmpi_g.rank, &h, tmp, s->len + sizeof c);
+        free(tmp);
+    } else {
+        rc = vmpi_core_incoming(vmpi_g.rank, &h, data, s->len);
+        if (rc == 0)
+            vmpi_req_complete(s);
+    }
+    return rc == 0;
+}
+
+static void pend_append(struct vmpi_req *s)
+{
+    s->next = NULL;
+    s->prev = pend_tail;
+    if (pend_tail)
+        pend_tail->next = s;
+    else
+        pend_head = s;
+    pend_tail = s;
+    pend_count[s->peer_world]++;
+}
+
+static void pend_remove(struct vmpi_req *s)
+{
+    if (s->prev)
+        s->prev->next = s->next;
+    else
+        pend_head = s->next;
+    if (s->next)
+        s->next->prev = s->prev;
+    else
+        pend_tail = s->prev;
+    pend_count[s->peer_world]--;
+}
+
+/* Retries queued sends in order; a peer whose send found no room keeps its
+ * later sends queued behind it. Returns the sends that left the queue. */
+static int pend_progress(void)
+{
+    int n = 0;
+    unsigned char blocked[64] = {0}; /* hashed per-peer "already full" marks */
+    for (struct vmpi_req *s = pend_head, *next; s; s = next) {
+        next = s->next;
+        unsigned b = (unsigned)s->peer_world % (8 * sizeof blocked);
+        if (blocked[b / 8] & (1u << (b % 8)))
+            continue;
+        pend_remove(s);
+        bool ok = s->peer_world == vmpi_g.rank ? send_self(s) : send_try(s);
+        if (!ok) {
+            /* Put it back where it was. */
+            pend_count[s->peer_world]++;
+            s->prev = next ? next->prev : pend_tail;
+            s->next = next;
+            if (s->prev)
+                s->prev->next = s;
+            else
+                pend_head = s;
+            if (next)
+                next->prev = s;
+            else
+                pend_tail = s;
+            blocked[b / 8] |= (unsigned char)(1u << (b % 8));
+            continue;
+        }
+        n++;
+    }
+    return n;
+}
+
+int vmpi_p2p_isend(const void *buf, MPI_Count count, struct vmpi_dtype *dt, int dest,
+                   int tag, struct vmpi_comm *c, int coll, int mode, struct vmpi_req **out)
+{
+    struct vmpi_req *s = vmpi_req_alloc(VMPI_REQ_SEND);
+    s->mode = (uint8_t)mode;
+    s->buf = (void *)buf;
+    s->count = count;
+    s->dt = dt;
+    s->len = (size_t)(count * vmpi_dtype_size(dt));
+    s->tag = tag;
+    s->peer = dest;
+    s->comm = c;
+    s->ctx = c->ctx + (coll ? 1u : 0u);
+    *out = s;
+    if (dest == MPI_PROC_NULL) {
+        vmpi_req_complete(s);
+        return MPI_SUCCESS;
+    }
+    s->peer_world = vmpi_comm_world_rank(c, dest);
+    if (pend_count[s->peer_world] == 0) {
+        bool ok = s->peer_world == vmpi_g.rank ? send_self(s) : send_try(s);
+        if (ok)
+            return MPI_SUCCESS;
+    }
+    pend_append(s);
+    return MPI_SUCCESS;
+}
+
+/* ---- receives -------------------------------------------------------------- */
+
+/* Takes an unexpected message for receive r. */
+static void recv_unexpected(struct vmpi_req *r, struct unexp *u)
+{
+    unexp_remove(u);
+    if (u->h.type == VMPI_PKT_EAGER) {
+        vmpi_g.unexp_bytes -= u->paylen;
+        if (u->scookie)
+            send_ack(u->src_world, u->scookie);
+        recv_eager(r, &u->h, u->data);
+    } else {
+        struct vmpi_peer *p = &vmpi_g.peers[u->src_world];
+        recv_outcome(r, &u->h);
+        r->peer_world = u->src_world;
+        p->chan->rndv_recv(p->cstate, r, u->data, u->paylen);
+    }
+    free(u);
+}
+
+static struct unexp *unexp_find(const struct vmpi_req *r)
+{
+    for (struct unexp *u = uq_head; u; u = u->next)
+        if (matches(r, &u->h))
+            return u;
+    return NULL;
+}
+
+int vmpi_p2p_irecv(void *buf, MPI_Count count, struct vmpi_dtype *dt, int src, int tag,
+                   struct vmpi_comm *c, int coll, struct vmpi_req **out)
+{
+    struct vmpi_req *r = vmpi_req_alloc(VMPI_REQ_RECV);
+    r->buf = buf;
+    r->count = count;
+    r->dt = dt;
+    r->len = (size_t)(count * vmpi_dtype_size(dt));
+    r->tag = tag;
+    r->peer = src;
+    r->comm = c;
+    r->ctx = c->ctx + (coll ? 1u : 0u);
+    *out = r;
+    if (src == MPI_PROC_NULL) {
+        r->st_source = MPI_PROC_NULL;
+        r->st_tag = MPI_ANY_TAG;
+        vmpi_req_complete(r);
+        return MPI_SUCCESS;
+    }
+    struct unexp *u = uq_head ? unexp_find(r) : NULL;
+    if (u)
+        recv_unexpected(r, u);
+    else
+        posted_append(r);
+    return MPI_SUCCESS;
+}
+
+bool vmpi_p2p_cancel_recv(struct vmpi_req *r)
+{
+    if (r->kind != VMPI_REQ_RECV || r->matched || r->done)
+        return false;
+    posted_remove(r);
+    r->cancelled = 1;
+    vmpi_req_complete(r);
+    return true;
+}
+
+/* Probe: the first unexpected message that a receive (src, tag, ctx) would
+ * match. Fills the status fields into *st when found. */
+bool vmpi_p2p_iprobe(int src, int tag, struct vmpi_comm *c, MPI_Status *st)
+{
+    struct vmpi_req probe = {.peer = src, .tag = tag, .ctx = c->ctx};
+    struct unexp *u = unexp_find(&probe);
+    if (!u) {
+        vmpi_progress();
+        u = unexp_find(&probe);
+    }
+    if (!u)
+        return false;
+    if (st != MPI_STATUS_IGNORE) {
+        st->MPI_SOURCE = u->h.src;
+        st->MPI_TAG = u->h.tag;
+        vmpi_status_set_count(st, (MPI_Count)u->h.len);
+    }
+    return true;
+}
+
+/* ---- completion -------------------------------------------------------------- */
+
+void vmpi_status_set_count(MPI_Status *st, MPI_Count bytes)
+{
+    /* MPICH's layout: low 32 bits in count_lo, the rest shifted left by one
+     * above the cancelled bit. */
+    st->count_lo = (int)(uint32_t)bytes;
+    st->count_hi_and_cancelled =
+        (st->count_hi_and_cancelled & 1) | (int)(((uint64_t)bytes >> 32) << 1);
+}
+
+MPI_Count vmpi_status_get_count(const MPI_Status *st)
+{
+    return (MPI_Count)(((uint64_t)((uint32_t)st->count_hi_and_cancelled >> 1) << 32) |
+                       (uint32_t)st->count_lo);
+}
+
+void vmpi_status_set(MPI_Status *st, const struct vmpi_req *r)
+{
+    if (st == MPI_STATUS_IGNORE)
+        return;
+    st->count_hi_and_cancelled = r->cancelled ? 1 : 0;
+    if (r->kind == VMPI_REQ_RECV) {
+        st->MPI_SOURCE = r->st_source;
+        st->MPI_TAG = r->st_tag;
+        vmpi_status_set_count(st, (MPI_Count)r->st_bytes);
+    } else {
+        st->MPI_SOURCE = MPI_ANY_SOURCE;
+        st->MPI_TAG = MPI_ANY_TAG;
+        vmpi_status_set_count(st, 0);
+    }
+}
+
+int vmpi_p2p_wait(struct vmpi_req *r, MPI_Status *st)
+{
+    while (!r->done)
+        vmpi_progress();
+    vmpi_status_set(st, r);
+    int err = r->st_error;
+    vmpi_req_free(r);
+    return err;
+}
+
+int vmpi_p2p_send(const void *buf, MPI_Count count, struct vmpi_dtype *dt, int dest,
+                  int tag, struct vmpi_comm *c, int coll)
+{
+    struct vmpi_req *r;
+    vmpi_p2p_isend(buf, count, dt, dest, tag, c, coll, VMPI_MODE_STD, &r);
+    return vmpi_p2p_wait(r, MPI_STATUS_IGNORE);
+}
+
+int vmpi_p2p_recv(void *buf, MPI_Count count, struct vmpi_dtype *dt, int src, int tag,
+                  struct vmpi_comm *c, int coll, MPI_Status *st)
+{
+    struct vmpi_req *r;
+    vmpi_p2p_irecv(buf, count, dt, src, tag, c, coll, &r);
+    return vmpi_p2p_wait(r, st);
+}
+
+int vmpi_p2p_sendrecv(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt, int dest,
+                      int stag, void *rbuf, MPI_Count rcount, struct vmpi_dtype *rdt,
+                      int src, int rtag, struct vmpi_comm *c, int coll, MPI_Status *st)
+{
+    struct vmpi_req *rr, *sr;
+    vmpi_p2p_irecv(rbuf, rcount, rdt, src, rtag, c, coll, &rr);
+    vmpi_p2p_isend(sbuf, scount, sdt, dest, stag, c, coll, VMPI_MODE_STD, &sr);
+    int e1 = vmpi_p2p_wait(sr, MPI_STATUS_IGNORE);
+    int e2 = vmpi_p2p_wait(rr, st);
+    return e2 != MPI_SUCCESS ? e2 : e1;
+}
+
+/* ---- progress ---------------------------------------------------------------- */
+
+int vmpi_progress(void)
+{
+    int n = vmpi_smp_chan.poll();
+    if (VMPI_UNLIKELY(pend_head != NULL))
+        n += pend_progress();
+    return n;
+}
+
+bool vmpi_p2p_idle(void)
+{
+    return !pend_head && !vmpi_smp_chan.busy();
+}
+
+int vmpi_p2p_init(void)
+{
+    pend_count = calloc((size_t)vmpi_g.size, sizeof *pend_count);
+    return pend_count ? 0 : -1;
+}
+
+void vmpi_p2p_finalize(void)
+{
+    while (uq_head) {
+        struct unexp *u = uq_head;
+        unexp_remove(u);
+        free(u);
+    }
+    vmpi_g.unexp_bytes = 0;
+    free(pend_count);
+    pend_count = NULL;
+}

@@ -1,0 +1,86 @@
+/* Requests: a pool of objects, each with a fixed table index. The index and
+ * a generation number form the cookie a peer echoes back (ACK, CTS, FIN), so
+ * a stale or forged cookie is detected instead of dereferenced. */
+#include "vmpi.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static struct vmpi_htab req_tab;
+static struct vmpi_req *req_free;
+
+struct vmpi_req *vmpi_req_alloc(int kind)
+{
+    struct vmpi_req *r = req_free;
+    uint32_t index, gen;
+    if (r) {
+        req_free = r->next;
+        index = r->index;
+        gen = r->gen;
+    } else {
+        r = malloc(sizeof *r);
+        if (!r || vmpi_htab_add(&req_tab, r, &index)) {
+            free(r);
+            vmpi_fatal("out of memory allocating a request");
+        }
+        gen = 1;
+    }
+    memset(r, 0, sizeof *r);
+    r->index = index;
+    r->gen = gen;
+    r->kind = (uint8_t)kind;
+    r->handle = MPI_REQUEST_NULL;
+    r->st_error = MPI_SUCCESS;
+    return r;
+}
+
+int vmpi_req_handle(struct vmpi_req *r)
+{
+    r->handle = VMPI_HMAKE(VMPI_HK_INDIRECT, VMPI_OBJ_REQ, r->index);
+    return r->handle;
+}
+
+struct vmpi_req *vmpi_req_from_handle(MPI_Request h)
+{
+    if (VMPI_HKIND(h) != VMPI_HK_INDIRECT || VMPI_HTYPE(h) != VMPI_OBJ_REQ)
+        return NULL;
+    struct vmpi_req *r = vmpi_htab_get(&req_tab, VMPI_HINDEX(h));
+    return r && r->handle == h ? r : NULL;
+}
+
+struct vmpi_req *vmpi_req_from_cookie(uint64_t cookie)
+{
+    struct vmpi_req *r = vmpi_htab_get(&req_tab, (uint32_t)cookie);
+    if (!r || r->gen != (uint32_t)(cookie >> 32) || r->kind == 0)
+        return NULL;
+    return r;
+}
+
+void vmpi_req_free(struct vmpi_req *r)
+{
+    free(r->tmp);
+    r->tmp = NULL;
+    r->kind = 0;
+    r->handle = MPI_REQUEST_NULL;
+    r->gen++;
+    r->next = req_free;
+    req_free = r;
+}
+
+void vmpi_req_complete(struct vmpi_req *r)
+{
+    r->done = 1;
+    if (r->user_freed)
+        vmpi_req_free(r);
+}
+
+void vmpi_req_pool_finalize(void)
+{
+    while (req_free) {
+        struct vmpi_req *r = req_free;
+        req_free = r->next;
+        vmpi_htab_del(&req_tab, r->index);
+        free(r);
+    }
+    vmpi_htab_destroy(&req_tab);
+}

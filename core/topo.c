@@ -1,0 +1,241 @@
+/* Cartesian process topologies and MPI_Dims_create.
+ *
+ * A Cartesian communicator is an ordinary communicator with topo = MPI_CART
+ * and its dims/periods. Ranks are laid out in row-major order (the last
+ * dimension varies fastest), as the standard requires; reorder is ignored,
+ * so grid rank i is parent rank i and parent ranks beyond the grid get
+ * MPI_COMM_NULL. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmpi.h"
+
+/* ---- interface shared by core/group.c, core/comm.c, core/topo.c, api/{group,comm,topo,coll}.c,
+ * coll/simple.c (kept identical in each of those files until vmpi.h carries
+ * it) ------------------------------------------------------------------- */
+struct vmpi_group *vmpi_group_new(int size, int *world);
+void vmpi_group_release(struct vmpi_group *g);
+int vmpi_comm_create(struct vmpi_comm *c, struct vmpi_group *g, struct vmpi_comm **out);
+int vmpi_comm_free(struct vmpi_comm *c);
+int vmpi_topo_set_cart(struct vmpi_comm *c, int ndims, const int *dims, const int *periods);
+int vmpi_topo_cart_create(struct vmpi_comm *c, int ndims, const int *dims, const int *periods,
+                          struct vmpi_comm **out);
+void vmpi_topo_cart_coords(const struct vmpi_comm *c, int rank, int *coords);
+int vmpi_topo_cart_rank(const struct vmpi_comm *c, const int *coords, int *rank);
+void vmpi_topo_cart_shift(const struct vmpi_comm *c, int dir, int disp, int *src, int *dst);
+int vmpi_topo_dims_create(int nnodes, int ndims, int *dims);
+/* ------------------------------------------------------------------------ */
+
+/* Attaches a Cartesian topology (copies of dims and periods, periods as 0/1). */
+int vmpi_topo_set_cart(struct vmpi_comm *c, int ndims, const int *dims, const int *periods)
+{
+    size_t n = (size_t)(ndims > 0 ? ndims : 1);
+    int *d = malloc(sizeof(int) * n), *p = malloc(sizeof(int) * n);
+    if (!d || !p) {
+        free(d);
+        free(p);
+        return MPI_ERR_NO_MEM;
+    }
+    for (int i = 0; i < ndims; i++) {
+        d[i] = dims[i];
+        p[i] = periods[i] != 0;
+    }
+    free(c->dims);
+    free(c->periods);
+    c->dims = d;
+    c->periods = p;
+    c->ndims = ndims;
+    c->topo = MPI_CART;
+    return MPI_SUCCESS;
+}
+
+/* Collective over c; dims already checked (positive, product <= c->size). */
+int vmpi_topo_cart_create(struct vmpi_comm *c, int ndims, const int *dims, const int *periods,
+                          struct vmpi_comm **out)
+{
+    int n = 1;
+    for (int i = 0; i < ndims; i++)
+        n *= dims[i];
+    int *world = malloc(sizeof(int) * (size_t)n);
+    if (!world)
+        return vmpi_err(c, MPI_ERR_NO_MEM, "MPI_Cart_create: out of memory");
+    memcpy(world, c->group->world, sizeof(int) * (size_t)n);
+    struct vmpi_group *g = vmpi_group_new(n, world);
+    if (!g)
+        return vmpi_err(c, MPI_ERR_NO_MEM, "MPI_Cart_create: out of memory");
+    int rc = vmpi_comm_create(c, g, out);
+    vmpi_group_release(g);
+    if (rc != MPI_SUCCESS || !*out)
+        return rc;
+    if (vmpi_topo_set_cart(*out, ndims, dims, periods) != MPI_SUCCESS) {
+        vmpi_comm_free(*out);
+        *out = NULL;
+        return vmpi_err(c, MPI_ERR_NO_MEM, "MPI_Cart_create: out of memory");
+    }
+    return MPI_SUCCESS;
+}
+
+void vmpi_topo_cart_coords(const struct vmpi_comm *c, int rank, int *coords)
+{
+    for (int i = c->ndims - 1; i >= 0; i--) {
+        coords[i] = rank % c->dims[i];
+        rank /= c->dims[i];
+    }
+}
+
+/* Periodic coordinates wrap; a non-periodic one out of range is MPI_ERR_ARG
+ * (MPICH's class for it). */
+int vmpi_topo_cart_rank(const struct vmpi_comm *c, const int *coords, int *rank)
+{
+    int r = 0;
+    for (int i = 0; i < c->ndims; i++) {
+        int d = c->dims[i], x = coords[i];
+        if (x < 0 || x >= d) {
+            if (!c->periods[i])
+                return MPI_ERR_ARG;
+            x %= d;
+            if (x < 0)
+                x += d;
+        }
+        r = r * d + x;
+    }
+    *rank = r;
+    return MPI_SUCCESS;
+}
+
+/* Neighbours disp steps down (src) and up (dst) along dimension dir;
+ * MPI_PROC_NULL past a non-periodic edge. */
+void vmpi_topo_cart_shift(const struct vmpi_comm *c, int dir, int disp, int *src, int *dst)
+{
+    int stride = 1; /* rank distance between neighbours along dir */
+    for (int i = dir + 1; i < c->ndims; i++)
+        stride *= c->dims[i];
+    int d = c->dims[dir];
+    int x = (c->rank / stride) % d;
+    for (int k = 0; k < 2; k++) {
+        long y = (long)x + (k ? (long)disp : -(long)disp);
+        int *res = k ? dst : src;
+        if (y < 0 || y >= d) {
+            if (!c->periods[dir]) {
+                *res = MPI_PROC_NULL;
+                continue;
+            }
+            y %= d;
+            if (y < 0)
+                y += d;
+        }
+        *res = c->rank + (int)(y - x) * stride;
+    }
+}
+
+/* ---- MPI_Dims_create ------------------------------------------------------
+ * The free dimensions (dims[i] == 0) get factors of rem = nnodes /
+ * prod(fixed) that are as close to each other as possible: among all
+ * non-increasing factorizations of rem into k factors we take the one with
+ * the smallest max - min, ties broken by the smaller maximum (so 16 in 3 is
+ * 4x2x2, 12 in 2 is 4x3). The search walks the divisors of rem. */
+
+struct dsearch {
+    int k, ndiv;
+    const int *div; /* divisors of rem, ascending */
+    int *cur, *best;
+    long best_spread;
+    int found;
+};
+
+/* Places factor pos (cur[pos] <= maxd) of what is left, rem. */
+static void dsearch(struct dsearch *s, int pos, int rem, int maxd)
+{
+    if (pos == s->k - 1) {
+        if (rem > maxd)
+            return;
+        s->cur[pos] = rem;
+        long spread = (long)s->cur[0] - rem;
+        if (!s->found || spread < s->best_spread ||
+            (spread == s->best_spread && s->cur[0] < s->best[0])) {
+            s->found = 1;
+            s->best_spread = spread;
+            memcpy(s->best, s->cur, sizeof(int) * (size_t)s->k);
+        }
+        return;
+    }
+    int left = s->k - pos; /* factors still to place, this one included */
+    for (int i = s->ndiv - 1; i >= 0; i--) {
+        int d = s->div[i];
+        if (d > maxd || d > rem || rem % d)
+            continue;
+        /* the factors after this one are <= d, so d^left >= rem */
+        long long pw = 1;
+        for (int j = 0; j < left && pw < rem; j++)
+            pw *= d;
+        if (pw < rem)
+            break; /* smaller divisors fail too */
+        /* the smallest factor is <= d: spread >= cur[0] - d */
+        if (s->found && pos > 0 && (long)s->cur[0] - d > s->best_spread)
+            break;
+        s->cur[pos] = d;
+        dsearch(s, pos + 1, rem / d, d);
+    }
+}
+
+/* MPI_SUCCESS, MPI_ERR_DIMS if the fixed entries do not divide nnodes
+ * (or are negative), MPI_ERR_NO_MEM. Arguments are otherwise checked. */
+int vmpi_topo_dims_create(int nnodes, int ndims, int *dims)
+{
+    if (ndims == 0)
+        return MPI_SUCCESS; /* nothing to fill (MPICH accepts any nnodes) */
+    long fixed = 1;
+    int k = 0;
+    for (int i = 0; i < ndims; i++) {
+        if (dims[i] < 0)
+            return MPI_ERR_DIMS;
+        if (dims[i] == 0)
+            k++;
+        else {
+            fixed *= dims[i];
+            if (fixed > nnodes)
+                return MPI_ERR_DIMS;
+        }
+    }
+    if (nnodes % fixed)
+        return MPI_ERR_DIMS;
+    int rem = (int)(nnodes / fixed);
+    if (k == 0)
+        return rem == 1 ? MPI_SUCCESS : MPI_ERR_DIMS;
+    struct dsearch s = {.k = k};
+    s.cur = malloc(sizeof(int) * (size_t)k);
+    s.best = malloc(sizeof(int) * (size_t)k);
+    if (!s.cur || !s.best) {
+        free(s.cur);
+        free(s.best);
+        return MPI_ERR_NO_MEM;
+    }
+    /* divisors of rem, ascending: the small ones up to sqrt, then their
+     * cofactors */
+    int cap = 2048; /* an int has at most 1536 divisors */
+    int *div = malloc(sizeof(int) * (size_t)cap);
+    if (!div) {
+        free(s.cur);
+        free(s.best);
+        return MPI_ERR_NO_MEM;
+    }
+    int nsmall = 0, n = 0;
+    for (long d = 1; d * d <= rem; d++)
+        if (rem % d == 0)
+            div[nsmall++] = (int)d;
+    n = nsmall;
+    for (int i = nsmall - 1; i >= 0; i--)
+        if ((long)div[i] * div[i] != rem)
+            div[n++] = rem / div[i];
+    s.div = div;
+    s.ndiv = n;
+    dsearch(&s, 0, rem, rem);
+    free(div);
+    /* a solution always exists: rem, 1, 1, ... */
+    for (int i = 0, j = 0; i < ndims; i++)
+        if (dims[i] == 0)
+            dims[i] = s.best[j++];
+    free(s.cur);
+    free(s.best);
+    return MPI_SUCCESS;
+}

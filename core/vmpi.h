@@ -1,0 +1,218 @@
+/* Internal interfaces shared by every layer of vmpi.
+ *
+ * Layers (see ../shared/design.md): api/ checks arguments and calls core/;
+ * core/ owns communicators, datatypes, requests, matching and the protocols;
+ * channel/ moves packets between ranks; shm/ and pmi/ are the plumbing below.
+ * Public MPI names appear only in api/; everything here is vmpi_<part>_. */
+#ifndef VMPI_CORE_VMPI_H
+#define VMPI_CORE_VMPI_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define VMPI_LIKELY(x) __builtin_expect(!!(x), 1)
+#define VMPI_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define VMPI_CACHELINE 64
+
+/* ---- handles ------------------------------------------------------------
+ * MPICH's encoding: bits 31-30 kind, 29-26 object type, 25-0 index.
+ * Predefined objects are "builtin" (kind 1); objects vmpi creates use
+ * kind 3 ("indirect") so they never collide with MPICH's direct-kind
+ * predefined pair types (0x8c00000x). */
+#define VMPI_HKIND(h) (((uint32_t)(h)) >> 30)
+#define VMPI_HTYPE(h) ((((uint32_t)(h)) >> 26) & 0xfu)
+#define VMPI_HINDEX(h) (((uint32_t)(h)) & 0x03ffffffu)
+#define VMPI_HMAKE(kind, type, idx) \
+    ((int)(((uint32_t)(kind) << 30) | ((uint32_t)(type) << 26) | (uint32_t)(idx)))
+enum { VMPI_HK_INVALID = 0, VMPI_HK_BUILTIN = 1, VMPI_HK_DIRECT = 2, VMPI_HK_INDIRECT = 3 };
+enum {
+    VMPI_OBJ_COMM = 1, VMPI_OBJ_GROUP = 2, VMPI_OBJ_DTYPE = 3, VMPI_OBJ_ERRH = 5,
+    VMPI_OBJ_OP = 6, VMPI_OBJ_REQ = 11
+};
+
+/* A growable table of object pointers indexed by handle index; freed slots
+ * are reused. Index 0 is never handed out so that a zeroed handle is invalid. */
+struct vmpi_htab {
+    void **slot;
+    uint32_t cap, used;
+    uint32_t *free;
+    uint32_t nfree;
+};
+int vmpi_htab_add(struct vmpi_htab *t, void *obj, uint32_t *idx);
+void vmpi_htab_del(struct vmpi_htab *t, uint32_t idx);
+static inline void *vmpi_htab_get(const struct vmpi_htab *t, uint32_t idx)
+{
+    return idx < t->used ? t->slot[idx] : NULL;
+}
+void vmpi_htab_destroy(struct vmpi_htab *t);
+
+/* ---- errors ---------------------------------------------------------------
+ * An error code is class | (slot << 7): the slot indexes a small ring of
+ * formatted messages so that MPI_Error_string can return the text that named
+ * the function and argument. */
+struct vmpi_comm;
+int vmpi_err(struct vmpi_comm *comm, int errclass, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int vmpi_err_class(int code);
+const char *vmpi_err_text(int code); /* NULL if code is not valid */
+int vmpi_err_handle(struct vmpi_comm *comm, int code); /* apply errhandler to an existing code */
+_Noreturn void vmpi_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- datatypes (core/dtype.c) ------------------------------------------- */
+struct vmpi_dtype;
+struct vmpi_dtype *vmpi_dtype_get(MPI_Datatype h);      /* NULL: invalid or freed */
+bool vmpi_dtype_is_contig(const struct vmpi_dtype *dt);  /* committed data is one block */
+MPI_Count vmpi_dtype_size(const struct vmpi_dtype *dt);  /* bytes of data per element */
+MPI_Aint vmpi_dtype_extent(const struct vmpi_dtype *dt);
+MPI_Aint vmpi_dtype_true_lb(const struct vmpi_dtype *dt);
+bool vmpi_dtype_committed(const struct vmpi_dtype *dt);
+/* Bytes [off, off+max) of the packed form of (buf, count, dt) go to out;
+ * returns the bytes written. Whole contiguous blocks are copied at once. */
+size_t vmpi_dtype_pack(void *out, const void *buf, MPI_Count count,
+                       const struct vmpi_dtype *dt, size_t off, size_t max);
+/* The reverse: len bytes of packed stream starting at off go into (buf, count, dt). */
+size_t vmpi_dtype_unpack(void *buf, MPI_Count count, const struct vmpi_dtype *dt,
+                         size_t off, const void *in, size_t len);
+/* Basic elements in `bytes` bytes of packed data, or MPI_UNDEFINED. */
+MPI_Count vmpi_dtype_elements(const struct vmpi_dtype *dt, MPI_Count bytes);
+int vmpi_dtype_init(void);
+void vmpi_dtype_finalize(void);
+
+/* ---- reduction operations (core/op.c) ----------------------------------- */
+/* MPI_SUCCESS, or MPI_ERR_OP if op is invalid or not defined for dt. */
+int vmpi_op_check(MPI_Op op, const struct vmpi_dtype *dt);
+void vmpi_op_apply(MPI_Op op, const void *in, void *inout, MPI_Count count,
+                   const struct vmpi_dtype *dt);
+
+/* ---- groups and communicators (core/group.c, core/comm.c) --------------- */
+struct vmpi_group {
+    int handle;
+    int refcount;
+    int size;
+    int rank;   /* this process's rank in the group, or MPI_UNDEFINED */
+    int *world; /* group rank -> world rank */
+};
+
+struct vmpi_comm {
+    int handle;
+    int refcount;
+    uint32_t ctx;  /* point-to-point context id; collectives use ctx + 1 */
+    int rank, size;
+    struct vmpi_group *group;
+    MPI_Errhandler errh;
+    int topo;      /* MPI_UNDEFINED or MPI_CART */
+    int ndims;
+    int *dims, *periods;
+    char name[MPI_MAX_OBJECT_NAME];
+};
+
+struct vmpi_comm *vmpi_comm_get(MPI_Comm h); /* NULL: invalid */
+struct vmpi_group *vmpi_group_get(MPI_Group h);
+static inline int vmpi_comm_world_rank(const struct vmpi_comm *c, int r)
+{
+    return c->group->world[r];
+}
+int vmpi_comm_init(void);   /* builds MPI_COMM_WORLD and MPI_COMM_SELF */
+void vmpi_comm_finalize(void);
+
+/* ---- requests and point-to-point (core/request.c, core/p2p.c) ----------- */
+enum vmpi_req_kind { VMPI_REQ_SEND = 1, VMPI_REQ_RECV = 2 };
+enum vmpi_send_mode { VMPI_MODE_STD = 0, VMPI_MODE_SYNC = 1, VMPI_MODE_READY = 2 };
+
+struct vmpi_req {
+    struct vmpi_req *next, *prev; /* posted/unexpected queue links */
+    int handle;                   /* MPI handle, or MPI_REQUEST_NULL if internal */
+    uint32_t index, gen;          /* pool slot and generation: the wire cookie */
+    uint8_t kind, mode;
+    uint8_t done;                 /* set by whoever completes the request */
+    uint8_t persistent, active;   /* persistent: inactive until MPI_Start */
+    uint8_t user_freed;           /* MPI_Request_free while active */
+    uint8_t cancelled;
+    uint8_t matched;              /* receive matched (can no longer be cancelled) */
+    int peer;                     /* comm rank of the partner (or ANY_SOURCE) */
+    int tag;
+    uint32_t ctx;
+    struct vmpi_comm *comm;
+    void *buf;
+    MPI_Count count;
+    struct vmpi_dtype *dt;
+    size_t len;                   /* packed bytes: message size / receive capacity */
+    size_t msglen;                /* receive: size of the matched message */
+    /* outcome */
+    int st_source, st_tag, st_error;
+    size_t st_bytes;
+    /* protocol state owned by the channel moving the data */
+    void *tmp;                    /* packed copy of non-contiguous data */
+    size_t off;                   /* bytes moved so far (pipelined transfers) */
+    uint64_t rcookie;             /* the partner's request cookie */
+    int peer_world;
+    struct vmpi_req *inner;       /* persistent: the operation MPI_Start posted */
+};
+
+struct vmpi_req *vmpi_req_alloc(int kind);   /* internal (no MPI handle) */
+int vmpi_req_handle(struct vmpi_req *r);     /* give it an MPI handle */
+struct vmpi_req *vmpi_req_from_handle(MPI_Request h);
+struct vmpi_req *vmpi_req_from_cookie(uint64_t cookie); /* NULL if stale/invalid */
+static inline uint64_t vmpi_req_cookie(const struct vmpi_req *r)
+{
+    return ((uint64_t)r->gen << 32) | r->index;
+}
+void vmpi_req_free(struct vmpi_req *r);
+void vmpi_req_complete(struct vmpi_req *r);
+
+/* Post operations. `coll` selects the collective context (ctx + 1), so
+ * collective traffic never matches user point-to-point receives. */
+int vmpi_p2p_isend(const void *buf, MPI_Count count, struct vmpi_dtype *dt, int dest,
+                   int tag, struct vmpi_comm *c, int coll, int mode, struct vmpi_req **out);
+int vmpi_p2p_irecv(void *buf, MPI_Count count, struct vmpi_dtype *dt, int src, int tag,
+                   struct vmpi_comm *c, int coll, struct vmpi_req **out);
+/* Wait for an internal request, fill *st (may be MPI_STATUS_IGNORE) and free it. */
+int vmpi_p2p_wait(struct vmpi_req *r, MPI_Status *st);
+/* Blocking helpers for collectives (coll context). */
+int vmpi_p2p_send(const void *buf, MPI_Count count, struct vmpi_dtype *dt, int dest,
+                  int tag, struct vmpi_comm *c, int coll);
+int vmpi_p2p_recv(void *buf, MPI_Count count, struct vmpi_dtype *dt, int src, int tag,
+                  struct vmpi_comm *c, int coll, MPI_Status *st);
+int vmpi_p2p_sendrecv(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt, int dest,
+                      int stag, void *rbuf, MPI_Count rcount, struct vmpi_dtype *rdt,
+                      int src, int rtag, struct vmpi_comm *c, int coll, MPI_Status *st);
+void vmpi_status_set(MPI_Status *st, const struct vmpi_req *r);
+void vmpi_status_set_count(MPI_Status *st, MPI_Count bytes);
+MPI_Count vmpi_status_get_count(const MPI_Status *st);
+
+/* Largest tag (MPI_TAG_UB). */
+#define VMPI_TAG_UB ((1 << 30) - 1)
+
+bool vmpi_p2p_cancel_recv(struct vmpi_req *r);
+bool vmpi_p2p_iprobe(int src, int tag, struct vmpi_comm *c, MPI_Status *st);
+int vmpi_p2p_init(void);
+void vmpi_p2p_finalize(void);
+bool vmpi_p2p_idle(void); /* no queued sends and no channel backlog */
+void vmpi_req_pool_finalize(void);
+
+/* ---- progress ----------------------------------------------------------- */
+int vmpi_progress(void); /* polls every channel once; returns events handled */
+
+/* ---- process-wide state --------------------------------------------------- */
+struct vmpi_chan;
+struct vmpi_peer {
+    const struct vmpi_chan *chan; /* which channel reaches this world rank */
+    void *cstate;                 /* that channel's per-peer state */
+};
+
+struct vmpi_global {
+    int state; /* 0 before Init, 1 initialized, 2 finalized */
+    int rank, size;          /* world */
+    int thread_level;
+    struct vmpi_peer *peers; /* indexed by world rank */
+    char job_id[40];         /* from VMPI_JOB_ID or PMI kvsname */
+    size_t unexp_bytes, unexp_max; /* unexpected eager data held, and its cap */
+};
+extern struct vmpi_global vmpi_g;
+
+int vmpi_core_init(int required, int *provided);
+int vmpi_core_finalize(void);
+
+#endif

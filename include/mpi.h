@@ -1,0 +1,626 @@
+/*
+ * vmpi -- public C interface.
+ *
+ * A subset of MPI-3.1.  Every name below is spelled as in the MPI standard and
+ * every number (handle encodings, error classes, keyvals, the MPI_Status
+ * layout, the width of the integer typedefs) is the one used by MPICH 4.x on
+ * x86_64 Linux, so that an executable compiled against MPICH's mpi.h can be
+ * run against libvmpi (installed as libmpich.so.12) without recompiling.
+ *
+ * Rules for editing this file:
+ *   - Numbers are ABI.  Never change one without re-running
+ *     tests/abi/check_abi.sh, which compares them against MPICH's header.
+ *   - Only functions that vmpi really implements are declared here.  A missing
+ *     prototype is the honest answer for an unimplemented call; do not add
+ *     stubs.
+ *   - Every MPI_Xxx function has a PMPI_Xxx twin (profiling interface); both
+ *     are declared by VMPI_API() below.
+ */
+#ifndef VMPI_MPI_H_INCLUDED
+#define VMPI_MPI_H_INCLUDED
+
+/* Guard used by MPICH's header; defining it keeps a stray second mpi.h on the
+ * include path from being processed on top of this one. */
+#ifndef MPI_INCLUDED
+#define MPI_INCLUDED
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Version                                                                  */
+/* ------------------------------------------------------------------------ */
+
+#define MPI_VERSION     3
+#define MPI_SUBVERSION  1
+
+#define VMPI_VERSION_STRING "0.1.0"
+
+/* ------------------------------------------------------------------------ */
+/* Scalar and handle types                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* All handles are plain ints whose bit pattern encodes the object kind and,
+ * for builtins, the object itself (MPICH encoding).  Layout of a handle:
+ *   bits 30-31  kind      (0 invalid, 1 builtin, 2 direct, 3 indirect)
+ *   bits 26-29  object    (comm=1, group=2, datatype=3, errhandler=5,
+ *                          op=6, info=7, keyval=9, request=11)
+ *   bits  0-25  index; for builtin basic datatypes bits 8-15 hold the size
+ *               in bytes of one element.
+ * (The padded value/index pair datatypes are the exception: kind 2.)      */
+typedef int MPI_Comm;
+typedef int MPI_Group;
+typedef int MPI_Datatype;
+typedef int MPI_Op;
+typedef int MPI_Errhandler;
+typedef int MPI_Request;
+typedef int MPI_Info;
+
+/* Integer widths.  MPICH on LP64 uses 'long' for all three of these; keeping
+ * the very same C type (not merely the same size) means printf formats and
+ * pointer assignments in MPICH-targeted code keep working unchanged. */
+typedef long MPI_Aint;
+typedef long MPI_Offset;
+typedef long MPI_Count;
+typedef int  MPI_Fint;
+
+/* Receive status.  Only MPI_SOURCE, MPI_TAG and MPI_ERROR are public; the
+ * first two words belong to the library (read them through MPI_Get_count,
+ * MPI_Get_elements(_x) and MPI_Test_cancelled).  Encoding, as in MPICH:
+ *   received byte count = (unsigned)count_lo
+ *                       + ((unsigned)count_hi_and_cancelled >> 1) << 32
+ *   cancelled flag      = count_hi_and_cancelled & 1                      */
+typedef struct MPI_Status {
+    int count_lo;
+    int count_hi_and_cancelled;
+    int MPI_SOURCE;
+    int MPI_TAG;
+    int MPI_ERROR;
+} MPI_Status;
+
+/* ------------------------------------------------------------------------ */
+/* Null handles                                                             */
+/* ------------------------------------------------------------------------ */
+
+#define MPI_COMM_NULL        ((MPI_Comm)0x04000000)
+#define MPI_GROUP_NULL       ((MPI_Group)0x08000000)
+#define MPI_DATATYPE_NULL    ((MPI_Datatype)0x0c000000)
+#define MPI_ERRHANDLER_NULL  ((MPI_Errhandler)0x14000000)
+#define MPI_OP_NULL          ((MPI_Op)0x18000000)
+#define MPI_INFO_NULL        ((MPI_Info)0x1c000000)
+#define MPI_REQUEST_NULL     ((MPI_Request)0x2c000000)
+
+/* ------------------------------------------------------------------------ */
+/* Predefined communicators, groups, error handlers                         */
+/* ------------------------------------------------------------------------ */
+
+#define MPI_COMM_WORLD       ((MPI_Comm)0x44000000)
+#define MPI_COMM_SELF        ((MPI_Comm)0x44000001)
+
+#define MPI_GROUP_EMPTY      ((MPI_Group)0x48000000)
+
+#define MPI_ERRORS_ARE_FATAL ((MPI_Errhandler)0x54000000)
+#define MPI_ERRORS_RETURN    ((MPI_Errhandler)0x54000001)
+
+/* ------------------------------------------------------------------------ */
+/* Predefined datatypes                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Basic C types.  0x4c00SSII: SS = element size in bytes, II = type index. */
+#define MPI_CHAR               ((MPI_Datatype)0x4c000101)
+#define MPI_UNSIGNED_CHAR      ((MPI_Datatype)0x4c000102)
+#define MPI_SHORT              ((MPI_Datatype)0x4c000203)
+#define MPI_UNSIGNED_SHORT     ((MPI_Datatype)0x4c000204)
+#define MPI_INT                ((MPI_Datatype)0x4c000405)
+#define MPI_UNSIGNED           ((MPI_Datatype)0x4c000406)
+#define MPI_LONG               ((MPI_Datatype)0x4c000807)
+#define MPI_UNSIGNED_LONG      ((MPI_Datatype)0x4c000808)
+#define MPI_LONG_LONG_INT      ((MPI_Datatype)0x4c000809)
+#define MPI_LONG_LONG          MPI_LONG_LONG_INT
+#define MPI_FLOAT              ((MPI_Datatype)0x4c00040a)
+#define MPI_DOUBLE             ((MPI_Datatype)0x4c00080b)
+#define MPI_LONG_DOUBLE        ((MPI_Datatype)0x4c00100c)
+#define MPI_BYTE               ((MPI_Datatype)0x4c00010d)
+#define MPI_WCHAR              ((MPI_Datatype)0x4c00040e)
+#define MPI_PACKED             ((MPI_Datatype)0x4c00010f)
+#define MPI_SIGNED_CHAR        ((MPI_Datatype)0x4c000118)
+#define MPI_UNSIGNED_LONG_LONG ((MPI_Datatype)0x4c000819)
+
+/* Deprecated bound markers (still part of MPI-3.1). */
+#define MPI_LB                 ((MPI_Datatype)0x4c000010)
+#define MPI_UB                 ((MPI_Datatype)0x4c000011)
+
+/* Value/index pairs for MPI_MINLOC and MPI_MAXLOC.  MPI_2INT has no padding
+ * so it is encoded as a basic type of size 8; the others are padded structs
+ * { T value; int index; } and use the 0x8c "pair" encoding. */
+#define MPI_FLOAT_INT          ((MPI_Datatype)0x8c000000)
+#define MPI_DOUBLE_INT         ((MPI_Datatype)0x8c000001)
+#define MPI_LONG_INT           ((MPI_Datatype)0x8c000002)
+#define MPI_SHORT_INT          ((MPI_Datatype)0x8c000003)
+#define MPI_LONG_DOUBLE_INT    ((MPI_Datatype)0x8c000004)
+#define MPI_2INT               ((MPI_Datatype)0x4c000816)
+
+/* Fixed-width integers (C99 <stdint.h>). */
+#define MPI_INT8_T             ((MPI_Datatype)0x4c000137)
+#define MPI_INT16_T            ((MPI_Datatype)0x4c000238)
+#define MPI_INT32_T            ((MPI_Datatype)0x4c000439)
+#define MPI_INT64_T            ((MPI_Datatype)0x4c00083a)
+#define MPI_UINT8_T            ((MPI_Datatype)0x4c00013b)
+#define MPI_UINT16_T           ((MPI_Datatype)0x4c00023c)
+#define MPI_UINT32_T           ((MPI_Datatype)0x4c00043d)
+#define MPI_UINT64_T           ((MPI_Datatype)0x4c00083e)
+
+/* C99 _Bool and _Complex. */
+#define MPI_C_BOOL                ((MPI_Datatype)0x4c00013f)
+#define MPI_C_FLOAT_COMPLEX       ((MPI_Datatype)0x4c000840)
+#define MPI_C_COMPLEX             MPI_C_FLOAT_COMPLEX
+#define MPI_C_DOUBLE_COMPLEX      ((MPI_Datatype)0x4c001041)
+#define MPI_C_LONG_DOUBLE_COMPLEX ((MPI_Datatype)0x4c002042)
+
+/* MPI's own integer typedefs. */
+#define MPI_AINT               ((MPI_Datatype)0x4c000843)
+#define MPI_OFFSET             ((MPI_Datatype)0x4c000844)
+#define MPI_COUNT              ((MPI_Datatype)0x4c000845)
+
+/* ------------------------------------------------------------------------ */
+/* Predefined reduction operations                                          */
+/* ------------------------------------------------------------------------ */
+
+#define MPI_MAX      ((MPI_Op)0x58000001)
+#define MPI_MIN      ((MPI_Op)0x58000002)
+#define MPI_SUM      ((MPI_Op)0x58000003)
+#define MPI_PROD     ((MPI_Op)0x58000004)
+#define MPI_LAND     ((MPI_Op)0x58000005)
+#define MPI_BAND     ((MPI_Op)0x58000006)
+#define MPI_LOR      ((MPI_Op)0x58000007)
+#define MPI_BOR      ((MPI_Op)0x58000008)
+#define MPI_LXOR     ((MPI_Op)0x58000009)
+#define MPI_BXOR     ((MPI_Op)0x5800000a)
+#define MPI_MINLOC   ((MPI_Op)0x5800000b)
+#define MPI_MAXLOC   ((MPI_Op)0x5800000c)
+#define MPI_REPLACE  ((MPI_Op)0x5800000d)
+#define MPI_NO_OP    ((MPI_Op)0x5800000e)
+
+/* ------------------------------------------------------------------------ */
+/* Special ranks, tags, buffers and status pointers                         */
+/* ------------------------------------------------------------------------ */
+
+#define MPI_PROC_NULL        (-1)
+#define MPI_ANY_SOURCE       (-2)
+#define MPI_ROOT             (-3)
+#define MPI_ANY_TAG          (-1)
+#define MPI_UNDEFINED        (-32766)
+
+#define MPI_BOTTOM           ((void *)0)
+#define MPI_IN_PLACE         ((void *)-1)
+
+#define MPI_STATUS_IGNORE    ((MPI_Status *)1)
+#define MPI_STATUSES_IGNORE  ((MPI_Status *)1)
+#define MPI_ERRCODES_IGNORE  ((int *)0)
+
+/* ------------------------------------------------------------------------ */
+/* Attribute keys                                                           */
+/* ------------------------------------------------------------------------ */
+
+#define MPI_KEYVAL_INVALID   0x24000000
+
+/* Predefined communicator attributes (query with MPI_Comm_get_attr on
+ * MPI_COMM_WORLD).  The C keyvals are odd; value+1 is the Fortran one. */
+#define MPI_TAG_UB           0x64400001
+#define MPI_HOST             0x64400003
+#define MPI_IO               0x64400005
+#define MPI_WTIME_IS_GLOBAL  0x64400007
+#define MPI_UNIVERSE_SIZE    0x64400009
+#define MPI_LASTUSEDCODE     0x6440000b
+#define MPI_APPNUM           0x6440000d
+
+/* ------------------------------------------------------------------------ */
+/* String buffer sizes (including the terminating NUL)                      */
+/* ------------------------------------------------------------------------ */
+
+#define MPI_MAX_PROCESSOR_NAME          128
+#define MPI_MAX_ERROR_STRING            512
+#define MPI_MAX_OBJECT_NAME             128
+#define MPI_MAX_LIBRARY_VERSION_STRING  8192
+
+/* ------------------------------------------------------------------------ */
+/* Enumerated results and arguments                                         */
+/* ------------------------------------------------------------------------ */
+
+/* Thread support levels (ordered: a higher value gives more). */
+#define MPI_THREAD_SINGLE      0
+#define MPI_THREAD_FUNNELED    1
+#define MPI_THREAD_SERIALIZED  2
+#define MPI_THREAD_MULTIPLE    3
+
+/* Results of MPI_Comm_compare / MPI_Group_compare. */
+#define MPI_IDENT      0
+#define MPI_CONGRUENT  1
+#define MPI_SIMILAR    2
+#define MPI_UNEQUAL    3
+
+/* Results of MPI_Topo_test (MPI_UNDEFINED when there is no topology). */
+#define MPI_GRAPH       1
+#define MPI_CART        2
+#define MPI_DIST_GRAPH  3
+
+/* split_type argument of MPI_Comm_split_type. */
+#define MPI_COMM_TYPE_SHARED  1
+
+/* ------------------------------------------------------------------------ */
+/* Error classes                                                            */
+/* ------------------------------------------------------------------------ */
+
+#define MPI_SUCCESS                    0
+
+/* argument errors */
+#define MPI_ERR_BUFFER                 1
+#define MPI_ERR_COUNT                  2
+#define MPI_ERR_TYPE                   3
+#define MPI_ERR_TAG                    4
+#define MPI_ERR_COMM                   5
+#define MPI_ERR_RANK                   6
+#define MPI_ERR_ROOT                   7
+#define MPI_ERR_GROUP                  8
+#define MPI_ERR_OP                     9
+#define MPI_ERR_TOPOLOGY              10
+#define MPI_ERR_DIMS                  11
+#define MPI_ERR_ARG                   12
+
+/* generic and communication errors */
+#define MPI_ERR_UNKNOWN               13
+#define MPI_ERR_TRUNCATE              14
+#define MPI_ERR_OTHER                 15
+#define MPI_ERR_INTERN                16
+#define MPI_ERR_IN_STATUS             17
+#define MPI_ERR_PENDING               18
+#define MPI_ERR_REQUEST               19
+
+/* I/O */
+#define MPI_ERR_ACCESS                20
+#define MPI_ERR_AMODE                 21
+#define MPI_ERR_BAD_FILE              22
+#define MPI_ERR_CONVERSION            23
+#define MPI_ERR_DUP_DATAREP           24
+#define MPI_ERR_FILE_EXISTS           25
+#define MPI_ERR_FILE_IN_USE           26
+#define MPI_ERR_FILE                  27
+
+/* info objects */
+#define MPI_ERR_INFO                  28
+#define MPI_ERR_INFO_KEY              29
+#define MPI_ERR_INFO_VALUE            30
+#define MPI_ERR_INFO_NOKEY            31
+
+/* I/O, continued */
+#define MPI_ERR_IO                    32
+
+/* naming, memory, dynamic processes */
+#define MPI_ERR_NAME                  33
+#define MPI_ERR_NO_MEM                34
+#define MPI_ERR_NOT_SAME              35
+#define MPI_ERR_NO_SPACE              36
+#define MPI_ERR_NO_SUCH_FILE          37
+#define MPI_ERR_PORT                  38
+#define MPI_ERR_QUOTA                 39
+#define MPI_ERR_READ_ONLY             40
+#define MPI_ERR_SERVICE               41
+#define MPI_ERR_SPAWN                 42
+#define MPI_ERR_UNSUPPORTED_DATAREP   43
+#define MPI_ERR_UNSUPPORTED_OPERATION 44
+
+/* one-sided communication and attributes (54 is unassigned) */
+#define MPI_ERR_WIN                   45
+#define MPI_ERR_BASE                  46
+#define MPI_ERR_LOCKTYPE              47
+#define MPI_ERR_KEYVAL                48
+#define MPI_ERR_RMA_CONFLICT          49
+#define MPI_ERR_RMA_SYNC              50
+#define MPI_ERR_SIZE                  51
+#define MPI_ERR_DISP                  52
+#define MPI_ERR_ASSERT                53
+#define MPI_ERR_RMA_RANGE             55
+#define MPI_ERR_RMA_ATTACH            56
+#define MPI_ERR_RMA_SHARED            57
+#define MPI_ERR_RMA_FLAVOR            58
+
+/* tool information interface (MPI_T) return codes */
+#define MPI_T_ERR_MEMORY              59
+#define MPI_T_ERR_NOT_INITIALIZED     60
+#define MPI_T_ERR_CANNOT_INIT         61
+#define MPI_T_ERR_INVALID_INDEX       62
+#define MPI_T_ERR_INVALID_ITEM        63
+#define MPI_T_ERR_INVALID_HANDLE      64
+#define MPI_T_ERR_OUT_OF_HANDLES      65
+#define MPI_T_ERR_OUT_OF_SESSIONS     66
+#define MPI_T_ERR_INVALID_SESSION     67
+#define MPI_T_ERR_CVAR_SET_NOT_NOW    68
+#define MPI_T_ERR_CVAR_SET_NEVER      69
+#define MPI_T_ERR_PVAR_NO_STARTSTOP   70
+#define MPI_T_ERR_PVAR_NO_WRITE       71
+#define MPI_T_ERR_PVAR_NO_ATOMIC      72
+#define MPI_T_ERR_INVALID_NAME        73
+#define MPI_T_ERR_INVALID             74
+
+/* Classes 75..78 are MPI-4.0 additions in MPICH and are not exposed here.
+ * Error codes returned by vmpi are either a class above or a larger value
+ * that MPI_Error_class maps onto one; MPI_ERR_LASTCODE bounds them all. */
+#define MPI_ERR_LASTCODE              0x3fffffff
+
+/* ------------------------------------------------------------------------ */
+/* Functions                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* Symbols are always exported, even when the library itself is built with
+ * -fvisibility=hidden. */
+#if defined(__GNUC__) && !defined(VMPI_API_ATTR)
+#define VMPI_API_ATTR __attribute__((visibility("default")))
+#elif !defined(VMPI_API_ATTR)
+#define VMPI_API_ATTR
+#endif
+
+/* VMPI_API(ret, MPI_Name, (params)) declares MPI_Name and PMPI_Name with the
+ * same signature.  Keeping the full MPI_ name as the argument keeps the
+ * declarations greppable. */
+#define VMPI_API(ret, name, params) \
+    VMPI_API_ATTR ret name params;  \
+    VMPI_API_ATTR ret P##name params;
+
+/* --- Environment, errors, memory --------------------------------------- */
+
+VMPI_API(int,    MPI_Init, (int *argc, char ***argv))
+VMPI_API(int,    MPI_Init_thread, (int *argc, char ***argv, int required,
+                                   int *provided))
+VMPI_API(int,    MPI_Initialized, (int *flag))
+VMPI_API(int,    MPI_Finalize, (void))
+VMPI_API(int,    MPI_Finalized, (int *flag))
+VMPI_API(int,    MPI_Abort, (MPI_Comm comm, int errorcode))
+VMPI_API(double, MPI_Wtime, (void))
+VMPI_API(double, MPI_Wtick, (void))
+VMPI_API(int,    MPI_Get_processor_name, (char *name, int *resultlen))
+VMPI_API(int,    MPI_Get_version, (int *version, int *subversion))
+VMPI_API(int,    MPI_Get_library_version, (char *version, int *resultlen))
+VMPI_API(int,    MPI_Query_thread, (int *provided))
+VMPI_API(int,    MPI_Is_thread_main, (int *flag))
+
+VMPI_API(int,    MPI_Error_string, (int errorcode, char *string,
+                                    int *resultlen))
+VMPI_API(int,    MPI_Error_class, (int errorcode, int *errorclass))
+VMPI_API(int,    MPI_Comm_set_errhandler, (MPI_Comm comm,
+                                           MPI_Errhandler errhandler))
+VMPI_API(int,    MPI_Comm_get_errhandler, (MPI_Comm comm,
+                                           MPI_Errhandler *errhandler))
+VMPI_API(int,    MPI_Errhandler_free, (MPI_Errhandler *errhandler))
+
+/* baseptr is really a void ** passed as void * (MPI-3.1 8.2). */
+VMPI_API(int,    MPI_Alloc_mem, (MPI_Aint size, MPI_Info info, void *baseptr))
+VMPI_API(int,    MPI_Free_mem, (void *base))
+
+/* --- Point-to-point: blocking ------------------------------------------ */
+
+VMPI_API(int, MPI_Send, (const void *buf, int count, MPI_Datatype datatype,
+                         int dest, int tag, MPI_Comm comm))
+VMPI_API(int, MPI_Ssend, (const void *buf, int count, MPI_Datatype datatype,
+                          int dest, int tag, MPI_Comm comm))
+VMPI_API(int, MPI_Rsend, (const void *buf, int count, MPI_Datatype datatype,
+                          int dest, int tag, MPI_Comm comm))
+VMPI_API(int, MPI_Recv, (void *buf, int count, MPI_Datatype datatype,
+                         int source, int tag, MPI_Comm comm,
+                         MPI_Status *status))
+VMPI_API(int, MPI_Sendrecv, (const void *sendbuf, int sendcount,
+                             MPI_Datatype sendtype, int dest, int sendtag,
+                             void *recvbuf, int recvcount,
+                             MPI_Datatype recvtype, int source, int recvtag,
+                             MPI_Comm comm, MPI_Status *status))
+VMPI_API(int, MPI_Sendrecv_replace, (void *buf, int count,
+                                     MPI_Datatype datatype, int dest,
+                                     int sendtag, int source, int recvtag,
+                                     MPI_Comm comm, MPI_Status *status))
+VMPI_API(int, MPI_Probe, (int source, int tag, MPI_Comm comm,
+                          MPI_Status *status))
+VMPI_API(int, MPI_Iprobe, (int source, int tag, MPI_Comm comm, int *flag,
+                           MPI_Status *status))
+
+/* --- Point-to-point: nonblocking and persistent ------------------------ */
+
+VMPI_API(int, MPI_Isend, (const void *buf, int count, MPI_Datatype datatype,
+                          int dest, int tag, MPI_Comm comm,
+                          MPI_Request *request))
+VMPI_API(int, MPI_Issend, (const void *buf, int count, MPI_Datatype datatype,
+                           int dest, int tag, MPI_Comm comm,
+                           MPI_Request *request))
+VMPI_API(int, MPI_Irsend, (const void *buf, int count, MPI_Datatype datatype,
+                           int dest, int tag, MPI_Comm comm,
+                           MPI_Request *request))
+VMPI_API(int, MPI_Irecv, (void *buf, int count, MPI_Datatype datatype,
+                          int source, int tag, MPI_Comm comm,
+                          MPI_Request *request))
+
+VMPI_API(int, MPI_Send_init, (const void *buf, int count,
+                              MPI_Datatype datatype, int dest, int tag,
+                              MPI_Comm comm, MPI_Request *request))
+VMPI_API(int, MPI_Ssend_init, (const void *buf, int count,
+                               MPI_Datatype datatype, int dest, int tag,
+                               MPI_Comm comm, MPI_Request *request))
+VMPI_API(int, MPI_Rsend_init, (const void *buf, int count,
+                               MPI_Datatype datatype, int dest, int tag,
+                               MPI_Comm comm, MPI_Request *request))
+VMPI_API(int, MPI_Recv_init, (void *buf, int count, MPI_Datatype datatype,
+                              int source, int tag, MPI_Comm comm,
+                              MPI_Request *request))
+VMPI_API(int, MPI_Start, (MPI_Request *request))
+VMPI_API(int, MPI_Startall, (int count, MPI_Request array_of_requests[]))
+
+/* --- Completion -------------------------------------------------------- */
+
+VMPI_API(int, MPI_Wait, (MPI_Request *request, MPI_Status *status))
+VMPI_API(int, MPI_Waitall, (int count, MPI_Request array_of_requests[],
+                            MPI_Status array_of_statuses[]))
+VMPI_API(int, MPI_Waitany, (int count, MPI_Request array_of_requests[],
+                            int *indx, MPI_Status *status))
+VMPI_API(int, MPI_Waitsome, (int incount, MPI_Request array_of_requests[],
+                             int *outcount, int array_of_indices[],
+                             MPI_Status array_of_statuses[]))
+VMPI_API(int, MPI_Test, (MPI_Request *request, int *flag,
+                         MPI_Status *status))
+VMPI_API(int, MPI_Testall, (int count, MPI_Request array_of_requests[],
+                            int *flag, MPI_Status array_of_statuses[]))
+VMPI_API(int, MPI_Testany, (int count, MPI_Request array_of_requests[],
+                            int *indx, int *flag, MPI_Status *status))
+VMPI_API(int, MPI_Testsome, (int incount, MPI_Request array_of_requests[],
+                             int *outcount, int array_of_indices[],
+                             MPI_Status array_of_statuses[]))
+VMPI_API(int, MPI_Cancel, (MPI_Request *request))
+VMPI_API(int, MPI_Request_free, (MPI_Request *request))
+
+/* --- Status queries ---------------------------------------------------- */
+
+VMPI_API(int, MPI_Get_count, (const MPI_Status *status,
+                              MPI_Datatype datatype, int *count))
+VMPI_API(int, MPI_Get_elements, (const MPI_Status *status,
+                                 MPI_Datatype datatype, int *count))
+VMPI_API(int, MPI_Get_elements_x, (const MPI_Status *status,
+                                   MPI_Datatype datatype, MPI_Count *count))
+VMPI_API(int, MPI_Test_cancelled, (const MPI_Status *status, int *flag))
+
+/* --- Derived datatypes ------------------------------------------------- */
+
+VMPI_API(int, MPI_Type_contiguous, (int count, MPI_Datatype oldtype,
+                                    MPI_Datatype *newtype))
+VMPI_API(int, MPI_Type_vector, (int count, int blocklength, int stride,
+                                MPI_Datatype oldtype, MPI_Datatype *newtype))
+VMPI_API(int, MPI_Type_create_hvector, (int count, int blocklength,
+                                        MPI_Aint stride, MPI_Datatype oldtype,
+                                        MPI_Datatype *newtype))
+VMPI_API(int, MPI_Type_indexed, (int count, const int array_of_blocklengths[],
+                                 const int array_of_displacements[],
+                                 MPI_Datatype oldtype, MPI_Datatype *newtype))
+VMPI_API(int, MPI_Type_create_indexed_block, (int count, int blocklength,
+                                   const int array_of_displacements[],
+                                   MPI_Datatype oldtype,
+                                   MPI_Datatype *newtype))
+VMPI_API(int, MPI_Type_create_hindexed, (int count,
+                                   const int array_of_blocklengths[],
+                                   const MPI_Aint array_of_displacements[],
+                                   MPI_Datatype oldtype,
+                                   MPI_Datatype *newtype))
+VMPI_API(int, MPI_Type_create_struct, (int count,
+                                   const int array_of_blocklengths[],
+                                   const MPI_Aint array_of_displacements[],
+                                   const MPI_Datatype array_of_types[],
+                                   MPI_Datatype *newtype))
+VMPI_API(int, MPI_Type_create_resized, (MPI_Datatype oldtype, MPI_Aint lb,
+                                        MPI_Aint extent,
+                                        MPI_Datatype *newtype))
+VMPI_API(int, MPI_Type_dup, (MPI_Datatype oldtype, MPI_Datatype *newtype))
+VMPI_API(int, MPI_Type_commit, (MPI_Datatype *datatype))
+VMPI_API(int, MPI_Type_free, (MPI_Datatype *datatype))
+
+VMPI_API(int, MPI_Type_size, (MPI_Datatype datatype, int *size))
+VMPI_API(int, MPI_Type_size_x, (MPI_Datatype datatype, MPI_Count *size))
+VMPI_API(int, MPI_Type_get_extent, (MPI_Datatype datatype, MPI_Aint *lb,
+                                    MPI_Aint *extent))
+VMPI_API(int, MPI_Type_get_extent_x, (MPI_Datatype datatype, MPI_Count *lb,
+                                      MPI_Count *extent))
+VMPI_API(int, MPI_Type_get_true_extent, (MPI_Datatype datatype,
+                                         MPI_Aint *true_lb,
+                                         MPI_Aint *true_extent))
+VMPI_API(int, MPI_Type_get_true_extent_x, (MPI_Datatype datatype,
+                                           MPI_Count *true_lb,
+                                           MPI_Count *true_extent))
+VMPI_API(int, MPI_Type_get_name, (MPI_Datatype datatype, char *type_name,
+                                  int *resultlen))
+VMPI_API(int, MPI_Type_set_name, (MPI_Datatype datatype,
+                                  const char *type_name))
+VMPI_API(int, MPI_Get_address, (const void *location, MPI_Aint *address))
+
+VMPI_API(int, MPI_Pack, (const void *inbuf, int incount,
+                         MPI_Datatype datatype, void *outbuf, int outsize,
+                         int *position, MPI_Comm comm))
+VMPI_API(int, MPI_Unpack, (const void *inbuf, int insize, int *position,
+                           void *outbuf, int outcount, MPI_Datatype datatype,
+                           MPI_Comm comm))
+VMPI_API(int, MPI_Pack_size, (int incount, MPI_Datatype datatype,
+                              MPI_Comm comm, int *size))
+
+/* --- Communicators ----------------------------------------------------- */
+
+VMPI_API(int, MPI_Comm_size, (MPI_Comm comm, int *size))
+VMPI_API(int, MPI_Comm_rank, (MPI_Comm comm, int *rank))
+VMPI_API(int, MPI_Comm_compare, (MPI_Comm comm1, MPI_Comm comm2,
+                                 int *result))
+VMPI_API(int, MPI_Comm_test_inter, (MPI_Comm comm, int *flag))
+VMPI_API(int, MPI_Comm_group, (MPI_Comm comm, MPI_Group *group))
+VMPI_API(int, MPI_Comm_dup, (MPI_Comm comm, MPI_Comm *newcomm))
+VMPI_API(int, MPI_Comm_split, (MPI_Comm comm, int color, int key,
+                               MPI_Comm *newcomm))
+VMPI_API(int, MPI_Comm_split_type, (MPI_Comm comm, int split_type, int key,
+                                    MPI_Info info, MPI_Comm *newcomm))
+VMPI_API(int, MPI_Comm_create, (MPI_Comm comm, MPI_Group group,
+                                MPI_Comm *newcomm))
+VMPI_API(int, MPI_Comm_free, (MPI_Comm *comm))
+/* attribute_val is really a void ** (receives a pointer to the value). */
+VMPI_API(int, MPI_Comm_get_attr, (MPI_Comm comm, int comm_keyval,
+                                  void *attribute_val, int *flag))
+VMPI_API(int, MPI_Comm_set_name, (MPI_Comm comm, const char *comm_name))
+VMPI_API(int, MPI_Comm_get_name, (MPI_Comm comm, char *comm_name,
+                                  int *resultlen))
+
+/* --- Groups ------------------------------------------------------------ */
+
+VMPI_API(int, MPI_Group_size, (MPI_Group group, int *size))
+VMPI_API(int, MPI_Group_rank, (MPI_Group group, int *rank))
+VMPI_API(int, MPI_Group_compare, (MPI_Group group1, MPI_Group group2,
+                                  int *result))
+VMPI_API(int, MPI_Group_translate_ranks, (MPI_Group group1, int n,
+                                          const int ranks1[],
+                                          MPI_Group group2, int ranks2[]))
+VMPI_API(int, MPI_Group_incl, (MPI_Group group, int n, const int ranks[],
+                               MPI_Group *newgroup))
+VMPI_API(int, MPI_Group_excl, (MPI_Group group, int n, const int ranks[],
+                               MPI_Group *newgroup))
+VMPI_API(int, MPI_Group_range_incl, (MPI_Group group, int n, int ranges[][3],
+                                     MPI_Group *newgroup))
+VMPI_API(int, MPI_Group_union, (MPI_Group group1, MPI_Group group2,
+                                MPI_Group *newgroup))
+VMPI_API(int, MPI_Group_intersection, (MPI_Group group1, MPI_Group group2,
+                                       MPI_Group *newgroup))
+VMPI_API(int, MPI_Group_difference, (MPI_Group group1, MPI_Group group2,
+                                     MPI_Group *newgroup))
+VMPI_API(int, MPI_Group_free, (MPI_Group *group))
+
+/* --- Process topologies ------------------------------------------------ */
+
+VMPI_API(int, MPI_Dims_create, (int nnodes, int ndims, int dims[]))
+VMPI_API(int, MPI_Cart_create, (MPI_Comm comm_old, int ndims,
+                                const int dims[], const int periods[],
+                                int reorder, MPI_Comm *comm_cart))
+VMPI_API(int, MPI_Cartdim_get, (MPI_Comm comm, int *ndims))
+VMPI_API(int, MPI_Cart_get, (MPI_Comm comm, int maxdims, int dims[],
+                             int periods[], int coords[]))
+VMPI_API(int, MPI_Cart_rank, (MPI_Comm comm, const int coords[], int *rank))
+VMPI_API(int, MPI_Cart_coords, (MPI_Comm comm, int rank, int maxdims,
+                                int coords[]))
+VMPI_API(int, MPI_Cart_shift, (MPI_Comm comm, int direction, int disp,
+                               int *rank_source, int *rank_dest))
+VMPI_API(int, MPI_Topo_test, (MPI_Comm comm, int *status))
+
+/* --- Collectives ------------------------------------------------------- */
+
+VMPI_API(int, MPI_Barrier, (MPI_Comm comm))
+VMPI_API(int, MPI_Bcast, (void *buffer, int count, MPI_Datatype datatype,
+                          int root, MPI_Comm comm))
+VMPI_API(int, MPI_Reduce, (const void *sendbuf, void *recvbuf, int count,
+                           MPI_Datatype datatype, MPI_Op op, int root,
+                           MPI_Comm comm))
+VMPI_API(int, MPI_Allreduce, (const void *sendbuf, void *recvbuf, int count,
+                              MPI_Datatype datatype, MPI_Op op,
+                              MPI_Comm comm))
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VMPI_MPI_H_INCLUDED */

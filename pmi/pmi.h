@@ -1,0 +1,23 @@
+/* PMI-1 wire-protocol client: the bootstrap under vmpirun, Hydra and Slurm. */
+#ifndef VMPI_PMI_PMI_H
+#define VMPI_PMI_PMI_H
+
+#include <stddef.h>
+
+#define VMPI_PMI_VALLEN 1024
+#define VMPI_PMI_KEYLEN 64
+
+/* Connects through PMI_FD or PMI_PORT; without either the process is a
+ * singleton (rank 0 of 1) with a process-local key-value space. */
+int vmpi_pmi_init(int *rank, int *size, int *appnum);
+int vmpi_pmi_put(const char *key, const char *val);
+/* Gets a key that some rank put before the last fence; 0 on success. */
+int vmpi_pmi_get(const char *key, char *val, size_t len);
+int vmpi_pmi_fence(void);
+const char *vmpi_pmi_kvsname(void);
+int vmpi_pmi_universe_size(void);
+/* Tells the process manager to kill the job; returns if there is none. */
+void vmpi_pmi_abort(int code, const char *msg);
+int vmpi_pmi_finalize(void);
+
+#endif

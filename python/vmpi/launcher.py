@@ -1,0 +1,804 @@
+"""vmpirun: start an MPI job on this machine and serve it PMI-1.
+
+Usage::
+
+    vmpirun -n N [--bind core|none] [--tag-output] [-x NAME[=VALUE]]...
+            [--env NAME[=VALUE]]... [--timeout SECONDS] PROGRAM [ARGS...]
+    vmpirun --cleanup [-v]
+
+Every rank is a child process in its own session (so its process group,
+grandchildren included, can be signalled as a whole) with
+
+* ``PMI_RANK``, ``PMI_SIZE``, ``PMI_FD`` - its end of a socketpair on which
+  it speaks the PMI-1 wire protocol (see :mod:`vmpi.pmi`);
+* ``VMPI_JOB_ID`` - 128 random bits in hex, the job key (shared-memory
+  files are named ``vmpi-<VMPI_JOB_ID>-...``);
+* ``VMPI_LOCAL_RANK``/``VMPI_LOCAL_SIZE`` (and Hydra's ``MPI_LOCALRANKID``/
+  ``MPI_LOCALNRANKS``) - all ranks run on this machine;
+* the ``-x``/``--env`` variables.
+
+One event loop (selectors) serves the PMI sockets, forwards the ranks'
+stdout/stderr line by line, and reacts to signals and child exits.  If a rank
+dies from a signal, exits without MPI_Finalize, or calls MPI_Abort, the job
+is torn down: SIGTERM to every rank's process group, SIGKILL 2 s later.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import re
+import secrets
+import selectors
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+
+from . import pmi
+from . import shm
+
+__all__ = ["main", "parse_args", "Options", "UsageError"]
+
+PROG = "vmpirun"
+
+USAGE = f"""\
+usage: {PROG} -n N [options] PROGRAM [ARGS...]
+       {PROG} --cleanup [-v]
+
+Start N ranks of PROGRAM on this machine and serve them PMI-1.
+
+options:
+  -n, -np N              number of ranks (default 1)
+  --bind core|none       pin rank r to the r-th allowed CPU, modulo the
+                         number of CPUs (default core); --bind-to is an alias
+  --tag-output           prefix each output line with [1,r]<stdout>: or
+                         [1,r]<stderr>:
+  -x NAME=VALUE, --env NAME=VALUE
+                         set an environment variable in every rank
+  -x NAME, --env NAME    export the launcher's value of NAME
+  --timeout SECONDS      abort the job if it runs longer (exit code 124)
+  --cleanup              remove /dev/shm/vmpi-* files of jobs that are gone
+  -v, --verbose          with --cleanup: say what is removed or kept
+  -h, --help             show this help
+  --version              show the version
+
+exit status: 0 if all ranks exit 0; else the status of the first rank that
+failed (128+S for a rank killed by signal S, the errorcode for MPI_Abort);
+124 on --timeout, 127 if PROGRAM is not found, 2 for bad options,
+130/143 if vmpirun is interrupted by SIGINT/SIGTERM.
+"""
+
+TERM_GRACE = 2.0        # seconds between SIGTERM and SIGKILL in a teardown
+DRAIN_GRACE = 2.0       # seconds to wait for output EOF once all ranks exited
+MAX_PARTIAL = 1 << 20   # an unterminated line longer than this is flushed
+READ_CHUNK = 1 << 16
+
+_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class UsageError(Exception):
+    pass
+
+
+@dataclass
+class Options:
+    nranks: int = 1
+    bind: str = "core"
+    tag_output: bool = False
+    env: list[tuple[str, str]] = field(default_factory=list)
+    timeout: float | None = None
+    cleanup: bool = False
+    verbose: bool = False
+    program: str | None = None
+    args: list[str] = field(default_factory=list)
+
+
+def _version() -> str:
+    try:
+        from . import __version__
+        return __version__
+    except ImportError:  # pragma: no cover
+        return "unknown"
+
+
+def parse_args(argv: list[str]) -> Options:
+    """Parse vmpirun's command line (options stop at PROGRAM)."""
+    o = Options()
+    i = 0
+    n = len(argv)
+    while i < n:
+        a = argv[i]
+        if a == "--":
+            i += 1
+            break
+        if not a.startswith("-") or a == "-":
+            break
+        if a.startswith("--") and "=" in a:
+            name, inline = a.split("=", 1)
+            has_inline = True
+        else:
+            name, inline, has_inline = a, "", False
+
+        def value() -> str:
+            nonlocal i
+            if has_inline:
+                return inline
+            i += 1
+            if i >= n:
+                raise UsageError(f"option {name} needs a value")
+            return argv[i]
+
+        def flag() -> None:
+            if has_inline:
+                raise UsageError(f"option {name} takes no value")
+
+        if name in ("-n", "-np", "--np", "--n"):
+            v = value()
+            try:
+                o.nranks = int(v)
+            except ValueError:
+                raise UsageError(f"{name}: not a number: {v!r}") from None
+            if o.nranks < 1:
+                raise UsageError(f"{name}: the number of ranks must be at least 1")
+        elif name in ("--bind", "--bind-to"):
+            v = value()
+            if v not in ("core", "none"):
+                raise UsageError(f"{name}: expected 'core' or 'none', got {v!r}")
+            o.bind = v
+        elif name == "--tag-output":
+            flag()
+            o.tag_output = True
+        elif name in ("-x", "--env"):
+            v = value()
+            var, eq, val = v.partition("=")
+            if not _NAME_RE.match(var):
+                raise UsageError(f"{name}: invalid variable name {var!r}")
+            if not eq:
+                if var not in os.environ:
+                    raise UsageError(f"{name} {var}: {var} is not set in the environment")
+                val = os.environ[var]
+            o.env.append((var, val))
+        elif name == "--timeout":
+            v = value()
+            try:
+                o.timeout = float(v)
+            except ValueError:
+                raise UsageError(f"--timeout: not a number: {v!r}") from None
+            if not o.timeout > 0:
+                raise UsageError("--timeout: must be positive")
+        elif name == "--cleanup":
+            flag()
+            o.cleanup = True
+        elif name in ("-v", "--verbose"):
+            flag()
+            o.verbose = True
+        elif name in ("-h", "--help"):
+            raise _Help()
+        elif name == "--version":
+            raise _Version()
+        else:
+            raise UsageError(f"unknown option {a!r}")
+        i += 1
+    if i < n:
+        o.program = argv[i]
+        o.args = list(argv[i + 1:])
+    if o.cleanup:
+        if o.program is not None:
+            raise UsageError("--cleanup takes no program")
+    elif o.program is None:
+        raise UsageError("no program given")
+    return o
+
+
+class _Help(Exception):
+    pass
+
+
+class _Version(Exception):
+    pass
+
+
+# --- small I/O helpers -------------------------------------------------------
+
+
+def _set_nonblocking(fd: int) -> None:
+    fl = fcntl.fcntl(fd, fcntl.F_GETFL)
+    fcntl.fcntl(fd, fcntl.F_SETFL, fl | os.O_NONBLOCK)
+
+
+class _Out:
+    """Blocking, whole-buffer writes to one of our own output fds.
+
+    A closed reader (EPIPE) makes further output to that fd be dropped
+    instead of failing the job.
+    """
+
+    def __init__(self, fd: int):
+        self.fd = fd
+        self.broken = False
+        # (rank, stream) whose unterminated line was written last, if any
+        self.midline: tuple[int, int] | None = None
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view and not self.broken:
+            try:
+                k = os.write(self.fd, view)
+                view = view[k:]
+            except BlockingIOError:
+                # someone made our stdout non-blocking; wait until writable
+                sel = selectors.DefaultSelector()
+                try:
+                    sel.register(self.fd, selectors.EVENT_WRITE)
+                    sel.select(1.0)
+                finally:
+                    sel.close()
+            except (BrokenPipeError, OSError) as exc:
+                if isinstance(exc, BrokenPipeError) or exc.errno in (errno.EPIPE, errno.EBADF):
+                    self.broken = True
+                else:
+                    raise
+
+
+def _exit_status(pid: int) -> int | None:
+    """Exit status of child ``pid`` if it has ended, without reaping it.
+
+    The zombie keeps the pid, and so the process-group id, reserved until
+    the job ends: killpg() on it can then only hit the rank's own group,
+    never a process that reused the number.  Returns the exit code, -S for a
+    child killed by signal S, or None while the child runs.
+    """
+    try:
+        res = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return 255  # already reaped elsewhere; should not happen
+    if res is None or res.si_pid == 0:
+        return None
+    if res.si_code == os.CLD_EXITED:
+        return res.si_status
+    return -res.si_status
+
+
+def _signame(sig: int) -> str:
+    try:
+        return signal.Signals(sig).name
+    except ValueError:
+        return f"signal {sig}"
+
+
+# --- the job -----------------------------------------------------------------
+
+
+@dataclass
+class _Rank:
+    rank: int
+    proc: subprocess.Popen | None = None
+    pid: int = 0
+    sock: socket.socket | None = None
+    out_fd: int | None = None
+    err_fd: int | None = None
+    bufs: dict = field(default_factory=lambda: {1: bytearray(), 2: bytearray()})
+    returncode: int | None = None
+
+
+class Job:
+    def __init__(self, opts: Options, program_path: str):
+        self.o = opts
+        self.program_path = program_path
+        self.n = opts.nranks
+        self.jobid = secrets.token_hex(16)
+        self.kvsname = f"kvs_{os.getpid()}_0"
+        self.server = pmi.PMIServer(self.n, self.kvsname)
+        self.ranks = [_Rank(r) for r in range(self.n)]
+        self.stdout = _Out(1)
+        self.stderr = _Out(2)
+        self.sel = selectors.DefaultSelector()
+        self.fdmap: dict[int, tuple[str, int]] = {}
+        self.shm_dir = shm.default_shm_dir()
+        self.pidfile: str | None = None
+        # outcome
+        self.exit_code: int | None = None   # of the first failure
+        self.tearing_down = False
+        self.term_at = 0.0
+        self.killed = False
+        self.pending_signals: list[int] = []
+        self.interrupts = 0
+        self.start = time.monotonic()
+        self.deadline = self.start + opts.timeout if opts.timeout else None
+        self.drain_deadline: float | None = None
+        self._wake_r = self._wake_w = -1
+        self._old_handlers: dict[int, object] = {}
+        self._old_wakeup = -1
+
+    # -- messages --
+
+    def say(self, text: str) -> None:
+        self.stderr.write(f"{PROG}: {text}\n".encode("utf-8", errors="replace"))
+
+    # -- signals --
+
+    def _on_signal(self, signum, frame) -> None:
+        self.pending_signals.append(signum)
+
+    def install_signals(self) -> None:
+        self._wake_r, self._wake_w = os.pipe()
+        _set_nonblocking(self._wake_r)
+        _set_nonblocking(self._wake_w)
+        os.set_inheritable(self._wake_r, False)
+        os.set_inheritable(self._wake_w, False)
+        self._old_wakeup = signal.set_wakeup_fd(self._wake_w, warn_on_full_buffer=False)
+        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD):
+            self._old_handlers[s] = signal.signal(s, self._on_signal)
+        self.sel.register(self._wake_r, selectors.EVENT_READ)
+        self.fdmap[self._wake_r] = ("wake", -1)
+
+    def restore_signals(self) -> None:
+        for s, h in self._old_handlers.items():
+            try:
+                signal.signal(s, h)
+            except (TypeError, ValueError):
+                pass
+        self._old_handlers.clear()
+        if self._wake_w >= 0:
+            signal.set_wakeup_fd(self._old_wakeup)
+            for fd in (self._wake_r, self._wake_w):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            self._wake_r = self._wake_w = -1
+
+    # -- launching --
+
+    def _child_env(self, rank: int, pmi_fd: int) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items()
+               if not (k.startswith("PMI_") or k.startswith("PMIX_")
+                       or k in ("MPI_LOCALRANKID", "MPI_LOCALNRANKS"))}
+        for k, v in self.o.env:
+            env[k] = v
+        env.update({
+            "PMI_RANK": str(rank),
+            "PMI_SIZE": str(self.n),
+            "PMI_FD": str(pmi_fd),
+            "VMPI_JOB_ID": self.jobid,
+            "VMPI_LOCAL_RANK": str(rank),
+            "VMPI_LOCAL_SIZE": str(self.n),
+            "MPI_LOCALRANKID": str(rank),
+            "MPI_LOCALNRANKS": str(self.n),
+        })
+        return env
+
+    def _preexec(self, cpu: int | None):
+        parent = os.getpid()
+        prctl = None
+        try:
+            import ctypes
+            prctl = ctypes.CDLL(None, use_errno=True).prctl
+        except (OSError, AttributeError):
+            pass
+
+        def fn() -> None:
+            # die with the launcher even if it is SIGKILLed (best effort)
+            if prctl is not None:
+                prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+                if os.getppid() != parent:
+                    os._exit(1)
+            if cpu is not None:
+                try:
+                    os.sched_setaffinity(0, {cpu})
+                except OSError:
+                    pass  # the CPU went away; run unbound rather than not at all
+        return fn
+
+    def launch(self) -> None:
+        cpus = sorted(os.sched_getaffinity(0)) if self.o.bind == "core" else []
+        argv = [self.program_path] + self.o.args
+        for r in self.ranks:
+            parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            child_fd = child_sock.fileno()
+            cpu = cpus[r.rank % len(cpus)] if cpus else None
+            try:
+                r.proc = subprocess.Popen(
+                    argv,
+                    executable=self.program_path,
+                    env=self._child_env(r.rank, child_fd),
+                    stdin=None if r.rank == 0 else subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    pass_fds=(child_fd,),
+                    start_new_session=True,
+                    preexec_fn=self._preexec(cpu),
+                )
+            except BaseException:
+                parent_sock.close()
+                child_sock.close()
+                raise
+            child_sock.close()
+            r.pid = r.proc.pid
+            r.sock = parent_sock
+            parent_sock.setblocking(False)
+            r.out_fd = r.proc.stdout.fileno()
+            r.err_fd = r.proc.stderr.fileno()
+            for fd, kind in ((parent_sock.fileno(), "pmi"), (r.out_fd, "out"), (r.err_fd, "err")):
+                if kind != "pmi":
+                    _set_nonblocking(fd)
+                self.sel.register(fd, selectors.EVENT_READ)
+                self.fdmap[fd] = (kind, r.rank)
+
+    # -- rank I/O --
+
+    def _unregister(self, fd: int) -> None:
+        if fd in self.fdmap:
+            del self.fdmap[fd]
+            try:
+                self.sel.unregister(fd)
+            except (KeyError, ValueError):
+                pass
+
+    def _close_pmi(self, r: _Rank) -> None:
+        if r.sock is not None:
+            self._unregister(r.sock.fileno())
+            self.handle_pmi_events(self.server.eof(r.rank))
+            r.sock.close()
+            r.sock = None
+
+    def read_pmi(self, r: _Rank, drain: bool = False) -> None:
+        """Read what the rank's PMI socket holds (all of it if ``drain``)."""
+        while r.sock is not None:
+            try:
+                data = r.sock.recv(READ_CHUNK)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                data = b""
+            if not data:
+                self._close_pmi(r)
+                return
+            self.handle_pmi_events(self.server.feed(r.rank, data))
+            if not drain:
+                return
+
+    def _send(self, rank: int, data: bytes) -> None:
+        r = self.ranks[rank]
+        if r.sock is None:
+            return
+        view = memoryview(data)
+        deadline = time.monotonic() + 5.0
+        while view:
+            try:
+                k = r.sock.send(view)
+                view = view[k:]
+            except (BlockingIOError, InterruptedError):
+                if time.monotonic() > deadline:
+                    self.say(f"rank {rank} (pid {r.pid}) does not read its PMI socket; closing it")
+                    self._close_pmi(r)
+                    return
+                s = selectors.DefaultSelector()
+                try:
+                    s.register(r.sock, selectors.EVENT_WRITE)
+                    s.select(0.1)
+                finally:
+                    s.close()
+            except OSError:
+                return  # the rank is gone; its exit is handled elsewhere
+
+    def handle_pmi_events(self, events: list) -> None:
+        for ev in events:
+            if isinstance(ev, pmi.Reply):
+                self._send(ev.rank, ev.data)
+            elif isinstance(ev, pmi.Abort):
+                r = self.ranks[ev.rank]
+                code = ev.exitcode & 0xFF or 1
+                msg = f"rank {ev.rank} (pid {r.pid}) called MPI_Abort(errorcode {ev.exitcode})"
+                if ev.message:
+                    msg += f": {ev.message}"
+                self.fail(code, msg)
+            elif isinstance(ev, pmi.ProtocolError):
+                self.say(f"rank {ev.rank} (pid {self.ranks[ev.rank].pid}): PMI protocol error: {ev.text}")
+
+    def _emit(self, r: _Rank, stream: int, chunk: bytes) -> None:
+        """Write complete lines (or a final fragment) of one rank's stream."""
+        if not chunk:
+            return
+        out = self.stdout if stream == 1 else self.stderr
+        if self.o.tag_output:
+            prefix = f"[1,{r.rank}]<{'stdout' if stream == 1 else 'stderr'}>: ".encode()
+            lines = chunk.split(b"\n")
+            if lines[-1] == b"":
+                lines.pop()
+            out.write(b"".join(prefix + line + b"\n" for line in lines))
+        else:
+            if out.midline is not None and out.midline != (r.rank, stream):
+                # another rank left its last line unterminated: end it there
+                # rather than glue this output to it
+                out.write(b"\n")
+            out.write(chunk)
+            out.midline = None if chunk.endswith(b"\n") else (r.rank, stream)
+
+    def read_output(self, r: _Rank, stream: int, drain: bool = False) -> None:
+        fd = r.out_fd if stream == 1 else r.err_fd
+        while fd is not None:
+            try:
+                data = os.read(fd, READ_CHUNK)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                data = b""
+            buf = r.bufs[stream]
+            if not data:
+                # EOF: flush a final partial line
+                self._emit(r, stream, bytes(buf))
+                buf.clear()
+                self._unregister(fd)
+                if stream == 1:
+                    r.proc.stdout.close()
+                    r.out_fd = None
+                else:
+                    r.proc.stderr.close()
+                    r.err_fd = None
+                return
+            buf += data
+            nl = buf.rfind(b"\n")
+            if nl >= 0:
+                self._emit(r, stream, bytes(buf[:nl + 1]))
+                del buf[:nl + 1]
+            elif len(buf) > MAX_PARTIAL:
+                self._emit(r, stream, bytes(buf) + (b"\n" if self.o.tag_output else b""))
+                buf.clear()
+            if not drain:
+                return
+
+    # -- failures and teardown --
+
+    def fail(self, code: int, message: str, *, teardown: bool = True) -> None:
+        """Record a failure; the first one decides the exit code."""
+        if self.exit_code is None:
+            self.exit_code = code
+        if teardown:
+            if not self.tearing_down:
+                self.say(f"{message}; aborting job")
+                self.teardown()
+        elif not self.tearing_down:
+            self.say(message)
+
+    def _signal_rank(self, r: _Rank, sig: int) -> None:
+        for kill in (lambda: os.killpg(r.pid, sig), lambda: os.kill(r.pid, sig)):
+            try:
+                kill()
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    def teardown(self) -> None:
+        if self.tearing_down:
+            return
+        self.tearing_down = True
+        self.term_at = time.monotonic()
+        for r in self.ranks:
+            if r.pid and r.returncode is None:
+                self._signal_rank(r, signal.SIGTERM)
+
+    def kill_all(self) -> None:
+        """SIGKILL every rank's process group (ranks, and what is left of them)."""
+        self.killed = True
+        for r in self.ranks:
+            if r.pid:
+                self._signal_rank(r, signal.SIGKILL)
+
+    def on_exit(self, r: _Rank, rc: int) -> None:
+        r.returncode = rc
+        # Whatever the rank said before exiting (an abort, finalize) counts
+        # before its exit, and its last output comes before our message.
+        self.read_pmi(r, drain=True)
+        self.read_output(r, 1, drain=True)
+        self.read_output(r, 2, drain=True)
+        if self.tearing_down:
+            return  # we are killing it, or the job already failed
+        what = None
+        if rc < 0:
+            sig = -rc
+            self.fail(128 + sig, f"rank {r.rank} (pid {r.pid}) killed by signal {sig} ({_signame(sig)})")
+        elif not self.server.finalized(r.rank):
+            if rc != 0 or self.server.initialized(r.rank):
+                what = f"exited with code {rc} without calling MPI_Finalize"
+                self.fail(rc or 1, f"rank {r.rank} (pid {r.pid}) {what}")
+        elif rc != 0:
+            self.fail(rc, f"rank {r.rank} (pid {r.pid}) exited with code {rc} after MPI_Finalize",
+                      teardown=False)
+
+    def on_launcher_signal(self, sig: int) -> None:
+        if sig == signal.SIGCHLD:
+            return
+        self.interrupts += 1
+        if not self.tearing_down:
+            live = sum(1 for r in self.ranks if r.pid and r.returncode is None)
+            if self.exit_code is None:
+                self.exit_code = 128 + sig
+            self.say(f"caught {_signame(sig)}; terminating {live} rank(s)")
+            self.teardown()
+        elif sig == signal.SIGINT and self.interrupts > 1 and not self.killed:
+            self.say("caught SIGINT again; killing all ranks")
+            self.kill_all()
+
+    # -- main loop --
+
+    def run(self) -> int:
+        while True:
+            now = time.monotonic()
+            waits = [0.5]
+            if self.deadline is not None and not self.tearing_down:
+                waits.append(self.deadline - now)
+            if self.tearing_down and not self.killed:
+                waits.append(self.term_at + TERM_GRACE - now)
+            if self.drain_deadline is not None:
+                waits.append(self.drain_deadline - now)
+            timeout = max(0.0, min(waits))
+            for key, _ in self.sel.select(timeout):
+                fd = key.fd
+                if fd not in self.fdmap:
+                    continue
+                kind, rank = self.fdmap[fd]
+                if kind == "wake":
+                    try:
+                        while os.read(fd, 512):
+                            pass
+                    except (BlockingIOError, InterruptedError):
+                        pass
+                elif kind == "pmi":
+                    self.read_pmi(self.ranks[rank])
+                elif kind == "out":
+                    self.read_output(self.ranks[rank], 1)
+                else:
+                    self.read_output(self.ranks[rank], 2)
+
+            while self.pending_signals:
+                self.on_launcher_signal(self.pending_signals.pop(0))
+
+            for r in self.ranks:
+                if r.proc is not None and r.returncode is None:
+                    rc = _exit_status(r.pid)
+                    if rc is not None:
+                        self.on_exit(r, rc)
+
+            now = time.monotonic()
+            if self.deadline is not None and now >= self.deadline and not self.tearing_down:
+                if self.exit_code is None:
+                    self.exit_code = 124
+                t = self.o.timeout
+                self.say(f"job exceeded the timeout of {t:g} s; aborting job")
+                self.teardown()
+            if self.tearing_down and not self.killed and now >= self.term_at + TERM_GRACE:
+                self.kill_all()
+
+            if all(r.returncode is not None for r in self.ranks):
+                if self.drain_deadline is None:
+                    # no rank is left: kill what remains in their process
+                    # groups (orphaned grandchildren), then drain the pipes
+                    self.kill_all()
+                    self.drain_deadline = now + DRAIN_GRACE
+                pipes_open = any(r.out_fd is not None or r.err_fd is not None for r in self.ranks)
+                if not pipes_open or now >= self.drain_deadline:
+                    break
+        return self.exit_code if self.exit_code is not None else 0
+
+    def reap_all(self) -> None:
+        """Kill what is left of every rank's process group, then reap the ranks.
+
+        Ranks are only reaped here, at the very end: until then their
+        zombies keep the process-group ids reserved for killpg().
+        """
+        if any(r.pid for r in self.ranks):
+            self.kill_all()
+        for r in self.ranks:
+            if r.proc is not None:
+                try:
+                    rc = r.proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    continue
+                if r.returncode is None:
+                    r.returncode = rc
+
+    def close(self) -> None:
+        for r in self.ranks:
+            for stream in (1, 2):
+                if r.bufs[stream]:
+                    self._emit(r, stream, bytes(r.bufs[stream]))
+                    r.bufs[stream].clear()
+            for fd in (r.out_fd, r.err_fd):
+                if fd is not None:
+                    self._unregister(fd)
+            if r.proc is not None:
+                for f in (r.proc.stdout, r.proc.stderr):
+                    if f is not None:
+                        f.close()
+                r.out_fd = r.err_fd = None
+            if r.sock is not None:
+                self._unregister(r.sock.fileno())
+                r.sock.close()
+                r.sock = None
+        self.sel.close()
+
+
+def _resolve_program(program: str) -> str | None:
+    if "/" in program:
+        return program if os.path.exists(program) else None
+    return shutil.which(program)
+
+
+def run(opts: Options) -> int:
+    path = _resolve_program(opts.program)
+    if path is None:
+        sys.stderr.write(f"{PROG}: {opts.program}: program not found\n")
+        return 127
+    if os.path.isdir(path) or not os.access(path, os.X_OK):
+        sys.stderr.write(f"{PROG}: {opts.program}: not an executable file\n")
+        return 126
+    sys.stdout.flush()
+    sys.stderr.flush()
+    job = Job(opts, path)
+    job.install_signals()
+    code = 1
+    try:
+        job.pidfile = shm.write_pidfile(job.shm_dir, job.jobid)
+        try:
+            job.launch()
+        except (OSError, subprocess.SubprocessError) as exc:
+            bad = sum(1 for r in job.ranks if r.proc is None)
+            why = getattr(exc, "strerror", None) or exc
+            job.say(f"cannot start rank {job.n - bad} ({opts.program}): {why}")
+            job.exit_code = 127 if isinstance(exc, FileNotFoundError) else 126
+            job.teardown()
+            job.ranks = [r for r in job.ranks if r.proc is not None]
+        if job.ranks:
+            code = job.run()
+        else:
+            code = job.exit_code or 1
+    finally:
+        # never leave ranks behind, whatever happened above
+        try:
+            job.reap_all()
+            job.close()
+        finally:
+            job.restore_signals()
+            shm.remove_job_files(job.shm_dir, job.jobid)
+    return code
+
+
+def cleanup(opts: Options) -> int:
+    log = (lambda s: sys.stdout.write(f"{PROG}: {s}\n")) if opts.verbose else None
+    shm_dir = shm.default_shm_dir()
+    removed, failed = shm.cleanup_stale(shm_dir, log=log)
+    for path in failed:
+        sys.stderr.write(f"{PROG}: cannot remove {path}\n")
+    if opts.verbose:
+        for path in removed:
+            sys.stdout.write(f"{PROG}: removed {path}\n")
+    sys.stdout.write(f"{PROG}: removed {len(removed)} stale file(s) from {shm_dir}\n")
+    return 1 if failed else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    if argv is None:
+        argv = sys.argv[1:]
+    try:
+        opts = parse_args(argv)
+    except _Help:
+        sys.stdout.write(USAGE)
+        return 0
+    except _Version:
+        sys.stdout.write(f"{PROG} (vmpi) {_version()}\n")
+        return 0
+    except UsageError as exc:
+        sys.stderr.write(f"{PROG}: {exc}\n{USAGE}")
+        return 2
+    if opts.cleanup:
+        return cleanup(opts)
+    return run(opts)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

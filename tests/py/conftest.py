@@ -1,0 +1,79 @@
+"""Shared helpers for the vmpirun tests."""
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PYDIR = ROOT / "python"
+VMPIRUN = PYDIR / "vmpirun"
+FAKE = Path(__file__).resolve().parent / "helpers" / "fake_rank.py"
+
+if str(PYDIR) not in sys.path:
+    sys.path.insert(0, str(PYDIR))
+
+
+def vmpirun_cmd(*args):
+    return [sys.executable, str(VMPIRUN), *map(str, args)]
+
+
+def fake(*args):
+    """The command line of the fake rank program."""
+    return [sys.executable, str(FAKE), *map(str, args)]
+
+
+def run_vmpirun(*args, timeout=20, env=None, **kw):
+    """Run vmpirun to completion; return (CompletedProcess, seconds)."""
+    full_env = dict(os.environ)
+    if env:
+        full_env.update(env)
+    t0 = time.monotonic()
+    cp = subprocess.run(vmpirun_cmd(*args), capture_output=True, text=True,
+                        timeout=timeout, env=full_env, **kw)
+    return cp, time.monotonic() - t0
+
+
+def alive(pid):
+    """Whether pid is a running (not zombie) process."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            data = f.read()
+    except OSError:
+        return False
+    state = data[data.rfind(")") + 2:].split()[0]
+    return state not in ("Z", "X")
+
+
+def read_pids(piddir, nranks, timeout=10.0):
+    """Wait for the fake ranks' pid files; return {rank: (pid, grandchild)}."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pids = {}
+        for r in range(nranks):
+            p = Path(piddir) / f"{r}.pid"
+            if p.exists():
+                pid, gc = p.read_text().split()
+                pids[r] = (int(pid), int(gc))
+        if len(pids) == nranks or time.monotonic() > deadline:
+            return pids
+        time.sleep(0.02)
+
+
+def wait_all_dead(pids, timeout=2.0):
+    """Wait until none of pids is alive; return the survivors."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = [p for p in pids if p and alive(p)]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.02)
+
+
+@pytest.fixture
+def piddir(tmp_path):
+    d = tmp_path / "pids"
+    d.mkdir()
+    return d
