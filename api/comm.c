@@ -1,7 +1,8 @@
 /* Communicator entry points (intracommunicators only), the predefined
  * attributes, names and error handlers: argument checks, then core/comm.c.
  *
- * MPI_TAG_UB is 2^30 - 1: tags 0 .. 1073741823 are valid user tags. */
+ * MPI_TAG_UB is VMPI_TAG_UB (core/vmpi.h): 2^30 - 1, so tags 0 .. 1073741823 are
+ * valid user tags. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,8 +20,6 @@ int vmpi_comm_split_type(struct vmpi_comm *c, int type, int key, struct vmpi_com
 int vmpi_comm_create(struct vmpi_comm *c, struct vmpi_group *g, struct vmpi_comm **out);
 int vmpi_comm_compare(const struct vmpi_comm *a, const struct vmpi_comm *b);
 /* ------------------------------------------------------------------------ */
-
-#define VMPI_TAG_UB ((1 << 30) - 1)
 
 #define COMM_ARG(c, h, fn, argname)                                                     \
     struct vmpi_comm *c = vmpi_comm_get(h);                                             \

@@ -1,5 +1,6 @@
 /* Point-to-point entry points. */
 #include "api.h"
+#include "../core/dtype_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,9 @@ static int blocking_send(const char *fn, const void *buf, int count, MPI_Datatyp
                          int dest, int tag, MPI_Comm comm, int mode)
 {
     CHECK_SEND(fn);
+    if (mode != VMPI_MODE_SYNC && dest != MPI_PROC_NULL &&
+        vmpi_p2p_send_fast(buf, (size_t)count * (size_t)dt->size, dt, dest, tag, c))
+        return MPI_SUCCESS;
     struct vmpi_req *r;
     vmpi_p2p_isend(buf, count, dt, dest, tag, c, 0, mode, &r);
     while (!r->done)
@@ -114,14 +118,25 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
 {
     VMPI_ENTER("MPI_Recv");
     CHECK_RECV("MPI_Recv");
-    struct vmpi_req *r;
-    vmpi_p2p_irecv(buf, count, dt, source, tag, c, 0, &r);
-    while (!r->done)
+    /* The request lives on this stack frame: nothing refers to it once done. */
+    struct vmpi_req r;
+    r.kind = VMPI_REQ_RECV;
+    r.done = r.matched = r.cancelled = r.user_freed = r.persistent = 0;
+    r.st_error = MPI_SUCCESS;
+    r.buf = buf;
+    r.count = count;
+    r.dt = dt;
+    r.len = (size_t)count * (size_t)dt->size;
+    r.tag = tag;
+    r.peer = source;
+    r.comm = c;
+    r.ctx = c->ctx;
+    r.tmp = NULL;
+    vmpi_p2p_post_recv(&r);
+    while (!r.done)
         vmpi_progress();
-    vmpi_status_set(status, r);
-    int rc = recv_error("MPI_Recv", r);
-    vmpi_req_free(r);
-    return rc;
+    vmpi_status_set(status, &r);
+    return recv_error("MPI_Recv", &r);
 }
 VMPI_WEAK(Recv)
 

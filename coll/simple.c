@@ -162,7 +162,7 @@ int vmpi_coll_reduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_
         } else {
             acc = tmp_alloc(count, dt, &acc_raw);
             if (!acc) {
-                rc = vmpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Reduce: out of memory");
+                rc = vmpi_err(c, MPI_ERR_NO_MEM, "MPI_Reduce: out of memory");
                 goto out;
             }
         }
@@ -170,7 +170,7 @@ int vmpi_coll_reduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_
             goto out;
         tmp = tmp_alloc(count, dt, &tmp_raw);
         if (!tmp) {
-            rc = vmpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Reduce: out of memory");
+            rc = vmpi_err(c, MPI_ERR_NO_MEM, "MPI_Reduce: out of memory");
             goto out;
         }
     } else if (rank == root) { /* root without children: only if p == 1 */
@@ -212,7 +212,7 @@ int vmpi_coll_allreduce(const void *sbuf, void *rbuf, MPI_Count count, struct vm
     void *raw;
     void *tmp = tmp_alloc(count, dt, &raw);
     if (!tmp)
-        return vmpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Allreduce: out of memory");
+        return vmpi_err(c, MPI_ERR_NO_MEM, "MPI_Allreduce: out of memory");
     int pof2 = 1;
     while (pof2 * 2 <= p)
         pof2 *= 2;

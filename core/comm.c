@@ -96,6 +96,8 @@ struct vmpi_comm *vmpi_comm_get(MPI_Comm h)
         return &comm_self;
     if (VMPI_HKIND(h) != VMPI_HK_INDIRECT || VMPI_HTYPE(h) != VMPI_OBJ_COMM)
         return NULL;
+    if (VMPI_HINDEX(h) == 0) /* never handed out (and slot 0 is not set) */
+        return NULL;
     return vmpi_htab_get(&comm_tab, VMPI_HINDEX(h));
 }
 
@@ -322,7 +324,7 @@ void vmpi_comm_finalize(void)
 {
     if (!comm_ready)
         return;
-    for (uint32_t i = 0; i < comm_tab.used; i++) {
+    for (uint32_t i = 1; i < comm_tab.used; i++) { /* index 0 is never used */
         struct vmpi_comm *c = vmpi_htab_get(&comm_tab, i);
         if (c)
             comm_destroy(c);

@@ -120,17 +120,20 @@ int vmpi_dtype_init(void)
     return MPI_SUCCESS;
 }
 
+static void destroy(struct vmpi_dtype *dt)
+{
+    free(dt->blk);
+    free(dt);
+}
+
 void vmpi_dtype_finalize(void)
 {
-    for (uint32_t i = 0; i < user_types.used; i++) {
+    for (uint32_t i = 1; i < user_types.used; i++) { /* slot 0 is never used */
         struct vmpi_dtype *dt = user_types.slot[i];
-        if (dt) {
-            free(dt->blk);
-            free(dt);
-        }
+        if (dt)
+            destroy(dt);
     }
     vmpi_htab_destroy(&user_types);
-    memset(&user_types, 0, sizeof user_types);
 }
 
 struct vmpi_dtype *vmpi_dtype_get(MPI_Datatype h)
@@ -145,7 +148,8 @@ struct vmpi_dtype *vmpi_dtype_get(MPI_Datatype h)
     case VMPI_HK_DIRECT:
         return VMPI_HINDEX(h) < NPAIR ? &builtin[NBASIC + VMPI_HINDEX(h)] : NULL;
     case VMPI_HK_INDIRECT:
-        return vmpi_htab_get(&user_types, VMPI_HINDEX(h));
+        /* Index 0 is never handed out (and its slot never written). */
+        return VMPI_HINDEX(h) ? vmpi_htab_get(&user_types, VMPI_HINDEX(h)) : NULL;
     default:
         return NULL;
     }
@@ -158,12 +162,6 @@ MPI_Aint vmpi_dtype_true_lb(const struct vmpi_dtype *dt) { return dt->true_lb; }
 bool vmpi_dtype_committed(const struct vmpi_dtype *dt) { return dt->committed; }
 
 /* ---- reference counting ----------------------------------------------- */
-
-static void destroy(struct vmpi_dtype *dt)
-{
-    free(dt->blk);
-    free(dt);
-}
 
 void vmpi_dtype_ref(struct vmpi_dtype *dt)
 {
@@ -321,12 +319,8 @@ static int b_register(struct vmpi_dtype *dt)
                  dt->blk[0].len == dt->size && vmpi_dtype_ext(dt) == dt->size;
     dt->refcount = 1;
     uint32_t idx;
-    if (vmpi_htab_add(&user_types, dt, &idx) != MPI_SUCCESS)
+    if (vmpi_htab_add(&user_types, dt, &idx) != 0)
         return MPI_ERR_NO_MEM;
-    if (idx > 0x03ffffffu) {
-        vmpi_htab_del(&user_types, idx);
-        return MPI_ERR_NO_MEM;
-    }
     dt->handle = VMPI_HMAKE(VMPI_HK_INDIRECT, VMPI_OBJ_DTYPE, idx);
     return MPI_SUCCESS;
 }

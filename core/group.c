@@ -314,6 +314,8 @@ struct vmpi_group *vmpi_group_get(MPI_Group h)
         return &group_empty;
     if (VMPI_HKIND(h) != VMPI_HK_INDIRECT || VMPI_HTYPE(h) != VMPI_OBJ_GROUP)
         return NULL;
+    if (VMPI_HINDEX(h) == 0) /* never handed out (and slot 0 is not set) */
+        return NULL;
     return vmpi_htab_get(&group_tab, VMPI_HINDEX(h));
 }
 
@@ -366,7 +368,7 @@ void vmpi_group_release(struct vmpi_group *g)
 /* At MPI_Finalize: drop every group still around (user leaks included). */
 void vmpi_group_finalize(void)
 {
-    for (uint32_t i = 0; i < group_tab.used; i++) {
+    for (uint32_t i = 1; i < group_tab.used; i++) { /* index 0 is never used */
         struct vmpi_group *g = vmpi_htab_get(&group_tab, i);
         if (g) {
             free(g->world);

@@ -18,6 +18,7 @@
  * the channel leaves the message in its ring, so the sender stalls when the
  * ring is full instead of the receiver's memory growing without bound. */
 #include "vmpi.h"
+#include "dtype_impl.h"
 #include "../channel/chan.h"
 
 #include <stdlib.h>
@@ -29,6 +30,7 @@ struct unexp {
     int src_world;
     size_t paylen;      /* bytes at data: message (EAGER) or RTS info */
     uint64_t scookie;   /* sync send to acknowledge, or 0 */
+    struct vmpi_req *pull; /* rendezvous data being pulled into data[] */
     unsigned char data[];
 };
 
@@ -88,15 +90,15 @@ const void *vmpi_req_sdata(const struct vmpi_req *sreq)
 {
     if (sreq->tmp)
         return sreq->tmp;
-    return (const char *)sreq->buf + vmpi_dtype_true_lb(sreq->dt);
+    return vmpi_dtype_addr(sreq->buf, sreq->dt->true_lb);
 }
 
 void *vmpi_req_rdata(struct vmpi_req *rreq, size_t *n)
 {
-    if (!vmpi_dtype_is_contig(rreq->dt))
+    if (!rreq->dt->contig)
         return NULL;
     *n = rreq->len;
-    return (char *)rreq->buf + vmpi_dtype_true_lb(rreq->dt);
+    return vmpi_dtype_addr(rreq->buf, rreq->dt->true_lb);
 }
 
 void vmpi_req_deliver(struct vmpi_req *rreq, size_t off, const void *src, size_t len)
@@ -105,8 +107,8 @@ void vmpi_req_deliver(struct vmpi_req *rreq, size_t off, const void *src, size_t
         return;
     if (len > rreq->len - off)
         len = rreq->len - off;
-    if (vmpi_dtype_is_contig(rreq->dt))
-        memcpy((char *)rreq->buf + vmpi_dtype_true_lb(rreq->dt) + off, src, len);
+    if (rreq->dt->contig)
+        memcpy(vmpi_dtype_addr(rreq->buf, rreq->dt->true_lb + (MPI_Aint)off), src, len);
     else
         vmpi_dtype_unpack(rreq->buf, rreq->count, rreq->dt, off, src, len);
 }
@@ -199,19 +201,37 @@ int vmpi_core_incoming(int src, const struct vmpi_hdr *h, const void *pay, size_
         return 0;
     }
 
-    if (h->type == VMPI_PKT_EAGER && vmpi_g.unexp_bytes + paylen > vmpi_g.unexp_max &&
-        vmpi_g.unexp_bytes > 0)
+    /* An unexpected rendezvous is pulled into a buffer while memory allows,
+     * so two ranks that both block in large sends to each other proceed. */
+    bool pull = h->type == VMPI_PKT_RTS && !(h->flags & VMPI_HF_SYNC) &&
+                vmpi_g.unexp_bytes + h->len <= vmpi_g.unexp_max;
+    size_t hold = h->type == VMPI_PKT_EAGER ? paylen : pull ? h->len : 0;
+    if (hold && vmpi_g.unexp_bytes + hold > vmpi_g.unexp_max && vmpi_g.unexp_bytes > 0)
         return VMPI_AGAIN;
-    struct unexp *u = malloc(sizeof *u + paylen);
+    struct unexp *u = malloc(sizeof *u + (pull ? h->len : paylen));
     if (!u)
-        vmpi_fatal("out of memory queueing an unexpected message of %zu bytes", paylen);
+        vmpi_fatal("out of memory queueing an unexpected message of %zu bytes", hold);
     u->h = *h;
     u->src_world = src;
-    u->paylen = paylen;
+    u->paylen = pull ? h->len : paylen;
     u->scookie = scookie;
-    memcpy(u->data, pay, paylen);
-    if (h->type == VMPI_PKT_EAGER)
-        vmpi_g.unexp_bytes += paylen;
+    u->pull = NULL;
+    vmpi_g.unexp_bytes += hold;
+    if (pull) {
+        struct vmpi_req *r = vmpi_req_alloc(VMPI_REQ_RECV);
+        r->buf = u->data;
+        r->count = (MPI_Count)h->len;
+        r->dt = vmpi_dtype_get(MPI_BYTE);
+        r->len = h->len;
+        r->peer_world = src;
+        recv_outcome(r, h);
+        u->pull = r;
+        u->h.type = VMPI_PKT_EAGER;
+        struct vmpi_peer *p = &vmpi_g.peers[src];
+        p->chan->rndv_recv(p->cstate, r, pay, paylen);
+    } else {
+        memcpy(u->data, pay, paylen);
+    }
     u->next = NULL;
     u->prev = uq_tail;
     if (uq_tail)
@@ -253,6 +273,9 @@ static bool send_try(struct vmpi_req *s)
         return true;
     }
     h.type = VMPI_PKT_RTS;
+    /* A sync send must not be pulled before it is matched (see below). */
+    if (s->mode == VMPI_MODE_SYNC)
+        h.flags = VMPI_HF_SYNC;
     if (!s->tmp && !vmpi_dtype_is_contig(s->dt)) {
         s->tmp = malloc(s->len);
         if (!s->tmp)
@@ -362,7 +385,8 @@ int vmpi_p2p_isend(const void *buf, MPI_Count count, struct vmpi_dtype *dt, int 
     s->buf = (void *)buf;
     s->count = count;
     s->dt = dt;
-    s->len = (size_t)(count * vmpi_dtype_size(dt));
+    vmpi_dtype_ref(dt);
+    s->len = (size_t)(count * dt->size);
     s->tag = tag;
     s->peer = dest;
     s->comm = c;
@@ -388,6 +412,12 @@ int vmpi_p2p_isend(const void *buf, MPI_Count count, struct vmpi_dtype *dt, int 
 static void recv_unexpected(struct vmpi_req *r, struct unexp *u)
 {
     unexp_remove(u);
+    if (u->pull) {
+        while (!u->pull->done)
+            vmpi_progress();
+        vmpi_req_free(u->pull);
+        u->pull = NULL;
+    }
     if (u->h.type == VMPI_PKT_EAGER) {
         vmpi_g.unexp_bytes -= u->paylen;
         if (u->scookie)
@@ -410,6 +440,21 @@ static struct unexp *unexp_find(const struct vmpi_req *r)
     return NULL;
 }
 
+void vmpi_p2p_post_recv(struct vmpi_req *r)
+{
+    if (r->peer == MPI_PROC_NULL) {
+        r->st_source = MPI_PROC_NULL;
+        r->st_tag = MPI_ANY_TAG;
+        vmpi_req_complete(r);
+        return;
+    }
+    struct unexp *u = uq_head ? unexp_find(r) : NULL;
+    if (u)
+        recv_unexpected(r, u);
+    else
+        posted_append(r);
+}
+
 int vmpi_p2p_irecv(void *buf, MPI_Count count, struct vmpi_dtype *dt, int src, int tag,
                    struct vmpi_comm *c, int coll, struct vmpi_req **out)
 {
@@ -417,24 +462,32 @@ int vmpi_p2p_irecv(void *buf, MPI_Count count, struct vmpi_dtype *dt, int src, i
     r->buf = buf;
     r->count = count;
     r->dt = dt;
-    r->len = (size_t)(count * vmpi_dtype_size(dt));
+    vmpi_dtype_ref(dt);
+    r->len = (size_t)(count * dt->size);
     r->tag = tag;
     r->peer = src;
     r->comm = c;
     r->ctx = c->ctx + (coll ? 1u : 0u);
     *out = r;
-    if (src == MPI_PROC_NULL) {
-        r->st_source = MPI_PROC_NULL;
-        r->st_tag = MPI_ANY_TAG;
-        vmpi_req_complete(r);
-        return MPI_SUCCESS;
-    }
-    struct unexp *u = uq_head ? unexp_find(r) : NULL;
-    if (u)
-        recv_unexpected(r, u);
-    else
-        posted_append(r);
+    vmpi_p2p_post_recv(r);
     return MPI_SUCCESS;
+}
+
+bool vmpi_p2p_send_fast(const void *buf, size_t len, const struct vmpi_dtype *dt, int dest,
+                        int tag, struct vmpi_comm *c)
+{
+    int w = vmpi_comm_world_rank(c, dest);
+    struct vmpi_peer *p = &vmpi_g.peers[w];
+    if (!p->chan || len > p->chan->eager_max || !dt->contig || pend_count[w])
+        return false;
+    void *out = p->chan->reserve(p->cstate, len);
+    if (!out)
+        return false;
+    memcpy(out, vmpi_dtype_addr(buf, dt->true_lb), len);
+    struct vmpi_hdr h = {.type = VMPI_PKT_EAGER, .src = c->rank, .tag = tag, .ctx = c->ctx,
+                         .len = len};
+    p->chan->commit(p->cstate, &h, len);
+    return true;
 }
 
 bool vmpi_p2p_cancel_recv(struct vmpi_req *r)
@@ -564,6 +617,8 @@ void vmpi_p2p_finalize(void)
     while (uq_head) {
         struct unexp *u = uq_head;
         unexp_remove(u);
+        if (u->pull)
+            vmpi_req_free(u->pull);
         free(u);
     }
     vmpi_g.unexp_bytes = 0;

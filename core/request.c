@@ -2,6 +2,7 @@
  * a generation number form the cookie a peer echoes back (ACK, CTS, FIN), so
  * a stale or forged cookie is detected instead of dereferenced. */
 #include "vmpi.h"
+#include "dtype_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,9 @@ struct vmpi_req *vmpi_req_from_cookie(uint64_t cookie)
 
 void vmpi_req_free(struct vmpi_req *r)
 {
+    if (r->dt)
+        vmpi_dtype_unref(r->dt);
+    r->dt = NULL;
     free(r->tmp);
     r->tmp = NULL;
     r->kind = 0;

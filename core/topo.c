@@ -143,36 +143,81 @@ struct dsearch {
     int found;
 };
 
-/* Places factor pos (cur[pos] <= maxd) of what is left, rem. */
+/* The largest r with r^m <= x (m >= 1, x >= 1). */
+static long iroot(long x, int m)
+{
+    if (m == 1)
+        return x;
+    long lo = 1, hi = 1;
+    while (1) { /* grow hi until hi^m > x */
+        long long p = 1;
+        int over = 0;
+        for (int i = 0; i < m && !over; i++) {
+            p *= hi;
+            over = p > x;
+        }
+        if (over)
+            break;
+        lo = hi;
+        hi *= 2;
+    }
+    while (hi - lo > 1) { /* lo^m <= x < hi^m */
+        long mid = lo + (hi - lo) / 2;
+        long long p = 1;
+        int over = 0;
+        for (int i = 0; i < m && !over; i++) {
+            p *= mid;
+            over = p > x;
+        }
+        if (over)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return lo;
+}
+
+/* Is a spread of at least lb with largest factor top worse than the best? */
+static int hopeless(const struct dsearch *s, long lb, int top)
+{
+    return s->found && (lb > s->best_spread || (lb == s->best_spread && top >= s->best[0]));
+}
+
+/* Places factors pos.. (each <= maxd, non-increasing) of what is left, rem.
+ * Candidates go upwards from the smallest that can still work, so balanced
+ * answers come first and the bound cuts the rest. */
 static void dsearch(struct dsearch *s, int pos, int rem, int maxd)
 {
-    if (pos == s->k - 1) {
+    int left = s->k - pos; /* factors still to place, this one included */
+    if (left == 1) {
         if (rem > maxd)
             return;
         s->cur[pos] = rem;
         long spread = (long)s->cur[0] - rem;
-        if (!s->found || spread < s->best_spread ||
-            (spread == s->best_spread && s->cur[0] < s->best[0])) {
+        if (!hopeless(s, spread, s->cur[0])) {
             s->found = 1;
             s->best_spread = spread;
             memcpy(s->best, s->cur, sizeof(int) * (size_t)s->k);
         }
         return;
     }
-    int left = s->k - pos; /* factors still to place, this one included */
-    for (int i = s->ndiv - 1; i >= 0; i--) {
+    long lo = iroot(rem, left); /* d^left >= rem needs d >= lo (or lo + 1) */
+    for (int i = 0; i < s->ndiv; i++) {
         int d = s->div[i];
-        if (d > maxd || d > rem || rem % d)
+        if (d < lo || rem % d)
             continue;
-        /* the factors after this one are <= d, so d^left >= rem */
+        if (d > maxd || d > rem)
+            break;
         long long pw = 1;
         for (int j = 0; j < left && pw < rem; j++)
             pw *= d;
         if (pw < rem)
-            break; /* smaller divisors fail too */
-        /* the smallest factor is <= d: spread >= cur[0] - d */
-        if (s->found && pos > 0 && (long)s->cur[0] - d > s->best_spread)
-            break;
+            continue; /* the later factors (<= d) cannot make up rem */
+        /* the smallest later factor is at most the (left-1)-th root of rem/d */
+        int top = pos == 0 ? d : s->cur[0];
+        long lb = (long)top - iroot(rem / d, left - 1);
+        if (hopeless(s, lb, top))
+            break; /* lb only grows with d */
         s->cur[pos] = d;
         dsearch(s, pos + 1, rem / d, d);
     }

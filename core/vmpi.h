@@ -186,6 +186,13 @@ MPI_Count vmpi_status_get_count(const MPI_Status *st);
 #define VMPI_TAG_UB ((1 << 30) - 1)
 
 bool vmpi_p2p_cancel_recv(struct vmpi_req *r);
+/* Posts an initialized receive (which may live on the caller's stack if
+ * the caller waits for it). */
+void vmpi_p2p_post_recv(struct vmpi_req *r);
+/* A blocking standard send of contiguous data straight into the channel
+ * with no request; false when it must take the general path. */
+bool vmpi_p2p_send_fast(const void *buf, size_t len, const struct vmpi_dtype *dt, int dest,
+                        int tag, struct vmpi_comm *c);
 bool vmpi_p2p_iprobe(int src, int tag, struct vmpi_comm *c, MPI_Status *st);
 int vmpi_p2p_init(void);
 void vmpi_p2p_finalize(void);

@@ -74,6 +74,7 @@ failed (128+S for a rank killed by signal S, the errorcode for MPI_Abort);
 """
 
 TERM_GRACE = 2.0        # seconds between SIGTERM and SIGKILL in a teardown
+STUCK_GRACE = 5.0       # seconds after SIGKILL before giving up on a rank
 DRAIN_GRACE = 2.0       # seconds to wait for output EOF once all ranks exited
 MAX_PARTIAL = 1 << 20   # an unterminated line longer than this is flushed
 READ_CHUNK = 1 << 16
@@ -441,11 +442,13 @@ class Job:
                 pass
 
     def _close_pmi(self, r: _Rank) -> None:
-        if r.sock is not None:
-            self._unregister(r.sock.fileno())
+        sock, r.sock = r.sock, None
+        if sock is not None:
+            self._unregister(sock.fileno())
+            sock.close()
+            # an unterminated last command (e.g. an abort) still counts;
+            # replies to it have nowhere to go and are dropped
             self.handle_pmi_events(self.server.eof(r.rank))
-            r.sock.close()
-            r.sock = None
 
     def read_pmi(self, r: _Rank, drain: bool = False) -> None:
         """Read what the rank's PMI socket holds (all of it if ``drain``)."""
@@ -673,6 +676,11 @@ class Job:
                 self.teardown()
             if self.tearing_down and not self.killed and now >= self.term_at + TERM_GRACE:
                 self.kill_all()
+            if (self.tearing_down and now >= self.term_at + TERM_GRACE + STUCK_GRACE
+                    and any(r.returncode is None for r in self.ranks)):
+                stuck = [str(r.rank) for r in self.ranks if r.returncode is None]
+                self.say(f"rank(s) {', '.join(stuck)} survived SIGKILL (stuck in the kernel?); giving up")
+                break
 
             if all(r.returncode is not None for r in self.ranks):
                 if self.drain_deadline is None:
@@ -696,7 +704,7 @@ class Job:
         for r in self.ranks:
             if r.proc is not None:
                 try:
-                    rc = r.proc.wait(timeout=5)
+                    rc = r.proc.wait(timeout=5 if r.returncode is not None else 1)
                 except subprocess.TimeoutExpired:
                     continue
                 if r.returncode is None:

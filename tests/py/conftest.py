@@ -17,12 +17,12 @@ if str(PYDIR) not in sys.path:
 
 
 def vmpirun_cmd(*args):
-    return [sys.executable, str(VMPIRUN), *map(str, args)]
+    return [sys.executable, "-S", str(VMPIRUN), *map(str, args)]
 
 
 def fake(*args):
     """The command line of the fake rank program."""
-    return [sys.executable, str(FAKE), *map(str, args)]
+    return [sys.executable, "-S", str(FAKE), *map(str, args)]
 
 
 def run_vmpirun(*args, timeout=20, env=None, **kw):
@@ -60,6 +60,16 @@ def read_pids(piddir, nranks, timeout=10.0):
         if len(pids) == nranks or time.monotonic() > deadline:
             return pids
         time.sleep(0.02)
+
+
+def since_last_pidfile(piddir):
+    """Seconds since the last fake rank wrote its pid file.
+
+    The ranks write them right before they sync and act, so this measures
+    the teardown without the (load-dependent) start-up of the job.
+    """
+    newest = max(p.stat().st_mtime for p in Path(piddir).glob("*.pid"))
+    return time.time() - newest
 
 
 def wait_all_dead(pids, timeout=2.0):

@@ -56,7 +56,7 @@ int main(void)
     dims_case(1000000, 2, Z(0, 0), MPI_SUCCESS, Z(1000, 1000));
     dims_case(2147483647, 2, Z(0, 0), MPI_SUCCESS, Z(2147483647, 1)); /* prime */
     dims_case(1073741824, 3, Z(0, 0, 0), MPI_SUCCESS, Z(1024, 1024, 1024));
-    dims_case(720720, 6, Z(0, 0, 0, 0, 0, 0), MPI_SUCCESS, Z(12, 10, 9, 8, 7, 11));
+    dims_case(720720, 6, Z(0, 0, 0, 0, 0, 0), MPI_SUCCESS, Z(13, 11, 10, 9, 8, 7));
     /* fixed entries */
     dims_case(12, 3, Z(0, 2, 0), MPI_SUCCESS, Z(3, 2, 2));
     dims_case(8, 2, Z(2, 4), MPI_SUCCESS, Z(2, 4));

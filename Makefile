@@ -1,0 +1,36 @@
+# Convenience front end over CMake. `make test` is the README's test command.
+PREFIX ?= /usr/local
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+JOBS ?= $(shell nproc)
+PYTEST = .venv/bin/python -m pytest
+
+.PHONY: all configure install test test-c test-py test-asan main clean
+
+all: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+configure:
+	@test -f $(BUILD)/build.ninja || cmake -S . -B $(BUILD) -G Ninja >/dev/null
+
+install: all
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+test: all
+	ctest --test-dir $(BUILD) --output-on-failure -j 1
+	VMPI_BUILD=$(abspath $(BUILD)) $(PYTEST) -q tests/py
+
+# The C tests once more under AddressSanitizer and UndefinedBehaviorSanitizer.
+test-asan:
+	@test -f $(ASAN_BUILD)/build.ninja || \
+	  cmake -S . -B $(ASAN_BUILD) -G Ninja -DVMPI_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j 1 -E 'abi_mpich|netpipe'
+
+# The main job: latency and bandwidth, vmpi next to Debian's MPICH.
+main: all
+	sh bench/main.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,0 +1,453 @@
+/* MPI entry points for datatypes: constructors, queries, names, addresses,
+ * MPI_Pack/MPI_Unpack and MPI_Get_elements. Errors that concern no
+ * communicator are reported with comm NULL. */
+#include "api.h"
+
+#include "../core/dtype_impl.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+static int bad_type(struct vmpi_comm *comm, const char *fn, const char *arg, MPI_Datatype h)
+{
+    if (h == MPI_DATATYPE_NULL)
+        return vmpi_err(comm, MPI_ERR_TYPE, "%s: %s is MPI_DATATYPE_NULL", fn, arg);
+    return vmpi_err(comm, MPI_ERR_TYPE,
+                    "%s: %s 0x%08x is not a valid datatype (never created, or freed)", fn, arg,
+                    (unsigned)h);
+}
+
+/* Declares dt as the datatype behind handle h, or returns MPI_ERR_TYPE. */
+#define GET_TYPE(dt, h, comm, fn, arg)                                          \
+    struct vmpi_dtype *dt = vmpi_dtype_get(h);                                  \
+    if (VMPI_UNLIKELY(!dt))                                                     \
+        return bad_type(comm, fn, arg, h)
+
+#define CHECK_PTR(p, fn)                                                        \
+    VMPI_CHECK((p) != NULL, NULL, MPI_ERR_ARG, fn ": " #p " is NULL")
+
+/* Hands the new type out, or reports why it could not be made. */
+static int made(int rc, const struct vmpi_dtype *dt, MPI_Datatype *newtype, const char *fn)
+{
+    if (rc == MPI_ERR_NO_MEM)
+        return vmpi_err(NULL, rc, "%s: out of memory for the new datatype", fn);
+    if (rc != MPI_SUCCESS)
+        return vmpi_err(NULL, rc, "%s: the new datatype's size or bounds overflow MPI_Aint", fn);
+    *newtype = dt->handle;
+    return MPI_SUCCESS;
+}
+
+/* Checks count and the blocklength array shared by the irregular constructors. */
+static int check_blocks(int count, const int bl[], const void *disp, const char *fn)
+{
+    VMPI_CHECK(count >= 0, NULL, MPI_ERR_COUNT, "%s: count %d is negative", fn, count);
+    VMPI_CHECK(count == 0 || bl, NULL, MPI_ERR_ARG, "%s: array_of_blocklengths is NULL", fn);
+    VMPI_CHECK(count == 0 || disp, NULL, MPI_ERR_ARG, "%s: array_of_displacements is NULL", fn);
+    for (int i = 0; bl && i < count; i++)
+        VMPI_CHECK(bl[i] >= 0, NULL, MPI_ERR_ARG,
+                   "%s: array_of_blocklengths[%d] = %d is negative", fn, i, bl[i]);
+    return MPI_SUCCESS;
+}
+
+/* ---- constructors -------------------------------------------------------- */
+
+int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    VMPI_ENTER("MPI_Type_contiguous");
+    VMPI_CHECK(count >= 0, NULL, MPI_ERR_COUNT, "MPI_Type_contiguous: count %d is negative",
+               count);
+    GET_TYPE(old, oldtype, NULL, "MPI_Type_contiguous", "oldtype");
+    CHECK_PTR(newtype, "MPI_Type_contiguous");
+    struct vmpi_dtype *dt = NULL;
+    int rc = vmpi_dtype_contiguous(count, old, &dt);
+    return made(rc, dt, newtype, "MPI_Type_contiguous");
+}
+VMPI_WEAK(Type_contiguous)
+
+static int vector(int count, int blocklength, MPI_Aint stride, bool in_extents,
+                  MPI_Datatype oldtype, MPI_Datatype *newtype, const char *fn)
+{
+    VMPI_CHECK(count >= 0, NULL, MPI_ERR_COUNT, "%s: count %d is negative", fn, count);
+    VMPI_CHECK(blocklength >= 0, NULL, MPI_ERR_ARG, "%s: blocklength %d is negative", fn,
+               blocklength);
+    GET_TYPE(old, oldtype, NULL, fn, "oldtype");
+    VMPI_CHECK(newtype, NULL, MPI_ERR_ARG, "%s: newtype is NULL", fn);
+    MPI_Aint bytes = stride;
+    if (in_extents)
+        VMPI_CHECK(!__builtin_mul_overflow(stride, vmpi_dtype_ext(old), &bytes), NULL,
+                   MPI_ERR_ARG, "%s: stride %ld times the extent of oldtype overflows MPI_Aint",
+                   fn, (long)stride);
+    struct vmpi_dtype *dt = NULL;
+    int rc = vmpi_dtype_hvector(count, blocklength, bytes, old, &dt);
+    return made(rc, dt, newtype, fn);
+}
+
+int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
+                     MPI_Datatype *newtype)
+{
+    VMPI_ENTER("MPI_Type_vector");
+    return vector(count, blocklength, stride, true, oldtype, newtype, "MPI_Type_vector");
+}
+VMPI_WEAK(Type_vector)
+
+int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
+                             MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    VMPI_ENTER("MPI_Type_create_hvector");
+    return vector(count, blocklength, stride, false, oldtype, newtype,
+                  "MPI_Type_create_hvector");
+}
+VMPI_WEAK(Type_create_hvector)
+
+/* The irregular constructors share the argument checks of old/newtype. */
+static int indexed(struct vmpi_dtype_blocks *d, MPI_Datatype oldtype, MPI_Datatype *newtype,
+                   const char *fn)
+{
+    GET_TYPE(old, oldtype, NULL, fn, "oldtype");
+    VMPI_CHECK(newtype, NULL, MPI_ERR_ARG, "%s: newtype is NULL", fn);
+    d->old = old;
+    struct vmpi_dtype *dt = NULL;
+    int rc = vmpi_dtype_indexed(d, &dt);
+    return made(rc, dt, newtype, fn);
+}
+
+int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
+                      const int array_of_displacements[], MPI_Datatype oldtype,
+                      MPI_Datatype *newtype)
+{
+    VMPI_ENTER("MPI_Type_indexed");
+    int rc = check_blocks(count, array_of_blocklengths, array_of_displacements,
+                          "MPI_Type_indexed");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct vmpi_dtype_blocks d = { .count = count, .bl = array_of_blocklengths,
+                                   .idisp = array_of_displacements };
+    return indexed(&d, oldtype, newtype, "MPI_Type_indexed");
+}
+VMPI_WEAK(Type_indexed)
+
+int PMPI_Type_create_indexed_block(int count, int blocklength,
+                                   const int array_of_displacements[],
+                                   MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    VMPI_ENTER("MPI_Type_create_indexed_block");
+    VMPI_CHECK(count >= 0, NULL, MPI_ERR_COUNT,
+               "MPI_Type_create_indexed_block: count %d is negative", count);
+    VMPI_CHECK(blocklength >= 0, NULL, MPI_ERR_ARG,
+               "MPI_Type_create_indexed_block: blocklength %d is negative", blocklength);
+    VMPI_CHECK(count == 0 || array_of_displacements, NULL, MPI_ERR_ARG,
+               "MPI_Type_create_indexed_block: array_of_displacements is NULL");
+    struct vmpi_dtype_blocks d = { .count = count, .bl_all = blocklength,
+                                   .idisp = array_of_displacements };
+    return indexed(&d, oldtype, newtype, "MPI_Type_create_indexed_block");
+}
+VMPI_WEAK(Type_create_indexed_block)
+
+int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
+                              const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                              MPI_Datatype *newtype)
+{
+    VMPI_ENTER("MPI_Type_create_hindexed");
+    int rc = check_blocks(count, array_of_blocklengths, array_of_displacements,
+                          "MPI_Type_create_hindexed");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct vmpi_dtype_blocks d = { .count = count, .bl = array_of_blocklengths,
+                                   .adisp = array_of_displacements };
+    return indexed(&d, oldtype, newtype, "MPI_Type_create_hindexed");
+}
+VMPI_WEAK(Type_create_hindexed)
+
+int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
+                            const MPI_Aint array_of_displacements[],
+                            const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
+{
+    VMPI_ENTER("MPI_Type_create_struct");
+    int rc = check_blocks(count, array_of_blocklengths, array_of_displacements,
+                          "MPI_Type_create_struct");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    VMPI_CHECK(count == 0 || array_of_types, NULL, MPI_ERR_ARG,
+               "MPI_Type_create_struct: array_of_types is NULL");
+    for (int i = 0; i < count; i++) {
+        if (VMPI_UNLIKELY(!vmpi_dtype_get(array_of_types[i]))) {
+            char arg[40];
+            snprintf(arg, sizeof arg, "array_of_types[%d]", i);
+            return bad_type(NULL, "MPI_Type_create_struct", arg, array_of_types[i]);
+        }
+    }
+    CHECK_PTR(newtype, "MPI_Type_create_struct");
+    struct vmpi_dtype_blocks d = { .count = count, .bl = array_of_blocklengths,
+                                   .adisp = array_of_displacements, .types = array_of_types };
+    struct vmpi_dtype *dt = NULL;
+    rc = vmpi_dtype_indexed(&d, &dt);
+    return made(rc, dt, newtype, "MPI_Type_create_struct");
+}
+VMPI_WEAK(Type_create_struct)
+
+int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
+                             MPI_Datatype *newtype)
+{
+    VMPI_ENTER("MPI_Type_create_resized");
+    GET_TYPE(old, oldtype, NULL, "MPI_Type_create_resized", "oldtype");
+    CHECK_PTR(newtype, "MPI_Type_create_resized");
+    struct vmpi_dtype *dt = NULL;
+    int rc = vmpi_dtype_resized(old, lb, extent, &dt);
+    return made(rc, dt, newtype, "MPI_Type_create_resized");
+}
+VMPI_WEAK(Type_create_resized)
+
+int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    VMPI_ENTER("MPI_Type_dup");
+    GET_TYPE(old, oldtype, NULL, "MPI_Type_dup", "oldtype");
+    CHECK_PTR(newtype, "MPI_Type_dup");
+    struct vmpi_dtype *dt = NULL;
+    int rc = vmpi_dtype_dup(old, &dt);
+    return made(rc, dt, newtype, "MPI_Type_dup");
+}
+VMPI_WEAK(Type_dup)
+
+int PMPI_Type_commit(MPI_Datatype *datatype)
+{
+    VMPI_ENTER("MPI_Type_commit");
+    CHECK_PTR(datatype, "MPI_Type_commit");
+    GET_TYPE(dt, *datatype, NULL, "MPI_Type_commit", "datatype");
+    dt->committed = true;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Type_commit)
+
+int PMPI_Type_free(MPI_Datatype *datatype)
+{
+    VMPI_ENTER("MPI_Type_free");
+    CHECK_PTR(datatype, "MPI_Type_free");
+    GET_TYPE(dt, *datatype, NULL, "MPI_Type_free", "datatype");
+    VMPI_CHECK(!dt->builtin, NULL, MPI_ERR_TYPE,
+               "MPI_Type_free: datatype %s is predefined and cannot be freed", dt->name);
+    vmpi_dtype_free(dt);
+    *datatype = MPI_DATATYPE_NULL;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Type_free)
+
+/* ---- queries ------------------------------------------------------------- */
+
+int PMPI_Type_size(MPI_Datatype datatype, int *size)
+{
+    VMPI_ENTER("MPI_Type_size");
+    GET_TYPE(dt, datatype, NULL, "MPI_Type_size", "datatype");
+    CHECK_PTR(size, "MPI_Type_size");
+    *size = dt->size > INT_MAX ? MPI_UNDEFINED : (int)dt->size;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Type_size)
+
+int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
+{
+    VMPI_ENTER("MPI_Type_size_x");
+    GET_TYPE(dt, datatype, NULL, "MPI_Type_size_x", "datatype");
+    CHECK_PTR(size, "MPI_Type_size_x");
+    *size = dt->size;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Type_size_x)
+
+int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
+{
+    VMPI_ENTER("MPI_Type_get_extent");
+    GET_TYPE(dt, datatype, NULL, "MPI_Type_get_extent", "datatype");
+    CHECK_PTR(lb, "MPI_Type_get_extent");
+    CHECK_PTR(extent, "MPI_Type_get_extent");
+    *lb = dt->lb;
+    *extent = vmpi_dtype_ext(dt);
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Type_get_extent)
+
+int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+{
+    VMPI_ENTER("MPI_Type_get_extent_x");
+    GET_TYPE(dt, datatype, NULL, "MPI_Type_get_extent_x", "datatype");
+    CHECK_PTR(lb, "MPI_Type_get_extent_x");
+    CHECK_PTR(extent, "MPI_Type_get_extent_x");
+    *lb = dt->lb;
+    *extent = vmpi_dtype_ext(dt);
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Type_get_extent_x)
+
+int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
+{
+    VMPI_ENTER("MPI_Type_get_true_extent");
+    GET_TYPE(dt, datatype, NULL, "MPI_Type_get_true_extent", "datatype");
+    CHECK_PTR(true_lb, "MPI_Type_get_true_extent");
+    CHECK_PTR(true_extent, "MPI_Type_get_true_extent");
+    *true_lb = dt->true_lb;
+    *true_extent = dt->true_ub - dt->true_lb;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Type_get_true_extent)
+
+int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb,
+                                MPI_Count *true_extent)
+{
+    VMPI_ENTER("MPI_Type_get_true_extent_x");
+    GET_TYPE(dt, datatype, NULL, "MPI_Type_get_true_extent_x", "datatype");
+    CHECK_PTR(true_lb, "MPI_Type_get_true_extent_x");
+    CHECK_PTR(true_extent, "MPI_Type_get_true_extent_x");
+    *true_lb = dt->true_lb;
+    *true_extent = dt->true_ub - dt->true_lb;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Type_get_true_extent_x)
+
+int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
+{
+    VMPI_ENTER("MPI_Type_get_name");
+    GET_TYPE(dt, datatype, NULL, "MPI_Type_get_name", "datatype");
+    CHECK_PTR(type_name, "MPI_Type_get_name");
+    CHECK_PTR(resultlen, "MPI_Type_get_name");
+    size_t n = strlen(dt->name);
+    memcpy(type_name, dt->name, n + 1);
+    *resultlen = (int)n;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Type_get_name)
+
+int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
+{
+    VMPI_ENTER("MPI_Type_set_name");
+    GET_TYPE(dt, datatype, NULL, "MPI_Type_set_name", "datatype");
+    CHECK_PTR(type_name, "MPI_Type_set_name");
+    /* Longer names are truncated to MPI_MAX_OBJECT_NAME - 1 characters. */
+    snprintf(dt->name, sizeof dt->name, "%s", type_name);
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Type_set_name)
+
+int PMPI_Get_address(const void *location, MPI_Aint *address)
+{
+    VMPI_ENTER("MPI_Get_address");
+    CHECK_PTR(address, "MPI_Get_address");
+    *address = (MPI_Aint)(uintptr_t)location;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Get_address)
+
+/* ---- pack / unpack ------------------------------------------------------- */
+
+/* Checks what MPI_Pack, MPI_Unpack and MPI_Pack_size share and returns the
+ * packed size of (count, datatype) in *bytes. */
+static int pack_args(MPI_Comm comm, int count, MPI_Datatype datatype, struct vmpi_comm **c,
+                     struct vmpi_dtype **dtp, MPI_Count *bytes, const char *fn)
+{
+    *c = vmpi_comm_get(comm);
+    VMPI_CHECK(*c, NULL, MPI_ERR_COMM, "%s: comm 0x%08x is not a valid communicator", fn,
+               (unsigned)comm);
+    VMPI_CHECK(count >= 0, *c, MPI_ERR_COUNT, "%s: count %d is negative", fn, count);
+    GET_TYPE(dt, datatype, *c, fn, "datatype");
+    VMPI_CHECK(dt->committed, *c, MPI_ERR_TYPE,
+               "%s: datatype 0x%08x is not committed (MPI_Type_commit it first)", fn,
+               (unsigned)datatype);
+    VMPI_CHECK(!__builtin_mul_overflow(count, dt->size, bytes), *c, MPI_ERR_COUNT,
+               "%s: count %d times the datatype size overflows", fn, count);
+    *dtp = dt;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf,
+              int outsize, int *position, MPI_Comm comm)
+{
+    VMPI_ENTER("MPI_Pack");
+    struct vmpi_comm *c;
+    struct vmpi_dtype *dt;
+    MPI_Count bytes;
+    int rc = pack_args(comm, incount, datatype, &c, &dt, &bytes, "MPI_Pack");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    VMPI_CHECK(position, c, MPI_ERR_ARG, "MPI_Pack: position is NULL");
+    VMPI_CHECK(*position >= 0 && *position <= outsize, c, MPI_ERR_ARG,
+               "MPI_Pack: *position %d is outside [0, outsize %d]", *position, outsize);
+    VMPI_CHECK(bytes <= outsize - *position, c, MPI_ERR_TRUNCATE,
+               "MPI_Pack: %ld bytes of data do not fit in the %d bytes left after *position %d",
+               (long)bytes, outsize - *position, *position);
+    VMPI_CHECK(bytes == 0 || outbuf, c, MPI_ERR_BUFFER, "MPI_Pack: outbuf is NULL");
+    vmpi_dtype_pack((char *)outbuf + *position, inbuf, incount, dt, 0, (size_t)bytes);
+    *position += (int)bytes;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Pack)
+
+int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
+                MPI_Datatype datatype, MPI_Comm comm)
+{
+    VMPI_ENTER("MPI_Unpack");
+    struct vmpi_comm *c;
+    struct vmpi_dtype *dt;
+    MPI_Count bytes;
+    int rc = pack_args(comm, outcount, datatype, &c, &dt, &bytes, "MPI_Unpack");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    VMPI_CHECK(position, c, MPI_ERR_ARG, "MPI_Unpack: position is NULL");
+    VMPI_CHECK(*position >= 0 && *position <= insize, c, MPI_ERR_ARG,
+               "MPI_Unpack: *position %d is outside [0, insize %d]", *position, insize);
+    VMPI_CHECK(bytes <= insize - *position, c, MPI_ERR_TRUNCATE,
+               "MPI_Unpack: %ld bytes of data wanted but only %d left after *position %d",
+               (long)bytes, insize - *position, *position);
+    VMPI_CHECK(bytes == 0 || inbuf, c, MPI_ERR_BUFFER, "MPI_Unpack: inbuf is NULL");
+    vmpi_dtype_unpack(outbuf, outcount, dt, 0, (const char *)inbuf + *position, (size_t)bytes);
+    *position += (int)bytes;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Unpack)
+
+int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
+{
+    VMPI_ENTER("MPI_Pack_size");
+    struct vmpi_comm *c;
+    struct vmpi_dtype *dt;
+    MPI_Count bytes;
+    int rc = pack_args(comm, incount, datatype, &c, &dt, &bytes, "MPI_Pack_size");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    VMPI_CHECK(size, c, MPI_ERR_ARG, "MPI_Pack_size: size is NULL");
+    VMPI_CHECK(bytes <= INT_MAX, c, MPI_ERR_COUNT,
+               "MPI_Pack_size: the packed size %ld does not fit in an int", (long)bytes);
+    *size = (int)bytes;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Pack_size)
+
+/* ---- element counts ------------------------------------------------------ */
+
+static int elements(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *n,
+                    const char *fn)
+{
+    VMPI_CHECK(status && status != MPI_STATUS_IGNORE, NULL, MPI_ERR_ARG,
+               "%s: status is NULL or MPI_STATUS_IGNORE", fn);
+    GET_TYPE(dt, datatype, NULL, fn, "datatype");
+    *n = vmpi_dtype_elements(dt, vmpi_status_get_count(status));
+    return MPI_SUCCESS;
+}
+
+int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+    VMPI_ENTER("MPI_Get_elements");
+    CHECK_PTR(count, "MPI_Get_elements");
+    MPI_Count n;
+    int rc = elements(status, datatype, &n, "MPI_Get_elements");
+    if (rc == MPI_SUCCESS)
+        *count = n > INT_MAX ? MPI_UNDEFINED : (int)n;
+    return rc;
+}
+VMPI_WEAK(Get_elements)
+
+int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+{
+    VMPI_ENTER("MPI_Get_elements_x");
+    CHECK_PTR(count, "MPI_Get_elements_x");
+    return elements(status, datatype, count, "MPI_Get_elements_x");
+}
+VMPI_WEAK(Get_elements_x)

@@ -1,0 +1,23 @@
+#!/bin/sh
+# Installs what building, testing and benchmarking vmpi need on Debian 12,
+# and only what is missing, so it is quick on a prepared machine.
+set -e
+cd "$(dirname "$0")/.."
+pkgs="build-essential cmake ninja-build pkg-config python3 python3-venv iproute2 procps
+      mpich libmpich-dev openmpi-bin libopenmpi-dev netpipe-mpich2 libfabric-dev libfabric-bin"
+missing=""
+for p in $pkgs; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    echo "deps: installing$missing"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+# Python packages for the tests (and later the study) live in a venv.
+if [ ! -x .venv/bin/pytest ]; then
+    echo "deps: creating .venv"
+    /usr/bin/python3 -m venv .venv
+    .venv/bin/pip install -q --disable-pip-version-check pytest
+fi
