@@ -1,0 +1,28 @@
+#!/bin/sh
+# The main job: OSU-style latency and bandwidth on 2 ranks pinned to two
+# cores, vmpi side by side with Debian's MPICH and Open MPI in one run
+# (interleaved repetitions, per-size medians), then the raw limits.
+#   sh bench/main.sh [BUILD_DIR]   (REPS=N to change the repetitions)
+set -e
+build=$(cd "${1:-build}" && pwd)
+reps=${REPS:-5}
+here=$(cd "$(dirname "$0")" && pwd)
+ext=$build/bench-ext
+make -s -C "$here" MPICC=mpicc.mpich OUT="$ext/mpich" >/dev/null
+make -s -C "$here" MPICC=mpicc.openmpi OUT="$ext/openmpi" >/dev/null
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+run() {
+    python3 "$here/compare.py" --reps "$reps" \
+        --run vmpi="$build/bin/vmpirun -n 2 --bind core $build/bench/$1 $2" \
+        --run mpich="mpiexec.mpich -n 2 -bind-to core $ext/mpich/$1 $2" \
+        --run openmpi="mpiexec.openmpi -n 2 --bind-to core $ext/openmpi/$1 $2"
+}
+echo "### one-way latency (us), median of $reps interleaved runs"
+run latency ""
+echo
+echo "### bandwidth (MB/s), median of $reps interleaved runs"
+run bw ""
+echo
+echo "### physical limits: cache-line ping-pong (one-way) and memcpy bandwidth"
+"$build/bench/clping"
+"$build/bench/clping" --memcpy
