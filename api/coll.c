@@ -1,18 +1,6 @@
 /* Collective entry points: argument checks, then the algorithms in coll/. */
 #include "api.h"
 
-/* ---- interface shared by core/group.c, core/comm.c, core/topo.c, api/{group,comm,topo,coll}.c,
- * coll/simple.c (kept identical in each of those files until vmpi.h carries
- * it) ------------------------------------------------------------------- */
-int vmpi_coll_barrier(struct vmpi_comm *c);
-int vmpi_coll_bcast(void *buf, MPI_Count count, struct vmpi_dtype *dt, int root,
-                    struct vmpi_comm *c);
-int vmpi_coll_reduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
-                     MPI_Op op, int root, struct vmpi_comm *c);
-int vmpi_coll_allreduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
-                        MPI_Op op, struct vmpi_comm *c);
-/* ------------------------------------------------------------------------ */
-
 #define COMM_ARG(c, h, fn)                                                              \
     struct vmpi_comm *c = vmpi_comm_get(h);                                             \
     VMPI_CHECK(c, NULL, MPI_ERR_COMM, "%s: comm is not a valid communicator (0x%x)", fn, \

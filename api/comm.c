@@ -8,19 +8,6 @@
 
 #include "api.h"
 
-/* ---- interface shared by core/group.c, core/comm.c, core/topo.c, api/{group,comm,topo,coll}.c,
- * coll/simple.c (kept identical in each of those files until vmpi.h carries
- * it) ------------------------------------------------------------------- */
-void vmpi_group_retain(struct vmpi_group *g);
-void vmpi_grp_difference(const int *a, int na, const int *b, int nb, int *out, int *outn);
-int vmpi_comm_free(struct vmpi_comm *c);
-int vmpi_comm_dup(struct vmpi_comm *c, struct vmpi_comm **out);
-int vmpi_comm_split(struct vmpi_comm *c, int color, int key, struct vmpi_comm **out);
-int vmpi_comm_split_type(struct vmpi_comm *c, int type, int key, struct vmpi_comm **out);
-int vmpi_comm_create(struct vmpi_comm *c, struct vmpi_group *g, struct vmpi_comm **out);
-int vmpi_comm_compare(const struct vmpi_comm *a, const struct vmpi_comm *b);
-/* ------------------------------------------------------------------------ */
-
 #define COMM_ARG(c, h, fn, argname)                                                     \
     struct vmpi_comm *c = vmpi_comm_get(h);                                             \
     VMPI_CHECK(c, NULL, MPI_ERR_COMM, "%s: %s is not a valid communicator (0x%x)", fn, \

@@ -3,25 +3,6 @@
 
 #include "api.h"
 
-/* ---- interface shared by core/group.c, core/comm.c, core/topo.c, api/{group,comm,topo,coll}.c,
- * coll/simple.c (kept identical in each of those files until vmpi.h carries
- * it) ------------------------------------------------------------------- */
-int vmpi_grp_incl(const int *w, int size, int n, const int *ranks, int *out);
-int vmpi_grp_excl(const int *w, int size, int n, const int *ranks, int *out, int *outn);
-int vmpi_grp_range_incl(const int *w, int size, int n, const int (*ranges)[3], int **out,
-                        int *outn);
-void vmpi_grp_union(const int *a, int na, const int *b, int nb, int *out, int *outn);
-void vmpi_grp_intersection(const int *a, int na, const int *b, int nb, int *out, int *outn);
-void vmpi_grp_difference(const int *a, int na, const int *b, int nb, int *out, int *outn);
-int vmpi_grp_translate(const int *a, int na, int n, const int *r1, const int *b, int nb,
-                       int *r2);
-int vmpi_grp_compare(const int *a, int na, const int *b, int nb);
-struct vmpi_group *vmpi_group_new(int size, int *world);
-void vmpi_group_retain(struct vmpi_group *g);
-void vmpi_group_release(struct vmpi_group *g);
-void vmpi_group_finalize(void);
-/* ------------------------------------------------------------------------ */
-
 #define GROUP_ARG(g, h, fname, argname)                                              \
     struct vmpi_group *g = vmpi_group_get(h);                                        \
     VMPI_CHECK(g, NULL, MPI_ERR_GROUP, "%s: %s is not a valid group (0x%x)", fname, \

@@ -214,6 +214,8 @@ static int persistent_init(const char *fn, void *buf, int count, MPI_Datatype da
     r->peer = peer;
     r->tag = tag;
     r->comm = c;
+    vmpi_comm_retain(c);
+    vmpi_dtype_ref(dt);
     *request = vmpi_req_handle(r);
     return MPI_SUCCESS;
 }
@@ -456,7 +458,7 @@ static int multi_error(const char *fn, int err, MPI_Status statuses[])
                     vmpi_err_class(err) == MPI_ERR_TRUNCATE ? "message truncated" : "error");
 }
 
-int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
+int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses)
 {
     VMPI_ENTER("MPI_Waitall");
     int rc = check_array("MPI_Waitall", count, array_of_requests);
@@ -471,7 +473,7 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of
 VMPI_WEAK(Waitall)
 
 int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
-                 MPI_Status array_of_statuses[])
+                 MPI_Status *array_of_statuses)
 {
     VMPI_ENTER("MPI_Testall");
     VMPI_CHECK(flag, NULL, MPI_ERR_ARG, "MPI_Testall: flag is NULL");
@@ -586,7 +588,7 @@ static int some_common(const char *fn, int incount, MPI_Request reqs[], int *out
 }
 
 int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
-                  int array_of_indices[], MPI_Status array_of_statuses[])
+                  int array_of_indices[], MPI_Status *array_of_statuses)
 {
     VMPI_ENTER("MPI_Waitsome");
     return some_common("MPI_Waitsome", incount, array_of_requests, outcount, array_of_indices,
@@ -595,7 +597,7 @@ int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
 VMPI_WEAK(Waitsome)
 
 int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
-                  int array_of_indices[], MPI_Status array_of_statuses[])
+                  int array_of_indices[], MPI_Status *array_of_statuses)
 {
     VMPI_ENTER("MPI_Testsome");
     return some_common("MPI_Testsome", incount, array_of_requests, outcount, array_of_indices,

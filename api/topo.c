@@ -6,17 +6,6 @@
  * coordinate out of range, MPI_ERR_RANK for a rank outside the grid. */
 #include "api.h"
 
-/* ---- interface shared by core/group.c, core/comm.c, core/topo.c, api/{group,comm,topo,coll}.c,
- * coll/simple.c (kept identical in each of those files until vmpi.h carries
- * it) ------------------------------------------------------------------- */
-int vmpi_topo_cart_create(struct vmpi_comm *c, int ndims, const int *dims, const int *periods,
-                          struct vmpi_comm **out);
-void vmpi_topo_cart_coords(const struct vmpi_comm *c, int rank, int *coords);
-int vmpi_topo_cart_rank(const struct vmpi_comm *c, const int *coords, int *rank);
-void vmpi_topo_cart_shift(const struct vmpi_comm *c, int dir, int disp, int *src, int *dst);
-int vmpi_topo_dims_create(int nnodes, int ndims, int *dims);
-/* ------------------------------------------------------------------------ */
-
 #define COMM_ARG(c, h, fn)                                                              \
     struct vmpi_comm *c = vmpi_comm_get(h);                                             \
     VMPI_CHECK(c, NULL, MPI_ERR_COMM, "%s: comm is not a valid communicator (0x%x)", fn, \

@@ -15,20 +15,6 @@
 #include "../core/dtype_impl.h" /* true_ub */
 #include "../core/vmpi.h"
 
-/* ---- interface shared by core/group.c, core/comm.c, core/topo.c, api/{group,comm,topo,coll}.c,
- * coll/simple.c (kept identical in each of those files until vmpi.h carries
- * it) ------------------------------------------------------------------- */
-int vmpi_coll_barrier(struct vmpi_comm *c);
-int vmpi_coll_bcast(void *buf, MPI_Count count, struct vmpi_dtype *dt, int root,
-                    struct vmpi_comm *c);
-int vmpi_coll_reduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
-                     MPI_Op op, int root, struct vmpi_comm *c);
-int vmpi_coll_allreduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
-                        MPI_Op op, struct vmpi_comm *c);
-int vmpi_coll_allgather(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
-                        struct vmpi_comm *c);
-/* ------------------------------------------------------------------------ */
-
 enum {
     TAG_BARRIER = 0x100, /* + round */
     TAG_BCAST = 0x200,
@@ -51,7 +37,7 @@ static void *tmp_alloc(MPI_Count count, const struct vmpi_dtype *dt, void **raw)
     *raw = malloc(len);
     if (!*raw)
         return NULL;
-    return (char *)*raw - lo;
+    return vmpi_dtype_addr(*raw, -lo);
 }
 
 /* dst = src for (count, dt) layouts, through a bounce buffer. */

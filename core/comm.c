@@ -23,29 +23,6 @@
 #include "vmpi.h"
 #include "../locality/locality.h"
 
-/* ---- interface shared by core/group.c, core/comm.c, core/topo.c, api/{group,comm,topo,coll}.c,
- * coll/simple.c (kept identical in each of those files until vmpi.h carries
- * it) ------------------------------------------------------------------- */
-struct vmpi_group *vmpi_group_new(int size, int *world);
-void vmpi_group_retain(struct vmpi_group *g);
-void vmpi_group_release(struct vmpi_group *g);
-void vmpi_group_finalize(void);
-int vmpi_grp_compare(const int *a, int na, const int *b, int nb);
-int vmpi_coll_allreduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
-                        MPI_Op op, struct vmpi_comm *c);
-int vmpi_coll_allgather(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
-                        struct vmpi_comm *c);
-void vmpi_comm_retain(struct vmpi_comm *c);
-void vmpi_comm_release(struct vmpi_comm *c);
-int vmpi_comm_free(struct vmpi_comm *c);
-int vmpi_comm_dup(struct vmpi_comm *c, struct vmpi_comm **out);
-int vmpi_comm_split(struct vmpi_comm *c, int color, int key, struct vmpi_comm **out);
-int vmpi_comm_split_type(struct vmpi_comm *c, int type, int key, struct vmpi_comm **out);
-int vmpi_comm_create(struct vmpi_comm *c, struct vmpi_group *g, struct vmpi_comm **out);
-int vmpi_comm_compare(const struct vmpi_comm *a, const struct vmpi_comm *b);
-int vmpi_topo_set_cart(struct vmpi_comm *c, int ndims, const int *dims, const int *periods);
-/* ------------------------------------------------------------------------ */
-
 #define CTX_SLOTS 2048 /* ids 0, 2, ..., 4094 */
 #define CTX_WORDS (CTX_SLOTS / 32)
 static uint32_t ctx_free[CTX_WORDS]; /* bit set: id free on this process */

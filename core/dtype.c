@@ -1,5 +1,5 @@
 /* Datatypes: the predefined ones with MPICH's handles, the derived-type
- * constructors (flattened to a list of contiguous blocks), pack/unpack over
+ * constructors (flattened to a list of contiguous runs), pack/unpack over
  * arbitrary windows of the packed stream, and basic-element counting.
  * Layout rules (bounds, markers, struct padding) follow MPI-3.1 section 4.1. */
 #include "dtype_impl.h"
@@ -84,7 +84,8 @@ static void builtin_run(struct vmpi_dtype *dt, MPI_Aint off, MPI_Aint len, MPI_A
     if (last && last->esize == esize && last->off + last->len == off) {
         last->len += len;
     } else {
-        dt->blk[dt->nblk++] = (struct vmpi_dblk){ off, len, dt->size, esize };
+        dt->blk[dt->nblk++] =
+            (struct vmpi_dblk){ .off = off, .len = len, .rep = 1, .pos = dt->size, .esize = esize };
     }
     dt->size += len;
     dt->nelem += len / esize;
@@ -247,13 +248,25 @@ static void b_bounds(struct build *b, const struct vmpi_dtype *old, MPI_Aint d)
     }
 }
 
-static void b_run(struct build *b, MPI_Aint off, MPI_Aint len, MPI_Aint esize)
+/* Appends rep runs of len bytes at off, stride apart: merged into the last
+ * entry when they extend it, either as one longer run (adjacent single runs)
+ * or as more repetitions of it (same length, same spacing). */
+static void b_rec(struct build *b, MPI_Aint off, MPI_Aint len, MPI_Aint rep, MPI_Aint stride,
+                  MPI_Aint esize)
 {
     struct vmpi_dtype *dt = b->dt;
-    if (dt->nblk) {
+    if (dt->nblk && dt->blk[dt->nblk - 1].esize == esize) {
         struct vmpi_dblk *last = &dt->blk[dt->nblk - 1];
-        if (last->esize == esize && last->off + last->len == off) {
+        if (rep == 1 && last->rep == 1 && last->off + last->len == off) {
             last->len += len;
+            return;
+        }
+        MPI_Aint s = last->rep == 1 ? off - last->off : last->stride, next;
+        if (last->len == len && (rep == 1 || stride == s) &&
+            !__builtin_mul_overflow(last->rep, s, &next) &&
+            !__builtin_add_overflow(last->off, next, &next) && next == off) {
+            last->stride = s;
+            last->rep += rep;
             return;
         }
     }
@@ -268,7 +281,8 @@ static void b_run(struct build *b, MPI_Aint off, MPI_Aint len, MPI_Aint esize)
         dt->blk = nb;
         b->cap = cap;
     }
-    dt->blk[dt->nblk++] = (struct vmpi_dblk){ .off = off, .len = len, .esize = esize };
+    dt->blk[dt->nblk++] = (struct vmpi_dblk){ .off = off, .len = len, .rep = rep,
+                                              .stride = rep > 1 ? stride : 0, .esize = esize };
 }
 
 /* Appends n copies of old, the first at disp, the next ones every extent. */
@@ -293,15 +307,18 @@ static void b_add(struct build *b, const struct vmpi_dtype *old, MPI_Aint disp, 
     if (b->err || old->size == 0)
         return;
     /* Every run now lies between the end copies' true bounds, checked above. */
-    if (old->nblk == 1 && old->blk[0].len == ext) {
-        /* The copies touch: one run for all of them. */
-        b_run(b, disp + old->blk[0].off, size, old->blk[0].esize);
+    const struct vmpi_dblk *o = old->blk;
+    if (old->nblk == 1 && o->rep == 1) {
+        if (o->len == ext) /* the copies touch: one run for all */
+            b_rec(b, disp + o->off, size, 1, 0, o->esize);
+        else
+            b_rec(b, disp + o->off, o->len, n, ext, o->esize);
         return;
     }
     for (MPI_Count j = 0; j < n && !b->err; j++) {
         MPI_Aint base = disp + j * ext;
         for (size_t i = 0; i < old->nblk; i++)
-            b_run(b, base + old->blk[i].off, old->blk[i].len, old->blk[i].esize);
+            b_rec(b, base + o[i].off, o[i].len, o[i].rep, o[i].stride, o[i].esize);
     }
 }
 
@@ -312,10 +329,10 @@ static int b_register(struct vmpi_dtype *dt)
     dt->nelem = 0;
     for (size_t i = 0; i < dt->nblk; i++) {
         dt->blk[i].pos = pos;
-        pos += dt->blk[i].len;
-        dt->nelem += dt->blk[i].len / dt->blk[i].esize;
+        pos += dt->blk[i].len * dt->blk[i].rep;
+        dt->nelem += dt->blk[i].len / dt->blk[i].esize * dt->blk[i].rep;
     }
-    dt->contig = dt->nblk == 1 && dt->blk[0].off == dt->true_lb &&
+    dt->contig = dt->nblk == 1 && dt->blk[0].rep == 1 && dt->blk[0].off == dt->true_lb &&
                  dt->blk[0].len == dt->size && vmpi_dtype_ext(dt) == dt->size;
     dt->refcount = 1;
     uint32_t idx;
@@ -457,7 +474,7 @@ int vmpi_dtype_dup(const struct vmpi_dtype *old, struct vmpi_dtype **out)
 
 /* ---- pack / unpack ------------------------------------------------------ */
 
-/* The block holding byte r of one element's packed form. */
+/* The entry holding byte r of one element's packed form. */
 static size_t find_block(const struct vmpi_dtype *dt, MPI_Aint r)
 {
     size_t lo = 0, hi = dt->nblk - 1;
@@ -479,7 +496,7 @@ static size_t move(char *packed, const void *buf, MPI_Count count,
     if (count <= 0 || dt->size == 0)
         return 0;
     size_t size = (size_t)dt->size, total = (size_t)count * size;
-    if (off >= total)
+    if (off >= total || len == 0)
         return 0;
     if (len > total - off)
         len = total - off;
@@ -492,23 +509,27 @@ static size_t move(char *packed, const void *buf, MPI_Count count,
     MPI_Aint r = (MPI_Aint)(off % size); /* position inside the current element */
     const char *elem = vmpi_dtype_addr(buf, (MPI_Aint)(off / size) * ext);
     size_t i = find_block(dt, r);
-    for (size_t done = 0; done < len;) {
+    /* The window may start inside a run: which repetition, and how far in. */
+    MPI_Aint j = (r - dt->blk[i].pos) / dt->blk[i].len;
+    MPI_Aint in = (r - dt->blk[i].pos) % dt->blk[i].len;
+    for (size_t done = 0;;) {
         const struct vmpi_dblk *b = &dt->blk[i];
-        MPI_Aint in = r - b->pos;
-        size_t n = (size_t)(b->len - in);
-        if (n > len - done)
-            n = len - done;
-        char *p = vmpi_dtype_addr(elem, b->off + in);
-        memcpy(pack ? packed + done : p, pack ? p : packed + done, n);
-        done += n;
-        r += (MPI_Aint)n;
-        if (r == b->pos + b->len && ++i == dt->nblk) {
+        for (; j < b->rep; j++, in = 0) {
+            size_t n = (size_t)(b->len - in);
+            if (n > len - done)
+                n = len - done;
+            char *p = vmpi_dtype_addr(elem, b->off + j * b->stride + in);
+            memcpy(pack ? packed + done : p, pack ? p : packed + done, n);
+            done += n;
+            if (done == len)
+                return len;
+        }
+        j = 0;
+        if (++i == dt->nblk) {
             i = 0;
-            r = 0;
             elem = vmpi_dtype_addr(elem, ext);
         }
     }
-    return len;
 }
 
 size_t vmpi_dtype_pack(void *out, const void *buf, MPI_Count count,
@@ -531,7 +552,7 @@ MPI_Count vmpi_dtype_elements(const struct vmpi_dtype *dt, MPI_Count bytes)
     MPI_Count n = bytes / dt->size * dt->nelem;
     MPI_Aint r = bytes % dt->size;
     for (size_t i = 0; r > 0; i++) {
-        MPI_Aint t = min_a(r, dt->blk[i].len);
+        MPI_Aint t = min_a(r, dt->blk[i].len * dt->blk[i].rep);
         if (t % dt->blk[i].esize)
             return MPI_UNDEFINED;
         n += t / dt->blk[i].esize;

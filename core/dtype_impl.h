@@ -1,20 +1,24 @@
 /* Datatype internals shared by core/dtype.c, core/op.c and api/type.c.
  *
- * A datatype is kept flattened: the list of contiguous runs ("blocks") that
- * make up ONE element, in type-map order, with adjacent runs of the same
- * basic element size merged. Packing walks that list and copies each run
- * with one memcpy; count > 1 repeats it every extent bytes. */
+ * A datatype is kept flattened: the list of contiguous runs that make up ONE
+ * element, in type-map order. Adjacent runs of the same basic element size
+ * are merged, and equally spaced runs of one length are stored once with a
+ * repeat count, so a vector of a million blocks is one entry. Packing walks
+ * the list and copies each run with one memcpy; count > 1 repeats the walk
+ * every extent bytes. */
 #ifndef VMPI_CORE_DTYPE_IMPL_H
 #define VMPI_CORE_DTYPE_IMPL_H
 
 #include "vmpi.h"
 
-/* One contiguous run of data in one element. */
+/* rep runs of len bytes, the first at off, the next ones stride bytes apart. */
 struct vmpi_dblk {
-    MPI_Aint off;   /* from the element's address; may be negative */
-    MPI_Aint len;   /* bytes, > 0, a multiple of esize */
-    MPI_Aint pos;   /* where the run starts in the element's packed form */
-    MPI_Aint esize; /* size of the basic elements it holds (MPI_Get_elements) */
+    MPI_Aint off;    /* from the element's address; may be negative */
+    MPI_Aint len;    /* bytes, > 0, a multiple of esize */
+    MPI_Aint rep;    /* >= 1 */
+    MPI_Aint stride; /* meaningful when rep > 1; may be negative or 0 */
+    MPI_Aint pos;    /* where the first run starts in the element's packed form */
+    MPI_Aint esize;  /* size of the basic elements it holds (MPI_Get_elements) */
 };
 
 struct vmpi_dtype {
@@ -22,7 +26,7 @@ struct vmpi_dtype {
     int refcount;        /* the handle's reference plus one per holder; unused by builtins */
     bool builtin;
     bool committed;
-    bool contig;         /* one block at true_lb, len == size == extent */
+    bool contig;         /* one run at true_lb, len == size == extent */
     bool has_lb, has_ub; /* bounds fixed by MPI_LB/MPI_UB markers or by resized */
     /* The one predefined type all data is made of (selects the reduction
      * kernel): 0 if there is no data at all, MPI_DATATYPE_NULL if mixed. */

@@ -10,7 +10,8 @@ int vmpi_htab_add(struct vmpi_htab *t, void *obj, uint32_t *idx)
         t->slot[*idx] = obj;
         return 0;
     }
-    if (t->used == 0)
+    bool first = t->used == 0;
+    if (first)
         t->used = 1; /* index 0 stays invalid */
     if (t->used >= t->cap) {
         uint32_t ncap = t->cap ? 2 * t->cap : 64;
@@ -25,6 +26,8 @@ int vmpi_htab_add(struct vmpi_htab *t, void *obj, uint32_t *idx)
             return -1;
         t->free = nf;
         t->cap = ncap;
+        if (first)
+            t->slot[0] = NULL;
     }
     *idx = t->used++;
     t->slot[*idx] = obj;

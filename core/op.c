@@ -261,8 +261,8 @@ int vmpi_op_check(MPI_Op op, const struct vmpi_dtype *dt)
 
 /* ---- applying ---------------------------------------------------------- */
 
-/* Runs k over every block of count elements: one call for a contiguous
- * type, else one per block (all blocks hold whole esize elements). */
+/* Runs k over every run of count elements: one call for a contiguous type,
+ * else one per run (every run holds whole esize elements). */
 static void run(kern_fn *k, size_t esize, const void *in, void *io, MPI_Count count,
                 const struct vmpi_dtype *dt)
 {
@@ -274,14 +274,16 @@ static void run(kern_fn *k, size_t esize, const void *in, void *io, MPI_Count co
     MPI_Aint ext = vmpi_dtype_ext(dt);
     for (MPI_Count c = 0; c < count; c++) {
         for (size_t i = 0; i < dt->nblk; i++) {
-            MPI_Aint off = c * ext + dt->blk[i].off;
-            k(vmpi_dtype_addr(in, off), vmpi_dtype_addr(io, off),
-              (size_t)dt->blk[i].len / esize);
+            const struct vmpi_dblk *b = &dt->blk[i];
+            for (MPI_Aint j = 0; j < b->rep; j++) {
+                MPI_Aint off = c * ext + b->off + j * b->stride;
+                k(vmpi_dtype_addr(in, off), vmpi_dtype_addr(io, off), (size_t)(b->len / esize));
+            }
         }
     }
 }
 
-/* A derived type's blocks may split a pair between value and index, so a
+/* A derived type's runs may split a pair between value and index, so a
  * non-contiguous one goes through the packed stream, where pair j sits at
  * j * (vsize + sizeof(int)) with its index right after the value. */
 static void run_pairs(pair_fn *f, const struct pair_info *pi, const void *in, void *io,

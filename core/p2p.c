@@ -390,6 +390,7 @@ int vmpi_p2p_isend(const void *buf, MPI_Count count, struct vmpi_dtype *dt, int 
     s->tag = tag;
     s->peer = dest;
     s->comm = c;
+    vmpi_comm_retain(c);
     s->ctx = c->ctx + (coll ? 1u : 0u);
     *out = s;
     if (dest == MPI_PROC_NULL) {
@@ -467,6 +468,7 @@ int vmpi_p2p_irecv(void *buf, MPI_Count count, struct vmpi_dtype *dt, int src, i
     r->tag = tag;
     r->peer = src;
     r->comm = c;
+    vmpi_comm_retain(c);
     r->ctx = c->ctx + (coll ? 1u : 0u);
     *out = r;
     vmpi_p2p_post_recv(r);

@@ -62,6 +62,10 @@ void vmpi_req_free(struct vmpi_req *r)
     if (r->dt)
         vmpi_dtype_unref(r->dt);
     r->dt = NULL;
+    /* Requests keep their communicator alive past MPI_Comm_free. */
+    if (r->comm)
+        vmpi_comm_release(r->comm);
+    r->comm = NULL;
     free(r->tmp);
     r->tmp = NULL;
     r->kind = 0;

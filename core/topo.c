@@ -10,22 +10,6 @@
 
 #include "vmpi.h"
 
-/* ---- interface shared by core/group.c, core/comm.c, core/topo.c, api/{group,comm,topo,coll}.c,
- * coll/simple.c (kept identical in each of those files until vmpi.h carries
- * it) ------------------------------------------------------------------- */
-struct vmpi_group *vmpi_group_new(int size, int *world);
-void vmpi_group_release(struct vmpi_group *g);
-int vmpi_comm_create(struct vmpi_comm *c, struct vmpi_group *g, struct vmpi_comm **out);
-int vmpi_comm_free(struct vmpi_comm *c);
-int vmpi_topo_set_cart(struct vmpi_comm *c, int ndims, const int *dims, const int *periods);
-int vmpi_topo_cart_create(struct vmpi_comm *c, int ndims, const int *dims, const int *periods,
-                          struct vmpi_comm **out);
-void vmpi_topo_cart_coords(const struct vmpi_comm *c, int rank, int *coords);
-int vmpi_topo_cart_rank(const struct vmpi_comm *c, const int *coords, int *rank);
-void vmpi_topo_cart_shift(const struct vmpi_comm *c, int dir, int disp, int *src, int *dst);
-int vmpi_topo_dims_create(int nnodes, int ndims, int *dims);
-/* ------------------------------------------------------------------------ */
-
 /* Attaches a Cartesian topology (copies of dims and periods, periods as 0/1). */
 int vmpi_topo_set_cart(struct vmpi_comm *c, int ndims, const int *dims, const int *periods)
 {

@@ -117,6 +117,52 @@ static inline int vmpi_comm_world_rank(const struct vmpi_comm *c, int r)
 int vmpi_comm_init(void);   /* builds MPI_COMM_WORLD and MPI_COMM_SELF */
 void vmpi_comm_finalize(void);
 
+/* Group arithmetic on plain arrays of world ranks (core/group.c). */
+int vmpi_grp_incl(const int *w, int size, int n, const int *ranks, int *out);
+int vmpi_grp_excl(const int *w, int size, int n, const int *ranks, int *out, int *outn);
+int vmpi_grp_range_incl(const int *w, int size, int n, const int (*ranges)[3], int **out,
+                        int *outn);
+void vmpi_grp_union(const int *a, int na, const int *b, int nb, int *out, int *outn);
+void vmpi_grp_intersection(const int *a, int na, const int *b, int nb, int *out, int *outn);
+void vmpi_grp_difference(const int *a, int na, const int *b, int nb, int *out, int *outn);
+int vmpi_grp_translate(const int *a, int na, int n, const int *r1, const int *b, int nb,
+                       int *r2);
+int vmpi_grp_compare(const int *a, int na, const int *b, int nb);
+struct vmpi_group *vmpi_group_new(int size, int *world);
+void vmpi_group_retain(struct vmpi_group *g);
+void vmpi_group_release(struct vmpi_group *g);
+void vmpi_group_finalize(void);
+
+/* Communicator construction (core/comm.c); collective where MPI says so. */
+void vmpi_comm_retain(struct vmpi_comm *c);
+void vmpi_comm_release(struct vmpi_comm *c);
+int vmpi_comm_free(struct vmpi_comm *c);
+int vmpi_comm_dup(struct vmpi_comm *c, struct vmpi_comm **out);
+int vmpi_comm_split(struct vmpi_comm *c, int color, int key, struct vmpi_comm **out);
+int vmpi_comm_split_type(struct vmpi_comm *c, int type, int key, struct vmpi_comm **out);
+int vmpi_comm_create(struct vmpi_comm *c, struct vmpi_group *g, struct vmpi_comm **out);
+int vmpi_comm_compare(const struct vmpi_comm *a, const struct vmpi_comm *b);
+
+/* Cartesian topologies (core/topo.c). */
+int vmpi_topo_set_cart(struct vmpi_comm *c, int ndims, const int *dims, const int *periods);
+int vmpi_topo_cart_create(struct vmpi_comm *c, int ndims, const int *dims, const int *periods,
+                          struct vmpi_comm **out);
+void vmpi_topo_cart_coords(const struct vmpi_comm *c, int rank, int *coords);
+int vmpi_topo_cart_rank(const struct vmpi_comm *c, const int *coords, int *rank);
+void vmpi_topo_cart_shift(const struct vmpi_comm *c, int dir, int disp, int *src, int *dst);
+int vmpi_topo_dims_create(int nnodes, int ndims, int *dims);
+
+/* ---- collectives (coll/) --------------------------------------------------- */
+int vmpi_coll_barrier(struct vmpi_comm *c);
+int vmpi_coll_bcast(void *buf, MPI_Count count, struct vmpi_dtype *dt, int root,
+                    struct vmpi_comm *c);
+int vmpi_coll_reduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
+                     MPI_Op op, int root, struct vmpi_comm *c);
+int vmpi_coll_allreduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
+                        MPI_Op op, struct vmpi_comm *c);
+int vmpi_coll_allgather(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
+                        struct vmpi_comm *c);
+
 /* ---- requests and point-to-point (core/request.c, core/p2p.c) ----------- */
 enum vmpi_req_kind { VMPI_REQ_SEND = 1, VMPI_REQ_RECV = 2 };
 enum vmpi_send_mode { VMPI_MODE_STD = 0, VMPI_MODE_SYNC = 1, VMPI_MODE_READY = 2 };

@@ -457,21 +457,21 @@ VMPI_API(int, MPI_Startall, (int count, MPI_Request array_of_requests[]))
 
 VMPI_API(int, MPI_Wait, (MPI_Request *request, MPI_Status *status))
 VMPI_API(int, MPI_Waitall, (int count, MPI_Request array_of_requests[],
-                            MPI_Status array_of_statuses[]))
+                            MPI_Status *array_of_statuses))
 VMPI_API(int, MPI_Waitany, (int count, MPI_Request array_of_requests[],
                             int *indx, MPI_Status *status))
 VMPI_API(int, MPI_Waitsome, (int incount, MPI_Request array_of_requests[],
                              int *outcount, int array_of_indices[],
-                             MPI_Status array_of_statuses[]))
+                             MPI_Status *array_of_statuses))
 VMPI_API(int, MPI_Test, (MPI_Request *request, int *flag,
                          MPI_Status *status))
 VMPI_API(int, MPI_Testall, (int count, MPI_Request array_of_requests[],
-                            int *flag, MPI_Status array_of_statuses[]))
+                            int *flag, MPI_Status *array_of_statuses))
 VMPI_API(int, MPI_Testany, (int count, MPI_Request array_of_requests[],
                             int *indx, int *flag, MPI_Status *status))
 VMPI_API(int, MPI_Testsome, (int incount, MPI_Request array_of_requests[],
                              int *outcount, int array_of_indices[],
-                             MPI_Status array_of_statuses[]))
+                             MPI_Status *array_of_statuses))
 VMPI_API(int, MPI_Cancel, (MPI_Request *request))
 VMPI_API(int, MPI_Request_free, (MPI_Request *request))
 
