@@ -149,8 +149,7 @@ struct vmpi_dtype *vmpi_dtype_get(MPI_Datatype h)
     case VMPI_HK_DIRECT:
         return VMPI_HINDEX(h) < NPAIR ? &builtin[NBASIC + VMPI_HINDEX(h)] : NULL;
     case VMPI_HK_INDIRECT:
-        /* Index 0 is never handed out (and its slot never written). */
-        return VMPI_HINDEX(h) ? vmpi_htab_get(&user_types, VMPI_HINDEX(h)) : NULL;
+        return vmpi_htab_get(&user_types, VMPI_HINDEX(h));
     default:
         return NULL;
     }

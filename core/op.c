@@ -319,7 +319,7 @@ void vmpi_op_apply(MPI_Op op, const void *in, void *inout, MPI_Count count,
         run(copy_bytes, 1, in, inout, count, dt);
         return;
     }
-    if (!i || vmpi_op_check(op, dt) != MPI_SUCCESS)
+    if (vmpi_op_check(op, dt) != MPI_SUCCESS)
         vmpi_fatal("vmpi_op_apply: op 0x%x is not defined on datatype 0x%x "
                    "(callers must vmpi_op_check first)", (unsigned)op, (unsigned)dt->handle);
     struct tinfo ti = tinfo_of(dt->basic);

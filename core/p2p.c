@@ -16,7 +16,14 @@
  * total held stays under vmpi_g.unexp_max (VMPI_UNEXPECTED_MAX bytes,
  * default 64 MiB). Past that, vmpi_core_incoming() answers VMPI_AGAIN and
  * the channel leaves the message in its ring, so the sender stalls when the
- * ring is full instead of the receiver's memory growing without bound. */
+ * ring is full instead of the receiver's memory growing without bound.
+ *
+ * Crossing rendezvous: two ranks that block in large sends to each other
+ * would wait forever for each other's receive. When the progress engine has
+ * spun idle for a while (PULL_IDLE_POLLS polls in a row), it pulls the data
+ * of unexpected rendezvous messages into heap buffers (within the same
+ * cap), which completes their senders. A receive posted in time still gets
+ * the single copy straight into its buffer. */
 #include "vmpi.h"
 #include "dtype_impl.h"
 #include "../channel/chan.h"
@@ -30,8 +37,9 @@ struct unexp {
     int src_world;
     size_t paylen;      /* bytes at data: message (EAGER) or RTS info */
     uint64_t scookie;   /* sync send to acknowledge, or 0 */
-    struct vmpi_req *pull; /* rendezvous data being pulled into data[] */
-    unsigned char data[];
+    struct vmpi_req *pull; /* rendezvous data being pulled into pullbuf */
+    unsigned char *pullbuf;
+    unsigned char data[];  /* eager message or RTS info */
 };
 
 static struct vmpi_req *pq_head, *pq_tail; /* posted receives */
@@ -201,37 +209,20 @@ int vmpi_core_incoming(int src, const struct vmpi_hdr *h, const void *pay, size_
         return 0;
     }
 
-    /* An unexpected rendezvous is pulled into a buffer while memory allows,
-     * so two ranks that both block in large sends to each other proceed. */
-    bool pull = h->type == VMPI_PKT_RTS && !(h->flags & VMPI_HF_SYNC) &&
-                vmpi_g.unexp_bytes + h->len <= vmpi_g.unexp_max;
-    size_t hold = h->type == VMPI_PKT_EAGER ? paylen : pull ? h->len : 0;
+    size_t hold = h->type == VMPI_PKT_EAGER ? paylen : 0;
     if (hold && vmpi_g.unexp_bytes + hold > vmpi_g.unexp_max && vmpi_g.unexp_bytes > 0)
         return VMPI_AGAIN;
-    struct unexp *u = malloc(sizeof *u + (pull ? h->len : paylen));
+    struct unexp *u = malloc(sizeof *u + paylen);
     if (!u)
-        vmpi_fatal("out of memory queueing an unexpected message of %zu bytes", hold);
+        vmpi_fatal("out of memory queueing an unexpected message of %zu bytes", paylen);
     u->h = *h;
     u->src_world = src;
-    u->paylen = pull ? h->len : paylen;
+    u->paylen = paylen;
     u->scookie = scookie;
     u->pull = NULL;
+    u->pullbuf = NULL;
     vmpi_g.unexp_bytes += hold;
-    if (pull) {
-        struct vmpi_req *r = vmpi_req_alloc(VMPI_REQ_RECV);
-        r->buf = u->data;
-        r->count = (MPI_Count)h->len;
-        r->dt = vmpi_dtype_get(MPI_BYTE);
-        r->len = h->len;
-        r->peer_world = src;
-        recv_outcome(r, h);
-        u->pull = r;
-        u->h.type = VMPI_PKT_EAGER;
-        struct vmpi_peer *p = &vmpi_g.peers[src];
-        p->chan->rndv_recv(p->cstate, r, pay, paylen);
-    } else {
-        memcpy(u->data, pay, paylen);
-    }
+    memcpy(u->data, pay, paylen);
     u->next = NULL;
     u->prev = uq_tail;
     if (uq_tail)
@@ -417,9 +408,10 @@ static void recv_unexpected(struct vmpi_req *r, struct unexp *u)
         while (!u->pull->done)
             vmpi_progress();
         vmpi_req_free(u->pull);
-        u->pull = NULL;
-    }
-    if (u->h.type == VMPI_PKT_EAGER) {
+        vmpi_g.unexp_bytes -= u->h.len;
+        recv_eager(r, &u->h, u->pullbuf);
+        free(u->pullbuf);
+    } else if (u->h.type == VMPI_PKT_EAGER) {
         vmpi_g.unexp_bytes -= u->paylen;
         if (u->scookie)
             send_ack(u->src_world, u->scookie);
@@ -595,11 +587,46 @@ int vmpi_p2p_sendrecv(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt
 
 /* ---- progress ---------------------------------------------------------------- */
 
+/* Starts pulling every unexpected rendezvous message that memory allows.
+ * Sync sends are left alone: their completion must mean "matched". */
+static void pull_unexpected(void)
+{
+    for (struct unexp *u = uq_head; u; u = u->next) {
+        if (u->h.type != VMPI_PKT_RTS || u->pull || (u->h.flags & VMPI_HF_SYNC) ||
+            vmpi_g.unexp_bytes + u->h.len > vmpi_g.unexp_max)
+            continue;
+        u->pullbuf = malloc(u->h.len ? u->h.len : 1);
+        if (!u->pullbuf)
+            continue;
+        struct vmpi_req *r = vmpi_req_alloc(VMPI_REQ_RECV);
+        r->buf = u->pullbuf;
+        r->count = (MPI_Count)u->h.len;
+        r->dt = vmpi_dtype_get(MPI_BYTE);
+        r->len = u->h.len;
+        r->peer_world = u->src_world;
+        recv_outcome(r, &u->h);
+        u->pull = r;
+        vmpi_g.unexp_bytes += u->h.len;
+        struct vmpi_peer *p = &vmpi_g.peers[u->src_world];
+        p->chan->rndv_recv(p->cstate, r, u->data, u->paylen);
+    }
+}
+
+#define PULL_IDLE_POLLS 4096
+
 int vmpi_progress(void)
 {
+    static unsigned idle;
     int n = vmpi_smp_chan.poll();
     if (VMPI_UNLIKELY(pend_head != NULL))
         n += pend_progress();
+    if (n) {
+        idle = 0;
+    } else if (VMPI_UNLIKELY(++idle >= PULL_IDLE_POLLS)) {
+        idle = 0;
+        if (uq_head)
+            pull_unexpected();
+    }
     return n;
 }
 
@@ -621,6 +648,7 @@ void vmpi_p2p_finalize(void)
         unexp_remove(u);
         if (u->pull)
             vmpi_req_free(u->pull);
+        free(u->pullbuf);
         free(u);
     }
     vmpi_g.unexp_bytes = 0;

@@ -148,8 +148,8 @@ static void test_constructors(void)
     /* vector(3, 2, 4, INT): blocks at 0, 16, 32 bytes, 8 bytes each. */
     dt = ok(vmpi_dtype_hvector(3, 2, 16, i32, &dt), &dt, "vector");
     check_bounds(dt, "vector(3,2,4,INT)", 24, 0, 40, 0, 40);
-    CHECK(!vmpi_dtype_is_contig(dt) && dt->nblk == 3, "vector has 3 blocks, got %zu",
-          dt->nblk);
+    CHECK(!vmpi_dtype_is_contig(dt) && dt->nblk == 1 && dt->blk[0].rep == 3,
+          "vector is one entry of 3 runs, got %zu entries", dt->nblk);
 
     /* Stride equal to the block: the blocks merge into one. */
     dt = ok(vmpi_dtype_hvector(4, 3, 12, i32, &dt), &dt, "dense vector");
@@ -205,7 +205,8 @@ static void test_constructors(void)
     CHECK(!vmpi_dtype_is_contig(rs), "resized with a gap is not contiguous");
     dt = ok(vmpi_dtype_contiguous(3, rs, &dt), &dt, "contiguous of resized");
     check_bounds(dt, "contiguous(3, resized)", 12, -2, 30, 0, 24);
-    CHECK_EQ(dt->nblk, 3, "contiguous of resized blocks");
+    CHECK(dt->nblk == 1 && dt->blk[0].rep == 3 && dt->blk[0].stride == 10,
+          "contiguous of resized: one entry of 3 runs 10 bytes apart");
 
     /* A resized subtype's markers stop the struct padding: ub stays at 12. */
     struct vmpi_dtype *r12 = ok(vmpi_dtype_resized(f64, 0, 12, &dt), &dt, "resized(DOUBLE,0,12)");
@@ -453,6 +454,46 @@ static void test_round_trips(void)
     dt = ok(vmpi_dtype_hvector(4, 3, -20, T(MPI_SHORT), &dt), &dt, "negative hvector");
     r_vector(&r, &rsh, 4, 3, -20, 66);
     round_trip("hvector(4,3,-20,SHORT) x2", dt, &r, 2);
+
+    /* Repeated runs: equal spacing merges (even across copies of a
+     * repeated entry), anything else starts a new entry. */
+    dt = ok(vmpi_dtype_hvector(2, 1, 8, T(MPI_INT), &dt), &dt, "vector(2,1,2)");
+    col = ok(vmpi_dtype_resized(dt, 0, 16, &col), &col, "resized to 16");
+    dt = ok(vmpi_dtype_contiguous(3, col, &dt), &dt, "contiguous of resized vector");
+    CHECK(dt->nblk == 1 && dt->blk[0].rep == 6 && dt->blk[0].stride == 8,
+          "contiguous(3, resized vector) is one entry of 6 runs");
+    r_vector(&r, &ri, 6, 1, 8, 48);
+    round_trip("contiguous(3, resized vector) x2", dt, &r, 2);
+    static const int hbl3[] = { 1, 1, 1, 2, 1, 1 };
+    static const MPI_Aint hd3[] = { 0, 8, 12, 40, 40, 40 };
+    d = (struct vmpi_dtype_blocks){ .count = 6, .bl = hbl3, .adisp = hd3, .old = T(MPI_INT) };
+    dt = ok(vmpi_dtype_indexed(&d, &dt), &dt, "hindexed with repeats");
+    {
+        const struct ref *o[] = { &ri, &ri, &ri, &ri, &ri, &ri };
+        r_blocks(&r, o, 6, hbl3, hd3, 48);
+    }
+    round_trip("hindexed {0,8,12,40x3} x3", dt, &r, 3);
+    /* A single int, then a repeated entry with a different spacing. */
+    struct vmpi_dtype *v2 = ok(vmpi_dtype_hvector(2, 1, 8, T(MPI_INT), &v2), &v2, "vector");
+    MPI_Datatype mix[] = { MPI_INT, v2->handle };
+    static const int mbl[] = { 1, 1 };
+    static const MPI_Aint mdisp[] = { 0, 4 };
+    d = (struct vmpi_dtype_blocks){ .count = 2, .bl = mbl, .adisp = mdisp, .types = mix };
+    dt = ok(vmpi_dtype_indexed(&d, &dt), &dt, "struct {int; vector}");
+    {
+        const struct ref *o[] = { &ri, &ri, &ri };
+        const int one[] = { 1, 1, 1 };
+        const MPI_Aint b[] = { 0, 4, 12 };
+        r_blocks(&r, o, 3, one, b, 16);
+    }
+    round_trip("struct {int at 0; vector(2,1,2,INT) at 4} x2", dt, &r, 2);
+    dt = ok(vmpi_dtype_hvector(3, 2, 100, col, &dt), &dt, "hvector of resized vector");
+    {
+        struct ref rv;
+        r_vector(&rv, &ri, 2, 1, 8, 16);
+        r_vector(&r, &rv, 3, 2, 100, 232);
+    }
+    round_trip("hvector(3,2,100, resized vector) x2", dt, &r, 2);
 
     /* A padded builtin pair and a contiguous type (one memcpy path). */
     {
