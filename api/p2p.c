@@ -18,8 +18,7 @@ static int check_buf(const char *fn, MPI_Comm comm, struct vmpi_comm **c, const 
     VMPI_CHECK(vmpi_dtype_committed(*dt), *c, MPI_ERR_TYPE,
                "%s: datatype %#x is not committed", fn, (unsigned)datatype);
     /* MPI_BOTTOM (NULL) is legal with derived types holding absolute addresses. */
-    VMPI_CHECK(buf || count == 0 || VMPI_HKIND(datatype) != VMPI_HK_BUILTIN ||
-                   vmpi_dtype_size(*dt) == 0,
+    VMPI_CHECK(buf || count == 0 || !(*dt)->builtin || (*dt)->size == 0,
                *c, MPI_ERR_BUFFER, "%s: buffer is NULL with count %d", fn, count);
     return MPI_SUCCESS;
 }
@@ -45,23 +44,65 @@ static int check_src(const char *fn, struct vmpi_comm *c, int src, int tag)
     return MPI_SUCCESS;
 }
 
-#define CHECK_SEND(fn)                                                         \
-    struct vmpi_comm *c;                                                       \
-    struct vmpi_dtype *dt;                                                     \
-    int rc_ = check_buf(fn, comm, &c, buf, count, datatype, &dt);              \
-    if (rc_ == MPI_SUCCESS)                                                    \
-        rc_ = check_dest(fn, c, dest, tag);                                    \
-    if (rc_ != MPI_SUCCESS)                                                    \
-    return rc_
+/* The fast predicates: true when the arguments need no further look.
+ * Otherwise the check_* functions above find and report the problem. */
+static inline bool buf_ok(MPI_Comm comm, const void *buf, int count, MPI_Datatype datatype,
+                          struct vmpi_comm **c, struct vmpi_dtype **dt)
+{
+    *c = vmpi_comm_lookup(comm);
+    *dt = vmpi_dtype_lookup(datatype);
+    return *c && *dt && (*dt)->committed && count >= 0 &&
+           (buf || count == 0 || !(*dt)->builtin || (*dt)->size == 0);
+}
 
-#define CHECK_RECV(fn)                                                         \
-    struct vmpi_comm *c;                                                       \
-    struct vmpi_dtype *dt;                                                     \
-    int rc_ = check_buf(fn, comm, &c, buf, count, datatype, &dt);              \
-    if (rc_ == MPI_SUCCESS)                                                    \
-        rc_ = check_src(fn, c, source, tag);                                   \
-    if (rc_ != MPI_SUCCESS)                                                    \
-    return rc_
+static inline bool dest_ok(const struct vmpi_comm *c, int dest, int tag)
+{
+    return ((unsigned)dest < (unsigned)c->size || dest == MPI_PROC_NULL) &&
+           (unsigned)tag <= VMPI_TAG_UB;
+}
+
+static inline bool src_ok(const struct vmpi_comm *c, int src, int tag)
+{
+    return ((unsigned)src < (unsigned)c->size || src == MPI_ANY_SOURCE ||
+            src == MPI_PROC_NULL) &&
+           ((unsigned)tag <= VMPI_TAG_UB || tag == MPI_ANY_TAG);
+}
+
+__attribute__((cold, noinline)) static int send_args_error(const char *fn, MPI_Comm comm,
+                                                           const void *buf, int count,
+                                                           MPI_Datatype datatype, int dest,
+                                                           int tag)
+{
+    struct vmpi_comm *c;
+    struct vmpi_dtype *dt;
+    int rc = check_buf(fn, comm, &c, buf, count, datatype, &dt);
+    return rc != MPI_SUCCESS ? rc : check_dest(fn, c, dest, tag);
+}
+
+__attribute__((cold, noinline)) static int recv_args_error(const char *fn, MPI_Comm comm,
+                                                           const void *buf, int count,
+                                                           MPI_Datatype datatype, int src,
+                                                           int tag)
+{
+    struct vmpi_comm *c;
+    struct vmpi_dtype *dt;
+    int rc = check_buf(fn, comm, &c, buf, count, datatype, &dt);
+    return rc != MPI_SUCCESS ? rc : check_src(fn, c, src, tag);
+}
+
+#define CHECK_SEND(fn)                                                                   \
+    struct vmpi_comm *c;                                                                 \
+    struct vmpi_dtype *dt;                                                               \
+    if (VMPI_UNLIKELY(!buf_ok(comm, buf, count, datatype, &c, &dt) ||                    \
+                      !dest_ok(c, dest, tag)))                                           \
+    return send_args_error(fn, comm, buf, count, datatype, dest, tag)
+
+#define CHECK_RECV(fn)                                                                   \
+    struct vmpi_comm *c;                                                                 \
+    struct vmpi_dtype *dt;                                                               \
+    if (VMPI_UNLIKELY(!buf_ok(comm, buf, count, datatype, &c, &dt) ||                    \
+                      !src_ok(c, source, tag)))                                          \
+    return recv_args_error(fn, comm, buf, count, datatype, source, tag)
 
 /* Reports a truncated receive through the communicator's error handler. */
 static int recv_error(const char *fn, const struct vmpi_req *r)
@@ -521,8 +562,10 @@ static int any_common(const char *fn, int count, MPI_Request reqs[], int *index,
     }
     if (flag)
         *flag = i != -1;
-    if (i == -1)
+    if (i == -1) {
+        *index = MPI_UNDEFINED; /* MPI-3.1 3.7.5: Testany with nothing done */
         return MPI_SUCCESS;
+    }
     *index = i;
     if (i == MPI_UNDEFINED) {
         empty_status(status);

@@ -33,7 +33,9 @@ static_assert(sizeof(struct vmpi_hdr) == 24, "packet header is 24 bytes");
 
 struct vmpi_chan {
     const char *name;
-    size_t eager_max; /* largest message sent eagerly */
+    /* Sends a packet whose payload is len contiguous bytes at buf: 0, or 1
+     * when there is no room now. */
+    int (*send)(void *cstate, const struct vmpi_hdr *h, const void *buf, size_t len);
     /* Room for a packet carrying paylen bytes after the header; returns
      * where the payload goes, or NULL when there is no room now. */
     void *(*reserve)(void *cstate, size_t paylen);
@@ -73,6 +75,6 @@ void *vmpi_req_rdata(struct vmpi_req *rreq, size_t *n);
 /* Records the received size and completes rreq. */
 void vmpi_req_recv_done(struct vmpi_req *rreq);
 
-extern struct vmpi_chan vmpi_smp_chan;
+extern const struct vmpi_chan vmpi_smp_chan;
 
 #endif

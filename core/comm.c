@@ -294,11 +294,13 @@ int vmpi_comm_init(void)
     ctx_mark(0, 1);
     ctx_mark(2, 1);
     comm_ready = 1;
+    vmpi_g.world = &comm_world;
     return MPI_SUCCESS;
 }
 
 void vmpi_comm_finalize(void)
 {
+    vmpi_g.world = NULL;
     if (!comm_ready)
         return;
     for (uint32_t i = 1; i < comm_tab.used; i++) { /* index 0 is never used */

@@ -61,7 +61,7 @@ static const struct pdesc pair_desc[] = {
 
 static struct vmpi_dtype builtin[NBASIC + NPAIR];
 static struct vmpi_dblk builtin_blk[NBASIC + NPAIR][2];
-static struct vmpi_dtype *by_low_byte[256]; /* basic builtins by handle bits 0-7 */
+struct vmpi_dtype *vmpi_dtype_basic[256]; /* basic builtins by handle bits 0-7 */
 static struct vmpi_htab user_types;
 
 static void set_builtin(struct vmpi_dtype *dt, struct vmpi_dblk *blk, MPI_Datatype h,
@@ -93,7 +93,7 @@ static void builtin_run(struct vmpi_dtype *dt, MPI_Aint off, MPI_Aint len, MPI_A
 
 int vmpi_dtype_init(void)
 {
-    memset(by_low_byte, 0, sizeof by_low_byte);
+    memset(vmpi_dtype_basic, 0, sizeof vmpi_dtype_basic);
     for (size_t i = 0; i < NBASIC; i++) {
         const struct bdesc *d = &basic_desc[i];
         struct vmpi_dtype *dt = &builtin[i];
@@ -107,7 +107,7 @@ int vmpi_dtype_init(void)
             dt->has_ub = d->h == MPI_UB;
         }
         dt->contig = d->size > 0;
-        by_low_byte[(uint32_t)d->h & 0xffu] = dt;
+        vmpi_dtype_basic[(uint32_t)d->h & 0xffu] = dt;
     }
     for (size_t i = 0; i < NPAIR; i++) {
         const struct pdesc *d = &pair_desc[i];
@@ -143,7 +143,7 @@ struct vmpi_dtype *vmpi_dtype_get(MPI_Datatype h)
         return NULL;
     switch (VMPI_HKIND(h)) {
     case VMPI_HK_BUILTIN: {
-        struct vmpi_dtype *dt = by_low_byte[(uint32_t)h & 0xffu];
+        struct vmpi_dtype *dt = vmpi_dtype_basic[(uint32_t)h & 0xffu];
         return dt && dt->handle == h ? dt : NULL;
     }
     case VMPI_HK_DIRECT:

@@ -50,6 +50,19 @@ struct vmpi_pair_si { short v; int i; };
 struct vmpi_pair_2i { int v; int i; };
 struct vmpi_pair_ldi { long double v; int i; };
 
+/* vmpi_dtype_get with the predefined basic types (builtin kind, indexed by
+ * the handle's low byte) inline, for the point-to-point fast path. */
+extern struct vmpi_dtype *vmpi_dtype_basic[256];
+static inline struct vmpi_dtype *vmpi_dtype_lookup(MPI_Datatype h)
+{
+    if (VMPI_LIKELY(VMPI_HKIND(h) == VMPI_HK_BUILTIN)) {
+        struct vmpi_dtype *dt = vmpi_dtype_basic[(uint32_t)h & 0xffu];
+        if (VMPI_LIKELY(dt != NULL && dt->handle == h))
+            return dt;
+    }
+    return vmpi_dtype_get(h);
+}
+
 static inline MPI_Aint vmpi_dtype_ext(const struct vmpi_dtype *dt)
 {
     return dt->ub - dt->lb;

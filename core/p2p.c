@@ -8,7 +8,7 @@
  * MPI_ANY_TAG. Each pair of ranks uses one channel that delivers in order,
  * so non-overtaking holds.
  *
- * Messages up to the channel's eager_max go eagerly (header + data in one
+ * Messages up to the peer's eager_max (set by its channel) go eagerly (header + data in one
  * packet); larger ones by rendezvous, whose data movement belongs to the
  * channel (single copy by CMA, or a pipeline through shared buffers).
  *
@@ -155,10 +155,13 @@ static void send_ack(int world, uint64_t cookie)
 }
 
 /* A receive matched an eager message whose data is at pay. */
-static void recv_eager(struct vmpi_req *r, const struct vmpi_hdr *h, const void *pay)
+static inline void recv_eager(struct vmpi_req *r, const struct vmpi_hdr *h, const void *pay)
 {
     recv_outcome(r, h);
-    vmpi_req_deliver(r, 0, pay, r->st_bytes);
+    if (VMPI_LIKELY(r->dt->contig))
+        memcpy(vmpi_dtype_addr(r->buf, r->dt->true_lb), pay, r->st_bytes);
+    else
+        vmpi_dtype_unpack(r->buf, r->count, r->dt, 0, pay, r->st_bytes);
     vmpi_req_complete(r);
 }
 
@@ -167,7 +170,18 @@ static void recv_eager(struct vmpi_req *r, const struct vmpi_hdr *h, const void 
 int vmpi_core_incoming(int src, const struct vmpi_hdr *h, const void *pay, size_t paylen)
 {
     uint64_t scookie = 0;
-    if (h->type == VMPI_PKT_ACK) {
+    if (VMPI_LIKELY(h->type == VMPI_PKT_EAGER)) {
+        if (VMPI_UNLIKELY(h->flags & VMPI_HF_SYNC)) {
+            if (paylen < sizeof scookie)
+                vmpi_fatal("malformed sync packet from rank %d", src);
+            memcpy(&scookie, pay, sizeof scookie);
+            pay = (const char *)pay + sizeof scookie;
+            paylen -= sizeof scookie;
+        }
+        if (VMPI_UNLIKELY(paylen != h->len))
+            vmpi_fatal("eager packet from rank %d: length %zu, header says %llu", src,
+                       paylen, (unsigned long long)h->len);
+    } else if (h->type == VMPI_PKT_ACK) {
         if (paylen != sizeof scookie)
             vmpi_fatal("malformed ACK packet from rank %d", src);
         memcpy(&scookie, pay, sizeof scookie);
@@ -176,18 +190,6 @@ int vmpi_core_incoming(int src, const struct vmpi_hdr *h, const void *pay, size_
             vmpi_fatal("ACK from rank %d names no pending send", src);
         vmpi_req_complete(s);
         return 0;
-    }
-    if (h->type == VMPI_PKT_EAGER) {
-        if (h->flags & VMPI_HF_SYNC) {
-            if (paylen < sizeof scookie)
-                vmpi_fatal("malformed sync packet from rank %d", src);
-            memcpy(&scookie, pay, sizeof scookie);
-            pay = (const char *)pay + sizeof scookie;
-            paylen -= sizeof scookie;
-        }
-        if (paylen != h->len)
-            vmpi_fatal("eager packet from rank %d: length %zu, header says %llu", src,
-                       paylen, (unsigned long long)h->len);
     } else if (h->type != VMPI_PKT_RTS) {
         vmpi_fatal("unknown packet type %u from rank %d", h->type, src);
     }
@@ -242,8 +244,14 @@ static bool send_try(struct vmpi_req *s)
     const struct vmpi_chan *ch = p->chan;
     struct vmpi_hdr h = {.type = VMPI_PKT_EAGER, .src = s->comm->rank, .tag = s->tag,
                          .ctx = s->ctx, .len = s->len};
-    if (s->len <= ch->eager_max) {
+    if (s->len <= p->eager_max) {
         bool sync = s->mode == VMPI_MODE_SYNC;
+        if (!sync && (s->tmp || s->dt->contig)) {
+            if (ch->send(p->cstate, &h, vmpi_req_sdata(s), s->len))
+                return false;
+            vmpi_req_complete(s);
+            return true;
+        }
         size_t paylen = s->len + (sync ? sizeof(uint64_t) : 0);
         char *out = ch->reserve(p->cstate, paylen);
         if (!out)
@@ -254,7 +262,7 @@ static bool send_try(struct vmpi_req *s)
             memcpy(out, &c, sizeof c);
             out += sizeof c;
         }
-        if (s->tmp || vmpi_dtype_is_contig(s->dt))
+        if (s->tmp || s->dt->contig)
             memcpy(out, vmpi_req_sdata(s), s->len);
         else
             vmpi_dtype_pack(out, s->buf, s->count, s->dt, 0, s->len);
@@ -438,6 +446,7 @@ void vmpi_p2p_post_recv(struct vmpi_req *r)
     if (r->peer == MPI_PROC_NULL) {
         r->st_source = MPI_PROC_NULL;
         r->st_tag = MPI_ANY_TAG;
+        r->st_bytes = 0; /* MPI_Recv's request lives on the stack, uninitialized */
         vmpi_req_complete(r);
         return;
     }
@@ -472,16 +481,11 @@ bool vmpi_p2p_send_fast(const void *buf, size_t len, const struct vmpi_dtype *dt
 {
     int w = vmpi_comm_world_rank(c, dest);
     struct vmpi_peer *p = &vmpi_g.peers[w];
-    if (!p->chan || len > p->chan->eager_max || !dt->contig || pend_count[w])
+    if (!p->chan || len > p->eager_max || !dt->contig || pend_count[w])
         return false;
-    void *out = p->chan->reserve(p->cstate, len);
-    if (!out)
-        return false;
-    memcpy(out, vmpi_dtype_addr(buf, dt->true_lb), len);
     struct vmpi_hdr h = {.type = VMPI_PKT_EAGER, .src = c->rank, .tag = tag, .ctx = c->ctx,
                          .len = len};
-    p->chan->commit(p->cstate, &h, len);
-    return true;
+    return p->chan->send(p->cstate, &h, vmpi_dtype_addr(buf, dt->true_lb), len) == 0;
 }
 
 bool vmpi_p2p_cancel_recv(struct vmpi_req *r)

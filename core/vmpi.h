@@ -253,6 +253,7 @@ struct vmpi_chan;
 struct vmpi_peer {
     const struct vmpi_chan *chan; /* which channel reaches this world rank */
     void *cstate;                 /* that channel's per-peer state */
+    size_t eager_max;             /* largest message the channel sends eagerly */
 };
 
 struct vmpi_global {
@@ -260,10 +261,19 @@ struct vmpi_global {
     int rank, size;          /* world */
     int thread_level;
     struct vmpi_peer *peers; /* indexed by world rank */
+    struct vmpi_comm *world; /* MPI_COMM_WORLD, for the lookup fast path */
     char job_id[40];         /* from VMPI_JOB_ID or PMI kvsname */
     size_t unexp_bytes, unexp_max; /* unexpected eager data held, and its cap */
 };
 extern struct vmpi_global vmpi_g;
+
+/* vmpi_comm_get with MPI_COMM_WORLD inline. */
+static inline struct vmpi_comm *vmpi_comm_lookup(MPI_Comm h)
+{
+    if (VMPI_LIKELY(h == MPI_COMM_WORLD && vmpi_g.world))
+        return vmpi_g.world;
+    return vmpi_comm_get(h);
+}
 
 int vmpi_core_init(int required, int *provided);
 int vmpi_core_finalize(void);

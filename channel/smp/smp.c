@@ -107,7 +107,8 @@ static void smp_commit(void *cs, const struct vmpi_hdr *h, size_t paylen)
     vmpi_ring_commit(&p->tx, paylen + sizeof *h);
 }
 
-static bool ctl_try(struct smp_peer *p, const struct vmpi_hdr *h, const void *pay, size_t paylen)
+static bool ring_put(struct smp_peer *p, const struct vmpi_hdr *h, const void *pay,
+                     size_t paylen)
 {
     char *r = vmpi_ring_reserve(&p->tx, paylen + sizeof *h);
     if (!r)
@@ -118,10 +119,16 @@ static bool ctl_try(struct smp_peer *p, const struct vmpi_hdr *h, const void *pa
     return true;
 }
 
+static int smp_send(void *cs, const struct vmpi_hdr *h, const void *buf, size_t len)
+{
+    struct smp_peer *p = cs;
+    return !p->bl_head && ring_put(p, h, buf, len) ? 0 : 1;
+}
+
 static void smp_send_ctl(void *cs, const struct vmpi_hdr *h, const void *pay, size_t paylen)
 {
     struct smp_peer *p = cs;
-    if (!p->bl_head && ctl_try(p, h, pay, paylen))
+    if (!p->bl_head && ring_put(p, h, pay, paylen))
         return;
     struct ctl *c = malloc(sizeof *c + paylen);
     if (!c)
@@ -316,7 +323,7 @@ static int poll_peer(struct smp_peer *p)
     int n = 0;
     while (p->bl_head) {
         struct ctl *c = p->bl_head;
-        if (!ctl_try(p, &c->h, c->pay, c->paylen))
+        if (!ring_put(p, &c->h, c->pay, c->paylen))
             break;
         p->bl_head = c->next;
         if (!p->bl_head)
@@ -380,8 +387,9 @@ static void smp_finalize(void)
     seg = NULL;
 }
 
-struct vmpi_chan vmpi_smp_chan = {
+const struct vmpi_chan vmpi_smp_chan = {
     .name = "smp",
+    .send = smp_send,
     .reserve = smp_reserve,
     .commit = smp_commit,
     .send_ctl = smp_send_ctl,
@@ -466,7 +474,8 @@ int vmpi_smp_init(const int *worlds, const int *pids, int nlocal, int me)
     nslots = ns;
     slot_bytes = sb;
     size_t cap = vmpi_ring_max_len(ncells) - sizeof(struct vmpi_hdr) - sizeof(uint64_t);
-    vmpi_smp_chan.eager_max = eager_max < cap ? eager_max : cap;
+    if (eager_max > cap)
+        eager_max = cap;
     peers = calloc(nlocal > 1 ? (size_t)nlocal - 1 : 1, sizeof *peers);
     if (!peers)
         vmpi_fatal("smp: out of memory");
@@ -486,6 +495,7 @@ int vmpi_smp_init(const int *worlds, const int *pids, int nlocal, int me)
         p->bulk_in = in + vmpi_ring_bytes(ncells);
         vmpi_g.peers[p->world].chan = &vmpi_smp_chan;
         vmpi_g.peers[p->world].cstate = p;
+        vmpi_g.peers[p->world].eager_max = eager_max;
     }
     return 0;
 }
