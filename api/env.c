@@ -193,8 +193,9 @@ int PMPI_Error_class(int errorcode, int *errorclass)
 {
     if (!errorclass || errorcode < 0)
         return MPI_ERR_ARG;
+    /* The class bits stay valid after the code's message slot is reused. */
     *errorclass = vmpi_err_class(errorcode);
-    if (errorcode >= 128 && !vmpi_err_text(errorcode))
+    if (*errorclass > MPI_T_ERR_INVALID)
         return MPI_ERR_ARG;
     return MPI_SUCCESS;
 }

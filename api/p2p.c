@@ -449,13 +449,40 @@ static int check_array(const char *fn, int count, MPI_Request reqs[])
     return MPI_SUCCESS;
 }
 
+/* Remembers the first failed request's communicator (kept alive past the
+ * request's release): its error handler decides what MPI_ERR_IN_STATUS does. */
+static void note_error(struct vmpi_req *op, int e, int *err, struct vmpi_comm **ecomm)
+{
+    if (e == MPI_SUCCESS)
+        return;
+    *err = e;
+    if (!*ecomm && op->comm) {
+        *ecomm = op->comm;
+        vmpi_comm_retain(op->comm);
+    }
+}
+
+/* Retires one done request of an array; its error goes to its status. */
+static void finish_in_array(const char *fn, MPI_Request *h, struct vmpi_req *r, MPI_Status *st,
+                            int *err, struct vmpi_comm **ecomm)
+{
+    struct vmpi_req *op = r->persistent ? r->inner : r;
+    int e = op->st_error;
+    op->st_error = MPI_SUCCESS;
+    note_error(op, e, err, ecomm);
+    req_finish(fn, h, r, st);
+    if (st != MPI_STATUS_IGNORE)
+        st->MPI_ERROR = e;
+}
+
 /* Completes every done request of the array into statuses; with all set,
  * only when all are done. Returns completions, or -1 for "not all done". */
 static int finish_done(const char *fn, int count, MPI_Request reqs[], MPI_Status statuses[],
-                       int *err)
+                       int *err, struct vmpi_comm **ecomm)
 {
     int n = 0;
     *err = MPI_SUCCESS;
+    *ecomm = NULL;
     for (int i = 0; i < count; i++) {
         struct vmpi_req *r;
         int s = req_state(reqs[i], &r);
@@ -466,15 +493,7 @@ static int finish_done(const char *fn, int count, MPI_Request reqs[], MPI_Status
                 st->MPI_ERROR = MPI_SUCCESS;
             continue;
         }
-        /* A truncation must not abort here: errors go to the status. */
-        struct vmpi_req *op = r->persistent ? r->inner : r;
-        int e = op->st_error;
-        op->st_error = MPI_SUCCESS;
-        req_finish(fn, &reqs[i], r, st);
-        if (st != MPI_STATUS_IGNORE)
-            st->MPI_ERROR = e;
-        if (e != MPI_SUCCESS)
-            *err = e;
+        finish_in_array(fn, &reqs[i], r, st, err, ecomm);
         n++;
     }
     return n;
@@ -490,13 +509,15 @@ static bool all_done(int count, MPI_Request reqs[])
     return true;
 }
 
-static int multi_error(const char *fn, int err, MPI_Status statuses[])
+static int multi_error(const char *fn, int err, struct vmpi_comm *ecomm)
 {
     if (err == MPI_SUCCESS)
         return MPI_SUCCESS;
-    (void)statuses;
-    return vmpi_err(NULL, MPI_ERR_IN_STATUS, "%s: a request failed (%s); see its status", fn,
-                    vmpi_err_class(err) == MPI_ERR_TRUNCATE ? "message truncated" : "error");
+    int rc = vmpi_err(ecomm, MPI_ERR_IN_STATUS, "%s: a request failed (%s); see its status",
+                      fn, vmpi_err_class(err) == MPI_ERR_TRUNCATE ? "message truncated" : "error");
+    if (ecomm)
+        vmpi_comm_release(ecomm);
+    return rc;
 }
 
 int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses)
@@ -508,8 +529,9 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_o
     while (!all_done(count, array_of_requests))
         vmpi_progress();
     int err;
-    finish_done("MPI_Waitall", count, array_of_requests, array_of_statuses, &err);
-    return multi_error("MPI_Waitall", err, array_of_statuses);
+    struct vmpi_comm *ecomm;
+    finish_done("MPI_Waitall", count, array_of_requests, array_of_statuses, &err, &ecomm);
+    return multi_error("MPI_Waitall", err, ecomm);
 }
 VMPI_WEAK(Waitall)
 
@@ -527,8 +549,9 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
     if (!*flag)
         return MPI_SUCCESS;
     int err;
-    finish_done("MPI_Testall", count, array_of_requests, array_of_statuses, &err);
-    return multi_error("MPI_Testall", err, array_of_statuses);
+    struct vmpi_comm *ecomm;
+    finish_done("MPI_Testall", count, array_of_requests, array_of_statuses, &err, &ecomm);
+    return multi_error("MPI_Testall", err, ecomm);
 }
 VMPI_WEAK(Testall)
 
@@ -611,23 +634,16 @@ static int some_common(const char *fn, int incount, MPI_Request reqs[], int *out
         return MPI_SUCCESS;
     }
     int n = 0, err = MPI_SUCCESS;
+    struct vmpi_comm *ecomm = NULL;
     for (i = 0; i < incount; i++) {
         struct vmpi_req *r;
         if (req_state(reqs[i], &r) != R_DONE)
             continue;
-        MPI_Status *st = status_at(statuses, n);
-        struct vmpi_req *op = r->persistent ? r->inner : r;
-        int e = op->st_error;
-        op->st_error = MPI_SUCCESS;
-        req_finish(fn, &reqs[i], r, st);
-        if (st != MPI_STATUS_IGNORE)
-            st->MPI_ERROR = e;
-        if (e != MPI_SUCCESS)
-            err = e;
+        finish_in_array(fn, &reqs[i], r, status_at(statuses, n), &err, &ecomm);
         indices[n++] = i;
     }
     *outcount = n;
-    return multi_error(fn, err, statuses);
+    return multi_error(fn, err, ecomm);
 }
 
 int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,

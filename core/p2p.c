@@ -17,6 +17,9 @@
  * default 64 MiB). Past that, vmpi_core_incoming() answers VMPI_AGAIN and
  * the channel leaves the message in its ring, so the sender stalls when the
  * ring is full instead of the receiver's memory growing without bound.
+ * The cap never blocks a peer that this rank is waiting for (a posted
+ * receive or a probe could match it), since the wanted message may sit in
+ * the ring behind the unwanted ones.
  *
  * Crossing rendezvous: two ranks that block in large sends to each other
  * would wait forever for each other's receive. When the progress engine has
@@ -167,6 +170,21 @@ static inline void recv_eager(struct vmpi_req *r, const struct vmpi_hdr *h, cons
 
 /* ---- incoming packets ---------------------------------------------------- */
 
+/* World rank a probe is looking at (or ANY_SOURCE) while it polls; -3 none. */
+static int probing = -3;
+
+/* Could a posted receive or an active probe match a message from world
+ * rank src? Only asked when the unexpected cap is reached. */
+static bool wanted_from(int src)
+{
+    if (probing == MPI_ANY_SOURCE || probing == src)
+        return true;
+    for (struct vmpi_req *r = pq_head; r; r = r->next)
+        if (r->peer == MPI_ANY_SOURCE || vmpi_comm_world_rank(r->comm, r->peer) == src)
+            return true;
+    return false;
+}
+
 int vmpi_core_incoming(int src, const struct vmpi_hdr *h, const void *pay, size_t paylen)
 {
     uint64_t scookie = 0;
@@ -212,7 +230,8 @@ int vmpi_core_incoming(int src, const struct vmpi_hdr *h, const void *pay, size_
     }
 
     size_t hold = h->type == VMPI_PKT_EAGER ? paylen : 0;
-    if (hold && vmpi_g.unexp_bytes + hold > vmpi_g.unexp_max && vmpi_g.unexp_bytes > 0)
+    if (hold && vmpi_g.unexp_bytes + hold > vmpi_g.unexp_max && vmpi_g.unexp_bytes > 0 &&
+        !wanted_from(src))
         return VMPI_AGAIN;
     struct unexp *u = malloc(sizeof *u + paylen);
     if (!u)
@@ -505,7 +524,9 @@ bool vmpi_p2p_iprobe(int src, int tag, struct vmpi_comm *c, MPI_Status *st)
     struct vmpi_req probe = {.peer = src, .tag = tag, .ctx = c->ctx};
     struct unexp *u = unexp_find(&probe);
     if (!u) {
+        probing = src == MPI_ANY_SOURCE ? src : vmpi_comm_world_rank(c, src);
         vmpi_progress();
+        probing = -3;
         u = unexp_find(&probe);
     }
     if (!u)
