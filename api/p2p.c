@@ -115,7 +115,7 @@ static int recv_error(const char *fn, const struct vmpi_req *r)
                     fn, r->msglen, r->st_source, r->st_tag, r->len);
 }
 
-static int blocking_send(const char *fn, const void *buf, int count, MPI_Datatype datatype,
+static inline __attribute__((always_inline)) int blocking_send(const char *fn, const void *buf, int count, MPI_Datatype datatype,
                          int dest, int tag, MPI_Comm comm, int mode)
 {
     CHECK_SEND(fn);

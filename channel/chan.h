@@ -59,9 +59,13 @@ struct vmpi_chan {
 };
 
 /* Core entry for a packet that arrived from world rank src. Returns 0 when
- * consumed, VMPI_AGAIN when core cannot take it now (the channel keeps it
- * and stops reading that peer until the next poll). */
+ * consumed, VMPI_MATCHED when it matched a posted receive, or VMPI_AGAIN
+ * when core cannot take it now (the channel keeps it and stops reading that
+ * peer until the next poll). After VMPI_MATCHED the channel should return
+ * to its caller rather than look for more: a waiting rank's reply must not
+ * queue behind the cache miss of polling the next, still-empty cell. */
 #define VMPI_AGAIN 1
+#define VMPI_MATCHED 2
 int vmpi_core_incoming(int src, const struct vmpi_hdr *h, const void *pay, size_t paylen);
 
 /* Where a send request's packed data is (contiguous): user memory or tmp. */

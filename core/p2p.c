@@ -162,7 +162,7 @@ static inline void recv_eager(struct vmpi_req *r, const struct vmpi_hdr *h, cons
 {
     recv_outcome(r, h);
     if (VMPI_LIKELY(r->dt->contig))
-        memcpy(vmpi_dtype_addr(r->buf, r->dt->true_lb), pay, r->st_bytes);
+        vmpi_copy(vmpi_dtype_addr(r->buf, r->dt->true_lb), pay, r->st_bytes);
     else
         vmpi_dtype_unpack(r->buf, r->count, r->dt, 0, pay, r->st_bytes);
     vmpi_req_complete(r);
@@ -226,7 +226,7 @@ int vmpi_core_incoming(int src, const struct vmpi_hdr *h, const void *pay, size_
             r->peer_world = src;
             p->chan->rndv_recv(p->cstate, r, pay, paylen);
         }
-        return 0;
+        return VMPI_MATCHED;
     }
 
     size_t hold = h->type == VMPI_PKT_EAGER ? paylen : 0;

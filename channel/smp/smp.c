@@ -5,7 +5,14 @@
  * holds an SPSC ring (shm/ring.h) for packets and a bulk area for the
  * pipelined rendezvous. A rendezvous moves data with one process_vm_readv
  * (CMA) by the receiver; if the kernel refuses (ptrace rules) or
- * VMPI_SMP_CMA=0, the sender streams it through the bulk slots instead. */
+ * VMPI_SMP_CMA=0, the sender streams it through the bulk slots instead.
+ *
+ * Split copy: a large single-copy transfer is shared by both sides. The
+ * receiver offers the second half in the pair's claim word and tells the
+ * sender (SPLIT); it copies the first half itself, then claims the second
+ * half unless the sender already has. Whoever wins copies it (the sender
+ * with process_vm_writev), so two cores copy at once when the sender is in
+ * MPI, and the receiver never waits for a sender that is busy elsewhere. */
 #include "smp.h"
 #include "../chan.h"
 #include "../../pmi/pmi.h"
@@ -23,10 +30,11 @@
  *   struct smp_seg_hdr                  (one page)
  *   pair (from, to) at hdr.pair_stride * (from * nlocal + to):
  *     ring  vmpi_ring_bytes(ncells)
+ *     claims struct smp_claims           (SMP_NSPLIT words)
  *     bulk  nslots * (sizeof(struct smp_slot) + slot_bytes)
  * Sizes are chosen by the creator and read back by the others. */
 #define SMP_MAGIC 0x766d70692d736d70ull /* "vmpi-smp" */
-#define SMP_VERSION 1
+#define SMP_VERSION 2
 struct smp_seg_hdr {
     uint64_t magic;
     uint32_t version, nlocal;
@@ -47,7 +55,28 @@ struct smp_slot {
 };
 static_assert(sizeof(struct smp_slot) == 128, "slot header is two cache lines");
 
-enum { SMP_CTS = VMPI_PKT_CHAN, SMP_FIN };
+/* Split-copy claims of the pair (from, to). For each offer the receiver
+ * `to` stores a fresh even id in claim[(id / 2) % SMP_NSPLIT]; the side that
+ * moves it to id + 1 (CAS) copies the offered range, and a stale id means
+ * the offer is gone. At most SMP_NSPLIT offers are open at once: as many as
+ * the usual window of a bandwidth benchmark, since the sender's replies
+ * queue behind the requests still in the ring. Claims are rare (two per
+ * large message), so they share cache lines. */
+#define SMP_NSPLIT 64
+struct smp_claims {
+    alignas(64) _Atomic uint64_t word[SMP_NSPLIT];
+};
+static_assert(sizeof(struct smp_claims) == 8 * SMP_NSPLIT, "claims are packed words");
+
+enum { SMP_CTS = VMPI_PKT_CHAN, SMP_FIN, SMP_SPLIT, SMP_PART_DONE };
+
+/* SPLIT: "copy bytes [from, to) of send scookie to raddr + from". */
+struct smp_split {
+    uint64_t scookie;
+    uint64_t raddr;
+    uint64_t from, to;
+    uint64_t offer;
+};
 
 struct smp_rts {
     uint64_t scookie;
@@ -74,9 +103,19 @@ struct smp_peer {
     struct vmpi_req *out_stream;   /* send being streamed after its CTS */
     struct vmpi_req *in_stream;    /* receive being filled */
     struct vmpi_req *in_wait, *in_wait_tail; /* matched, waiting for in_stream */
+    bool cma_seen;                 /* a single copy from this peer has worked */
+    struct smp_claims *claim_in;   /* claims of the pair (peer, me) */
+    struct smp_claims *claim_out;  /* claims of the pair (me, peer) */
+    uint64_t offer;                /* last offer id made to this peer */
+    int nsplit;                    /* receives whose second half the sender copies */
+    struct {
+        struct vmpi_req *r;
+        uint64_t scookie;
+    } split[SMP_NSPLIT];           /* indexed like the claims */
 };
 
 static struct smp_peer *peers;   /* the local peers (not self) */
+static size_t split_min;         /* smallest transfer shared by both sides */
 static int npeers;
 static char *seg;
 static size_t seg_size;
@@ -114,7 +153,7 @@ static bool ring_put(struct smp_peer *p, const struct vmpi_hdr *h, const void *p
     if (!r)
         return false;
     memcpy(r, h, sizeof *h);
-    memcpy(r + sizeof *h, pay, paylen);
+    vmpi_copy(r + sizeof *h, pay, paylen);
     vmpi_ring_commit(&p->tx, paylen + sizeof *h);
     return true;
 }
@@ -162,6 +201,66 @@ static int smp_rndv_send(void *cs, struct vmpi_req *sreq, const struct vmpi_hdr 
     return 0;
 }
 
+/* Moves n bytes between local and remote memory of p's process (read or
+ * write); false if the kernel refuses single copies, fatal on other errors. */
+static bool cma_copy(struct smp_peer *p, char *local, uint64_t remote, size_t n, bool write)
+{
+    size_t done = 0;
+    while (done < n) {
+        struct iovec l = {local + done, n - done};
+        struct iovec rem = {(void *)(uintptr_t)(remote + done), n - done};
+        ssize_t got = write ? process_vm_writev(p->pid, &l, 1, &rem, 1, 0)
+                            : process_vm_readv(p->pid, &l, 1, &rem, 1, 0);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0) {
+            if (done == 0 && (errno == EPERM || errno == ENOSYS || errno == EACCES))
+                return false;
+            vmpi_fatal("smp: process_vm_%s with rank %d failed: %s", write ? "writev" : "readv",
+                       p->world, strerror(got < 0 ? errno : EIO));
+        }
+        done += (size_t)got;
+    }
+    return true;
+}
+
+/* The receiver and the sender split a large contiguous transfer. Returns
+ * false if it cannot be split (then the caller copies it whole). */
+static bool split_read(struct smp_peer *p, struct vmpi_req *r, const struct smp_rts *rts)
+{
+    size_t n = r->st_bytes, cap;
+    char *dst = vmpi_req_rdata(r, &cap);
+    if (!dst || n < split_min || !p->cma_seen || p->nsplit == SMP_NSPLIT)
+        return false;
+    size_t half = (n / 2) & ~(size_t)4095;
+    /* The next claim slot may still be open from an older offer: skip to a
+     * free one (its receive pointer is NULL). */
+    do
+        p->offer += 2;
+    while (p->split[(p->offer / 2) % SMP_NSPLIT].r);
+    unsigned slot = (unsigned)((p->offer / 2) % SMP_NSPLIT);
+    _Atomic uint64_t *claim = &p->claim_in->word[slot];
+    atomic_store_explicit(claim, p->offer, memory_order_release);
+    struct smp_split sp = {rts->scookie, (uint64_t)(uintptr_t)dst, half, n, p->offer};
+    struct vmpi_hdr h = {.type = SMP_SPLIT};
+    smp_send_ctl(p, &h, &sp, sizeof sp);
+    if (!cma_copy(p, dst, rts->addr, half, false))
+        vmpi_fatal("smp: single copy from rank %d stopped working", p->world);
+    uint64_t offer = p->offer;
+    if (atomic_compare_exchange_strong(claim, &offer, offer + 1)) {
+        /* The sender has not started: take the second half too. */
+        if (!cma_copy(p, dst + half, rts->addr + half, n - half, false))
+            vmpi_fatal("smp: single copy from rank %d stopped working", p->world);
+        ctl_cookie(p, SMP_FIN, rts->scookie);
+        vmpi_req_recv_done(r);
+    } else {
+        p->split[slot].r = r; /* the sender is copying; PART_DONE completes r */
+        p->split[slot].scookie = rts->scookie;
+        p->nsplit++;
+    }
+    return true;
+}
+
 /* Single copy from the sender's memory; false if the kernel refuses. */
 static bool cma_read(struct smp_peer *p, struct vmpi_req *r, uint64_t addr)
 {
@@ -173,22 +272,11 @@ static bool cma_read(struct smp_peer *p, struct vmpi_req *r, uint64_t addr)
         if (!tmp)
             vmpi_fatal("smp: out of memory receiving %zu bytes", n);
     }
-    size_t done = 0;
-    while (done < n) {
-        struct iovec l = {dst + done, n - done};
-        struct iovec rem = {(void *)(uintptr_t)(addr + done), n - done};
-        ssize_t got = process_vm_readv(p->pid, &l, 1, &rem, 1, 0);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0) {
-            free(tmp);
-            if (done == 0 && (errno == EPERM || errno == ENOSYS || errno == EACCES))
-                return false;
-            vmpi_fatal("smp: process_vm_readv from rank %d failed: %s", p->world,
-                       strerror(got < 0 ? errno : EIO));
-        }
-        done += (size_t)got;
+    if (!cma_copy(p, dst, addr, n, false)) {
+        free(tmp);
+        return false;
     }
+    p->cma_seen = true;
     if (tmp) {
         vmpi_req_deliver(r, 0, tmp, n);
         free(tmp);
@@ -210,6 +298,8 @@ static void smp_rndv_recv(void *cs, struct vmpi_req *r, const void *info, size_t
     if (infolen != sizeof rts)
         vmpi_fatal("smp: malformed rendezvous request from rank %d", p->world);
     memcpy(&rts, info, sizeof rts);
+    if (p->cma && split_read(p, r, &rts))
+        return;
     if (p->cma && cma_read(p, r, rts.addr)) {
         ctl_cookie(p, SMP_FIN, rts.scookie);
         vmpi_req_recv_done(r);
@@ -302,9 +392,57 @@ static struct vmpi_req *cookie_send(struct smp_peer *p, const void *pay, size_t 
     return s;
 }
 
+/* Sender: copy the offered half unless the receiver took it back. */
+static void split_write(struct smp_peer *p, const void *pay, size_t paylen)
+{
+    struct smp_split sp;
+    if (paylen != sizeof sp)
+        vmpi_fatal("smp: malformed SPLIT from rank %d", p->world);
+    memcpy(&sp, pay, sizeof sp);
+    struct vmpi_req *s = cookie_send(p, &sp.scookie, sizeof sp.scookie);
+    if (sp.from > sp.to || sp.to > s->len)
+        vmpi_fatal("smp: SPLIT from rank %d names bytes outside the message", p->world);
+    uint64_t offer = sp.offer;
+    _Atomic uint64_t *claim = &p->claim_out->word[(offer / 2) % SMP_NSPLIT];
+    if (!atomic_compare_exchange_strong(claim, &offer, offer + 1))
+        return;
+    uint64_t done[2] = {sp.offer, 0};
+    done[1] = cma_copy(p, (char *)vmpi_req_sdata(s) + sp.from, sp.raddr + sp.from,
+                       (size_t)(sp.to - sp.from), true);
+    struct vmpi_hdr h = {.type = SMP_PART_DONE};
+    smp_send_ctl(p, &h, done, sizeof done);
+}
+
+/* Receiver: the sender finished (or could not do) its half. */
+static void split_done(struct smp_peer *p, const void *pay, size_t paylen)
+{
+    uint64_t done[2]; /* offer id, success */
+    if (paylen != sizeof done)
+        vmpi_fatal("smp: malformed PART_DONE from rank %d", p->world);
+    memcpy(done, pay, sizeof done);
+    unsigned slot = (unsigned)((done[0] / 2) % SMP_NSPLIT);
+    struct vmpi_req *r = p->split[slot].r;
+    if (!r)
+        vmpi_fatal("smp: PART_DONE from rank %d names no open split", p->world);
+    if (!done[1])
+        vmpi_fatal("smp: rank %d could not write its half of a split copy", p->world);
+    p->split[slot].r = NULL;
+    p->nsplit--;
+    ctl_cookie(p, SMP_FIN, p->split[slot].scookie);
+    vmpi_req_recv_done(r);
+}
+
 static void channel_packet(struct smp_peer *p, const struct vmpi_hdr *h, const void *pay,
                            size_t paylen)
 {
+    if (h->type == SMP_SPLIT) {
+        split_write(p, pay, paylen);
+        return;
+    }
+    if (h->type == SMP_PART_DONE) {
+        split_done(p, pay, paylen);
+        return;
+    }
     struct vmpi_req *s = cookie_send(p, pay, paylen);
     if (h->type == SMP_FIN) {
         vmpi_req_complete(s);
@@ -342,12 +480,15 @@ static int poll_peer(struct smp_peer *p)
         memcpy(&h, rec, sizeof h);
         const char *pay = (const char *)rec + sizeof h;
         size_t paylen = len - sizeof h;
+        int rc = 0;
         if (h.type >= VMPI_PKT_CHAN)
             channel_packet(p, &h, pay, paylen);
-        else if (vmpi_core_incoming(p->world, &h, pay, paylen) == VMPI_AGAIN)
+        else if ((rc = vmpi_core_incoming(p->world, &h, pay, paylen)) == VMPI_AGAIN)
             break;
         vmpi_ring_release(&p->rx, len);
         n++;
+        if (rc == VMPI_MATCHED)
+            break;
     }
     if (p->out_stream)
         n += stream_out(p);
@@ -367,7 +508,7 @@ static int smp_poll(void)
 static bool smp_busy(void)
 {
     for (int i = 0; i < npeers; i++)
-        if (peers[i].bl_head || peers[i].out_stream || peers[i].in_stream)
+        if (peers[i].bl_head || peers[i].out_stream || peers[i].in_stream || peers[i].nsplit)
             return true;
     return false;
 }
@@ -421,6 +562,7 @@ int vmpi_smp_init(const int *worlds, const int *pids, int nlocal, int me)
     uint32_t ns = (uint32_t)env_u64("VMPI_SMP_BULK_SLOTS", 8, 2, 1024);
     uint64_t sb = env_u64("VMPI_SMP_BULK_SLOT_BYTES", 32768, 4096, 1u << 26) & ~63ull;
     bool cma = env_u64("VMPI_SMP_CMA", 1, 0, 1) != 0;
+    split_min = env_u64("VMPI_SMP_SPLIT_MIN", 131072, 8192, UINT64_MAX);
     size_t eager_max = env_u64("VMPI_SMP_EAGER_MAX", 16384, 0, 1u << 26);
 
     char name[128];
@@ -428,7 +570,8 @@ int vmpi_smp_init(const int *worlds, const int *pids, int nlocal, int me)
         (size_t)snprintf(name + strlen(name), sizeof name - strlen(name), "%d", worlds[0]) >=
             sizeof name - strlen(name))
         vmpi_fatal("smp: job id too long for a segment name");
-    uint64_t stride = (vmpi_ring_bytes(ncells) + ns * (sizeof(struct smp_slot) + sb) + 4095) &
+    uint64_t stride = (vmpi_ring_bytes(ncells) + sizeof(struct smp_claims) +
+                       ns * (sizeof(struct smp_slot) + sb) + 4095) &
                       ~4095ull;
     size_t size = sizeof(struct smp_seg_hdr) + stride * (uint64_t)nlocal * (uint64_t)nlocal;
 
@@ -491,8 +634,10 @@ int vmpi_smp_init(const int *worlds, const int *pids, int nlocal, int me)
         p->cma = cma;
         vmpi_ring_tx_attach(&p->tx, out, ncells);
         vmpi_ring_rx_attach(&p->rx, in, ncells);
-        p->bulk_out = out + vmpi_ring_bytes(ncells);
-        p->bulk_in = in + vmpi_ring_bytes(ncells);
+        p->claim_out = (struct smp_claims *)(out + vmpi_ring_bytes(ncells));
+        p->claim_in = (struct smp_claims *)(in + vmpi_ring_bytes(ncells));
+        p->bulk_out = (char *)(p->claim_out + 1);
+        p->bulk_in = (char *)(p->claim_in + 1);
         vmpi_g.peers[p->world].chan = &vmpi_smp_chan;
         vmpi_g.peers[p->world].cstate = p;
         vmpi_g.peers[p->world].eager_max = eager_max;
