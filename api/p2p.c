@@ -526,8 +526,13 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_o
     int rc = check_array("MPI_Waitall", count, array_of_requests);
     if (rc != MPI_SUCCESS)
         return rc;
-    while (!all_done(count, array_of_requests))
-        vmpi_progress();
+    /* In order: a request found done stays done, so each is looked at until
+     * it completes and never again. */
+    for (int i = 0; i < count; i++) {
+        struct vmpi_req *r;
+        while (req_state(array_of_requests[i], &r) == R_PENDING)
+            vmpi_progress();
+    }
     int err;
     struct vmpi_comm *ecomm;
     finish_done("MPI_Waitall", count, array_of_requests, array_of_statuses, &err, &ecomm);

@@ -17,6 +17,7 @@ run() {
         --run mpich="mpiexec.mpich -n 2 -bind-to core $ext/mpich/$1 $2" \
         --run openmpi="mpiexec.openmpi -n 2 --bind-to core $ext/openmpi/$1 $2"
 }
+echo "### machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores, $(uname -r)"
 echo "### one-way latency (us), median of $reps interleaved runs"
 run latency ""
 echo

@@ -363,7 +363,7 @@ static void pend_remove(struct vmpi_req *s)
 
 /* Retries queued sends in order; a peer whose send found no room keeps its
  * later sends queued behind it. Returns the sends that left the queue. */
-static int pend_progress(void)
+__attribute__((noinline, cold)) static int pend_progress(void)
 {
     int n = 0;
     unsigned char blocked[64] = {0}; /* hashed per-peer "already full" marks */
@@ -614,7 +614,7 @@ int vmpi_p2p_sendrecv(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt
 
 /* Starts pulling every unexpected rendezvous message that memory allows.
  * Sync sends are left alone: their completion must mean "matched". */
-static void pull_unexpected(void)
+__attribute__((noinline, cold)) static void pull_unexpected(void)
 {
     for (struct unexp *u = uq_head; u; u = u->next) {
         if (u->h.type != VMPI_PKT_RTS || u->pull || (u->h.flags & VMPI_HF_SYNC) ||

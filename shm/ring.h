@@ -183,6 +183,20 @@ static inline int vmpi_ring_peek(struct vmpi_ring_rx *r, const void **data, size
     }
 }
 
+/* Whether a record (or corrupt bytes) waits at the consumer's position; an
+ * idle consumer publishes its position here, as in vmpi_ring_peek. */
+static inline bool vmpi_ring_ready(struct vmpi_ring_rx *r)
+{
+    struct vmpi_ring_cell *c = &r->cells[r->head & (r->ncells - 1)];
+    if (atomic_load_explicit(&c->seq, memory_order_acquire) == (uint32_t)(r->head + 1))
+        return true;
+    if (r->published != r->head) {
+        r->published = r->head;
+        atomic_store_explicit(&r->ctl->consumed, r->head, memory_order_release);
+    }
+    return false;
+}
+
 /* Releases the record returned by the last peek (len as returned). */
 static inline void vmpi_ring_release(struct vmpi_ring_rx *r, size_t len)
 {
