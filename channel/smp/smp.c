@@ -108,9 +108,12 @@ struct smp_peer {
     struct smp_claims *claim_out;  /* claims of the pair (me, peer) */
     uint64_t offer;                /* last offer id made to this peer */
     int nsplit;                    /* receives whose second half the sender copies */
+    bool split_ok;                 /* the sender's writes have not been refused */
     struct {
         struct vmpi_req *r;
         uint64_t scookie;
+        uint64_t addr;             /* the sender's data, for a refused half */
+        size_t from;
     } split[SMP_NSPLIT];           /* indexed like the claims */
 };
 
@@ -230,7 +233,7 @@ static bool split_read(struct smp_peer *p, struct vmpi_req *r, const struct smp_
 {
     size_t n = r->st_bytes, cap;
     char *dst = vmpi_req_rdata(r, &cap);
-    if (!dst || n < split_min || !p->cma_seen || p->nsplit == SMP_NSPLIT)
+    if (!dst || n < split_min || !p->cma_seen || !p->split_ok || p->nsplit == SMP_NSPLIT)
         return false;
     size_t half = (n / 2) & ~(size_t)4095;
     /* The next claim slot may still be open from an older offer: skip to a
@@ -256,6 +259,8 @@ static bool split_read(struct smp_peer *p, struct vmpi_req *r, const struct smp_
     } else {
         p->split[slot].r = r; /* the sender is copying; PART_DONE completes r */
         p->split[slot].scookie = rts->scookie;
+        p->split[slot].addr = rts->addr;
+        p->split[slot].from = half;
         p->nsplit++;
     }
     return true;
@@ -424,8 +429,15 @@ static void split_done(struct smp_peer *p, const void *pay, size_t paylen)
     struct vmpi_req *r = p->split[slot].r;
     if (!r)
         vmpi_fatal("smp: PART_DONE from rank %d names no open split", p->world);
-    if (!done[1])
-        vmpi_fatal("smp: rank %d could not write its half of a split copy", p->world);
+    if (!done[1]) {
+        /* The kernel let us read the sender but not it write us (ptrace
+         * rules can differ by direction): copy that half here, stop splitting. */
+        size_t cap, from = p->split[slot].from;
+        char *dst = vmpi_req_rdata(r, &cap);
+        if (!cma_copy(p, dst + from, p->split[slot].addr + from, r->st_bytes - from, false))
+            vmpi_fatal("smp: single copy from rank %d stopped working", p->world);
+        p->split_ok = false;
+    }
     p->split[slot].r = NULL;
     p->nsplit--;
     ctl_cookie(p, SMP_FIN, p->split[slot].scookie);
@@ -578,7 +590,7 @@ int vmpi_smp_init(const int *worlds, const int *pids, int nlocal, int me)
     uint64_t sb = env_u64("VMPI_SMP_BULK_SLOT_BYTES", 32768, 4096, 1u << 26) & ~63ull;
     bool cma = env_u64("VMPI_SMP_CMA", 1, 0, 1) != 0;
     split_min = env_u64("VMPI_SMP_SPLIT_MIN", 131072, 8192, UINT64_MAX);
-    size_t eager_max = env_u64("VMPI_SMP_EAGER_MAX", 16384, 0, 1u << 26);
+    size_t eager_max = env_u64("VMPI_SMP_EAGER_MAX", 8192, 0, 1u << 26);
 
     char name[128];
     if (vmpi_shm_name(name, sizeof name, vmpi_g.job_id, "smp") ||
@@ -647,6 +659,7 @@ int vmpi_smp_init(const int *worlds, const int *pids, int nlocal, int me)
         p->world = worlds[i];
         p->pid = pids[i];
         p->cma = cma;
+        p->split_ok = true;
         vmpi_ring_tx_attach(&p->tx, out, ncells);
         vmpi_ring_rx_attach(&p->rx, in, ncells);
         p->claim_out = (struct smp_claims *)(out + vmpi_ring_bytes(ncells));

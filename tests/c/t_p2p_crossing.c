@@ -15,18 +15,7 @@
 
 static int rank, size;
 
-#define CHECK(cond, ...)                                                                  \
-    do {                                                                                  \
-        if (!(cond)) {                                                                    \
-            fprintf(stderr, "t_p2p_crossing: rank %d: %s:%d: check failed: %s: ", rank,   \
-                    __FILE__, __LINE__, #cond);                                           \
-            fprintf(stderr, __VA_ARGS__);                                                 \
-            fprintf(stderr, "\n");                                                        \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                 \
-        }                                                                                 \
-    } while (0)
-
-#define OK(call) CHECK((call) == MPI_SUCCESS, "%s failed", #call)
+#include "t_check.h"
 
 static uint32_t val(int seed, size_t i)
 {

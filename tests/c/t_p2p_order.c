@@ -27,18 +27,7 @@ static void sleep_ms(int ms)
         ;
 }
 
-#define CHECK(cond, ...)                                                                \
-    do {                                                                                \
-        if (!(cond)) {                                                                  \
-            fprintf(stderr, "t_p2p_order: rank %d: %s:%d: check failed: %s: ", rank,    \
-                    __FILE__, __LINE__, #cond);                                         \
-            fprintf(stderr, __VA_ARGS__);                                               \
-            fprintf(stderr, "\n");                                                      \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                               \
-        }                                                                               \
-    } while (0)
-
-#define OK(call) CHECK((call) == MPI_SUCCESS, "%s failed", #call)
+#include "t_check.h"
 
 static unsigned char pat(int seed, size_t i)
 {

@@ -4,18 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <mpi.h>
-
-int vmpi_grp_incl(const int *w, int size, int n, const int *ranks, int *out);
-int vmpi_grp_excl(const int *w, int size, int n, const int *ranks, int *out, int *outn);
-int vmpi_grp_range_incl(const int *w, int size, int n, const int (*ranges)[3], int **out,
-                        int *outn);
-void vmpi_grp_union(const int *a, int na, const int *b, int nb, int *out, int *outn);
-void vmpi_grp_intersection(const int *a, int na, const int *b, int nb, int *out, int *outn);
-void vmpi_grp_difference(const int *a, int na, const int *b, int nb, int *out, int *outn);
-int vmpi_grp_translate(const int *a, int na, int n, const int *r1, const int *b, int nb,
-                       int *r2);
-int vmpi_grp_compare(const int *a, int na, const int *b, int nb);
+#include "core/vmpi.h"
 
 static int failures;
 

@@ -3,9 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <mpi.h>
-
-int vmpi_topo_dims_create(int nnodes, int ndims, int *dims);
+#include "core/vmpi.h"
 
 static int failures;
 
