@@ -18,6 +18,7 @@ run() {
         --run openmpi="mpiexec.openmpi -n 2 --bind-to core $ext/openmpi/$1 $2" \
         ${3:+--run clping="$build/bench/clping"}
 }
+echo "### machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores, Linux $(uname -r)"
 echo "### one-way latency (us), small messages, median of $reps interleaved runs"
 echo "### (clping: one cache line ping-pong between the two cores, the physical limit)"
 run latency "-m 0:8192 -i 50000" clping
