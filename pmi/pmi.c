@@ -14,6 +14,8 @@
 static int pmi_fd = -1;
 static char kvsname[256] = "singleton";
 static int universe = 1;
+/* The server's limits (get_maxes), never above our own buffers. */
+static size_t keylen_max = VMPI_PMI_KEYLEN, vallen_max = VMPI_PMI_VALLEN;
 
 /* Singleton key-value space. */
 struct kv { char *key, *val; struct kv *next; };
@@ -171,6 +173,14 @@ int vmpi_pmi_init(int *rank, int *size, int *appnum)
     if (call("cmd=init pmi_version=1 pmi_subversion=1\n", "response_to_init", line,
              sizeof line))
         return -1;
+    if (call("cmd=get_maxes\n", "maxes", line, sizeof line))
+        return -1;
+    if (!field(line, "keylen_max", v, sizeof v) && atoi(v) > 0 &&
+        (size_t)atoi(v) < keylen_max)
+        keylen_max = (size_t)atoi(v);
+    if (!field(line, "vallen_max", v, sizeof v) && atoi(v) > 0 &&
+        (size_t)atoi(v) < vallen_max)
+        vallen_max = (size_t)atoi(v);
     if (call("cmd=get_my_kvsname\n", "my_kvsname", line, sizeof line) ||
         field(line, "kvsname", kvsname, sizeof kvsname))
         return -1;
@@ -189,7 +199,7 @@ int vmpi_pmi_universe_size(void) { return universe; }
 
 int vmpi_pmi_put(const char *key, const char *val)
 {
-    if (strlen(key) >= VMPI_PMI_KEYLEN || strlen(val) >= VMPI_PMI_VALLEN ||
+    if (strlen(key) >= keylen_max || strlen(val) >= vallen_max ||
         strpbrk(key, " =\n") || strpbrk(val, " \n"))
         return -1;
     if (pmi_fd < 0) {
