@@ -305,3 +305,24 @@ def test_installed_tree_compiles_and_runs(tmp_path):
     assert cp.returncode == 0, cp.stdout + cp.stderr
     expect = sum(i * 64 + 63 + 1 for i in range(1000))
     assert f"pingpong ok 1000 {expect}" in cp.stdout.splitlines(), cp.stdout
+
+
+def test_pkg_config_of_installed_tree(tmp_path):
+    """pkg-config's flags for the installed vmpi.pc build a working program."""
+    prefix = tmp_path / "prefix"
+    cp = subprocess.run(["cmake", "--install", str(BUILD), "--prefix", str(prefix)],
+                        capture_output=True, text=True, timeout=120)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    env = dict(os.environ, PKG_CONFIG_PATH=str(prefix / "lib" / "pkgconfig"))
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "vmpi"], capture_output=True,
+                           text=True, timeout=30, env=env)
+    assert flags.returncode == 0, flags.stderr
+    assert "-lmpi" in flags.stdout and str(BUILD) not in flags.stdout, flags.stdout
+    prog = tmp_path / "pingpong"
+    cp = subprocess.run(["cc", "-o", str(prog), str(PROGS / "jobs.c"), *flags.stdout.split()],
+                        capture_output=True, text=True, timeout=120)
+    assert cp.returncode == 0, cp.stderr
+    cp, _ = run([prefix / "bin" / "vmpirun", "-n", 2, "--timeout", 60, prog, "pingpong"],
+                cwd=tmp_path)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert any(l.startswith("pingpong ok 1000 ") for l in cp.stdout.splitlines()), cp.stdout
