@@ -162,7 +162,7 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
     /* The request lives on this stack frame: nothing refers to it once done. */
     struct vmpi_req r;
     r.kind = VMPI_REQ_RECV;
-    r.done = r.matched = r.cancelled = r.user_freed = r.persistent = 0;
+    r.done = r.matched = r.cancelled = r.user_freed = r.persistent = r.inflight = 0;
     r.st_error = MPI_SUCCESS;
     r.buf = buf;
     r.count = count;

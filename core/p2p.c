@@ -42,16 +42,42 @@ struct unexp {
     uint64_t scookie;   /* sync send to acknowledge, or 0 */
     struct vmpi_req *pull; /* rendezvous data being pulled into pullbuf */
     unsigned char *pullbuf;
+    struct vmpi_req *waiter; /* matched receive waiting for the pull */
     unsigned char data[];  /* eager message or RTS info */
 };
 
 static struct vmpi_req *pq_head, *pq_tail; /* posted receives */
 static struct unexp *uq_head, *uq_tail;
+static struct unexp *pulling;  /* matched while their pull was under way */
 
 /* Sends that found no room in their channel, in order; per-peer counts
  * keep later sends to that peer behind them. */
 static struct vmpi_req *pend_head, *pend_tail;
 static unsigned *pend_count;
+
+/* Operations with each peer that have started but wait for a packet from
+ * it (a rendezvous or sync send awaiting its FIN/ACK, a matched rendezvous
+ * receive awaiting data or PART_DONE). While any exists, that peer's ring
+ * is always drained, whatever the unexpected cap, and MPI_Finalize keeps
+ * making progress. */
+static unsigned *inflight;
+static unsigned inflight_total;
+
+static void inflight_start(struct vmpi_req *r, int peer)
+{
+    if (r->done || r->inflight)
+        return;
+    r->inflight = 1;
+    inflight[peer]++;
+    inflight_total++;
+}
+
+void vmpi_p2p_inflight_end(struct vmpi_req *r)
+{
+    r->inflight = 0;
+    inflight[r->peer_world]--;
+    inflight_total--;
+}
 
 static void posted_append(struct vmpi_req *r)
 {
@@ -177,7 +203,7 @@ static int probing = -3;
  * rank src? Only asked when the unexpected cap is reached. */
 static bool wanted_from(int src)
 {
-    if (probing == MPI_ANY_SOURCE || probing == src)
+    if (probing == MPI_ANY_SOURCE || probing == src || inflight[src])
         return true;
     for (struct vmpi_req *r = pq_head; r; r = r->next)
         if (r->peer == MPI_ANY_SOURCE || vmpi_comm_world_rank(r->comm, r->peer) == src)
@@ -204,8 +230,9 @@ int vmpi_core_incoming(int src, const struct vmpi_hdr *h, const void *pay, size_
             vmpi_fatal("malformed ACK packet from rank %d", src);
         memcpy(&scookie, pay, sizeof scookie);
         struct vmpi_req *s = vmpi_req_from_cookie(scookie);
-        if (!s || s->kind != VMPI_REQ_SEND)
-            vmpi_fatal("ACK from rank %d names no pending send", src);
+        if (!s || s->kind != VMPI_REQ_SEND || s->mode != VMPI_MODE_SYNC || s->done ||
+            s->peer_world != src)
+            vmpi_fatal("ACK from rank %d names no pending synchronous send to it", src);
         vmpi_req_complete(s);
         return 0;
     } else if (h->type != VMPI_PKT_RTS) {
@@ -225,12 +252,13 @@ int vmpi_core_incoming(int src, const struct vmpi_hdr *h, const void *pay, size_
             recv_outcome(r, h);
             r->peer_world = src;
             p->chan->rndv_recv(p->cstate, r, pay, paylen);
+            inflight_start(r, src);
         }
         return VMPI_MATCHED;
     }
 
     size_t hold = h->type == VMPI_PKT_EAGER ? paylen : 0;
-    if (hold && vmpi_g.unexp_bytes + hold > vmpi_g.unexp_max && vmpi_g.unexp_bytes > 0 &&
+    if (hold && hold > vmpi_g.unexp_max - vmpi_g.unexp_bytes && vmpi_g.unexp_bytes > 0 &&
         !wanted_from(src))
         return VMPI_AGAIN;
     struct unexp *u = malloc(sizeof *u + paylen);
@@ -242,6 +270,7 @@ int vmpi_core_incoming(int src, const struct vmpi_hdr *h, const void *pay, size_
     u->scookie = scookie;
     u->pull = NULL;
     u->pullbuf = NULL;
+    u->waiter = NULL;
     vmpi_g.unexp_bytes += hold;
     memcpy(u->data, pay, paylen);
     u->next = NULL;
@@ -330,10 +359,10 @@ static bool send_self(struct vmpi_req *s)
         free(tmp);
     } else {
         rc = vmpi_core_incoming(vmpi_g.rank, &h, data, s->len);
-        if (rc == 0)
+        if (rc != VMPI_AGAIN)
             vmpi_req_complete(s);
     }
-    return rc == 0;
+    return rc != VMPI_AGAIN;
 }
 
 static void pend_append(struct vmpi_req *s)
@@ -374,6 +403,8 @@ __attribute__((noinline, cold)) static int pend_progress(void)
             continue;
         pend_remove(s);
         bool ok = s->peer_world == vmpi_g.rank ? send_self(s) : send_try(s);
+        if (ok)
+            inflight_start(s, s->peer_world);
         if (!ok) {
             /* Put it back where it was. */
             pend_count[s->peer_world]++;
@@ -418,8 +449,10 @@ int vmpi_p2p_isend(const void *buf, MPI_Count count, struct vmpi_dtype *dt, int 
     s->peer_world = vmpi_comm_world_rank(c, dest);
     if (pend_count[s->peer_world] == 0) {
         bool ok = s->peer_world == vmpi_g.rank ? send_self(s) : send_try(s);
-        if (ok)
+        if (ok) {
+            inflight_start(s, s->peer_world);
             return MPI_SUCCESS;
+        }
     }
     pend_append(s);
     return MPI_SUCCESS;
@@ -432,12 +465,13 @@ static void recv_unexpected(struct vmpi_req *r, struct unexp *u)
 {
     unexp_remove(u);
     if (u->pull) {
-        while (!u->pull->done)
-            vmpi_progress();
-        vmpi_req_free(u->pull);
-        vmpi_g.unexp_bytes -= u->h.len;
-        recv_eager(r, &u->h, u->pullbuf);
-        free(u->pullbuf);
+        /* The receive completes when the pull does (see finish_pulls), so
+         * posting it never waits. */
+        r->matched = 1;
+        u->waiter = r;
+        u->next = pulling;
+        pulling = u;
+        return;
     } else if (u->h.type == VMPI_PKT_EAGER) {
         vmpi_g.unexp_bytes -= u->paylen;
         if (u->scookie)
@@ -448,6 +482,7 @@ static void recv_unexpected(struct vmpi_req *r, struct unexp *u)
         recv_outcome(r, &u->h);
         r->peer_world = u->src_world;
         p->chan->rndv_recv(p->cstate, r, u->data, u->paylen);
+        inflight_start(r, u->src_world);
     }
     free(u);
 }
@@ -614,11 +649,31 @@ int vmpi_p2p_sendrecv(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt
 
 /* Starts pulling every unexpected rendezvous message that memory allows.
  * Sync sends are left alone: their completion must mean "matched". */
+/* Completes receives whose pulled data has arrived. */
+__attribute__((noinline, cold)) static int finish_pulls(void)
+{
+    int n = 0;
+    for (struct unexp **pp = &pulling, *u; (u = *pp);) {
+        if (!u->pull->done) {
+            pp = &u->next;
+            continue;
+        }
+        *pp = u->next;
+        vmpi_req_free(u->pull);
+        vmpi_g.unexp_bytes -= u->h.len;
+        recv_eager(u->waiter, &u->h, u->pullbuf);
+        free(u->pullbuf);
+        free(u);
+        n++;
+    }
+    return n;
+}
+
 __attribute__((noinline, cold)) static void pull_unexpected(void)
 {
     for (struct unexp *u = uq_head; u; u = u->next) {
         if (u->h.type != VMPI_PKT_RTS || u->pull || (u->h.flags & VMPI_HF_SYNC) ||
-            vmpi_g.unexp_bytes + u->h.len > vmpi_g.unexp_max)
+            u->h.len > vmpi_g.unexp_max - vmpi_g.unexp_bytes)
             continue;
         u->pullbuf = malloc(u->h.len ? u->h.len : 1);
         if (!u->pullbuf)
@@ -634,6 +689,7 @@ __attribute__((noinline, cold)) static void pull_unexpected(void)
         vmpi_g.unexp_bytes += u->h.len;
         struct vmpi_peer *p = &vmpi_g.peers[u->src_world];
         p->chan->rndv_recv(p->cstate, r, u->data, u->paylen);
+        inflight_start(r, u->src_world);
     }
 }
 
@@ -645,6 +701,8 @@ int vmpi_progress(void)
     int n = vmpi_smp_chan.poll();
     if (VMPI_UNLIKELY(pend_head != NULL))
         n += pend_progress();
+    if (VMPI_UNLIKELY(pulling != NULL))
+        n += finish_pulls();
     if (n) {
         idle = 0;
     } else if (VMPI_UNLIKELY(++idle >= PULL_IDLE_POLLS)) {
@@ -657,17 +715,25 @@ int vmpi_progress(void)
 
 bool vmpi_p2p_idle(void)
 {
-    return !pend_head && !vmpi_smp_chan.busy();
+    return !pend_head && !pulling && !inflight_total && !vmpi_smp_chan.busy();
 }
 
 int vmpi_p2p_init(void)
 {
     pend_count = calloc((size_t)vmpi_g.size, sizeof *pend_count);
-    return pend_count ? 0 : -1;
+    inflight = calloc((size_t)vmpi_g.size, sizeof *inflight);
+    return pend_count && inflight ? 0 : -1;
 }
 
 void vmpi_p2p_finalize(void)
 {
+    while (pulling) {
+        struct unexp *u = pulling;
+        pulling = u->next;
+        vmpi_req_free(u->pull);
+        free(u->pullbuf);
+        free(u);
+    }
     while (uq_head) {
         struct unexp *u = uq_head;
         unexp_remove(u);
@@ -679,4 +745,7 @@ void vmpi_p2p_finalize(void)
     vmpi_g.unexp_bytes = 0;
     free(pend_count);
     pend_count = NULL;
+    free(inflight);
+    inflight = NULL;
+    inflight_total = 0;
 }

@@ -78,6 +78,8 @@ void vmpi_req_free(struct vmpi_req *r)
 void vmpi_req_complete(struct vmpi_req *r)
 {
     r->done = 1;
+    if (r->inflight)
+        vmpi_p2p_inflight_end(r);
     if (r->user_freed)
         vmpi_req_free(r);
 }

@@ -204,6 +204,7 @@ struct vmpi_req {
     uint8_t user_freed;           /* MPI_Request_free while active */
     uint8_t cancelled;
     uint8_t matched;              /* receive matched (can no longer be cancelled) */
+    uint8_t inflight;             /* counted as waiting on peer_world (core/p2p.c) */
     int peer;                     /* comm rank of the partner (or ANY_SOURCE) */
     int tag;
     uint32_t ctx;
@@ -233,6 +234,7 @@ static inline uint64_t vmpi_req_cookie(const struct vmpi_req *r)
     return ((uint64_t)r->gen << 32) | r->index;
 }
 void vmpi_req_free(struct vmpi_req *r);
+void vmpi_p2p_inflight_end(struct vmpi_req *r);
 void vmpi_req_complete(struct vmpi_req *r);
 
 /* Post operations. `coll` selects the collective context (ctx + 1), so

@@ -114,6 +114,7 @@ struct smp_peer {
         uint64_t scookie;
         uint64_t addr;             /* the sender's data, for a refused half */
         size_t from;
+        uint64_t offer;
     } split[SMP_NSPLIT];           /* indexed like the claims */
 };
 
@@ -261,6 +262,7 @@ static bool split_read(struct smp_peer *p, struct vmpi_req *r, const struct smp_
         p->split[slot].scookie = rts->scookie;
         p->split[slot].addr = rts->addr;
         p->split[slot].from = half;
+        p->split[slot].offer = p->offer;
         p->nsplit++;
     }
     return true;
@@ -427,7 +429,7 @@ static void split_done(struct smp_peer *p, const void *pay, size_t paylen)
     memcpy(done, pay, sizeof done);
     unsigned slot = (unsigned)((done[0] / 2) % SMP_NSPLIT);
     struct vmpi_req *r = p->split[slot].r;
-    if (!r)
+    if (!r || p->split[slot].offer != done[0])
         vmpi_fatal("smp: PART_DONE from rank %d names no open split", p->world);
     if (!done[1]) {
         /* The kernel let us read the sender but not it write us (ptrace
@@ -630,6 +632,13 @@ int vmpi_smp_init(const int *worlds, const int *pids, int nlocal, int me)
         ns = hd.nslots;
         sb = hd.slot_bytes;
         stride = hd.pair_stride;
+        /* The creator's sizes must describe a layout we can index safely. */
+        if (ncells < 64 || (ncells & (ncells - 1)) || ncells > (1u << 20) || ns < 2 ||
+            ns > 1024 || sb < 4096 || sb % 64 || sb > (1u << 26) ||
+            stride < vmpi_ring_bytes(ncells) + sizeof(struct smp_claims) +
+                         ns * (sizeof(struct smp_slot) + sb) ||
+            stride > (1ull << 40) / ((uint64_t)nlocal * (uint64_t)nlocal))
+            vmpi_fatal("smp: segment %s describes an impossible layout", name);
         size = sizeof(struct smp_seg_hdr) + stride * (uint64_t)nlocal * (uint64_t)nlocal;
         seg = vmpi_shm_attach(name, size);
         if (!seg)

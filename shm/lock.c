@@ -1,0 +1,549 @@
+/* Process-shared locks: see include/vmpi/lock.h for layouts and semantics. */
+#include "vmpi/lock.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#define cpu_relax() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define cpu_relax() __asm__ __volatile__("yield" ::: "memory")
+#else
+#define cpu_relax() __asm__ __volatile__("" ::: "memory")
+#endif
+
+#define rlx memory_order_relaxed
+#define acq memory_order_acquire
+#define rel memory_order_release
+#define sc memory_order_seq_cst
+
+/* ---- helpers --------------------------------------------------------------- */
+
+/* Shared (not FUTEX_PRIVATE) operations: waiters may be in other processes. */
+static void futex_wait(_Atomic uint32_t *w, uint32_t val)
+{
+    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT, val, NULL, NULL, 0);
+}
+
+static void futex_wake(_Atomic uint32_t *w, int n)
+{
+    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE, n, NULL, NULL, 0);
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void pause_n(uint32_t n)
+{
+    while (n--)
+        cpu_relax();
+}
+
+/* Yield-mode back-off: the first rounds only sched_yield, then sleep
+ * 1 us, 2 us, ... up to 64 us. `round` counts consecutive park rounds. */
+static void yield_backoff(unsigned round)
+{
+    if (round < 4) {
+        sched_yield();
+        return;
+    }
+    unsigned sh = round - 4;
+    if (sh > 6)
+        sh = 6;
+    struct timespec ts = {0, 1000L << sh};
+    nanosleep(&ts, NULL);
+}
+
+void vmpi_lock_params_default(vmpi_lock_params *p)
+{
+    p->park = VMPI_PARK_FUTEX;
+    p->spin_max = 4096;
+    p->cutoff = 4;
+    p->far_spin = 64;
+    p->wake_n = 4;
+    p->time_cap_ns = 20000;
+    p->backoff_min = 4;
+    p->backoff_max = 1024;
+    p->backoff_unit = 64;
+}
+
+/* Copy of *p with zero fields replaced by the defaults (p may be NULL). */
+static vmpi_lock_params resolve(const vmpi_lock_params *p)
+{
+    vmpi_lock_params d;
+    vmpi_lock_params_default(&d);
+    if (!p)
+        return d;
+    vmpi_lock_params r = *p;
+    if (r.park != VMPI_PARK_YIELD)
+        r.park = VMPI_PARK_FUTEX;
+#define DEF(f) if (!r.f) r.f = d.f
+    DEF(spin_max);
+    DEF(cutoff);
+    DEF(far_spin);
+    DEF(wake_n);
+    DEF(time_cap_ns);
+    DEF(backoff_min);
+    DEF(backoff_max);
+    DEF(backoff_unit);
+#undef DEF
+    if (r.backoff_max < r.backoff_min)
+        r.backoff_max = r.backoff_min;
+    return r;
+}
+
+/* ---- TAS ------------------------------------------------------------------- */
+
+void vmpi_tas_init(vmpi_tas_lock *l, const vmpi_lock_params *p)
+{
+    vmpi_lock_params r = resolve(p);
+    memset(l, 0, sizeof *l);
+    l->backoff_min = r.backoff_min;
+    l->backoff_max = r.backoff_max;
+    atomic_store_explicit(&l->word, 0, rel);
+}
+
+void vmpi_tas_lock_acquire(vmpi_tas_lock *l)
+{
+    uint32_t b = l->backoff_min;
+    for (;;) {
+        if (atomic_load_explicit(&l->word, rlx) == 0 &&
+            atomic_exchange_explicit(&l->word, 1, acq) == 0)
+            return;
+        pause_n(b);
+        b = b * 2 > l->backoff_max ? l->backoff_max : b * 2;
+    }
+}
+
+int vmpi_tas_trylock(vmpi_tas_lock *l)
+{
+    return atomic_load_explicit(&l->word, rlx) == 0 &&
+           atomic_exchange_explicit(&l->word, 1, acq) == 0;
+}
+
+void vmpi_tas_unlock(vmpi_tas_lock *l)
+{
+    atomic_store_explicit(&l->word, 0, rel);
+}
+
+/* ---- ticket / pticket ------------------------------------------------------ */
+
+void vmpi_ticket_init(vmpi_ticket_lock *l, const vmpi_lock_params *p)
+{
+    vmpi_lock_params r = resolve(p);
+    memset(l, 0, sizeof *l);
+    l->backoff_unit = r.backoff_unit;
+    atomic_store_explicit(&l->owner, 0, rlx);
+    atomic_store_explicit(&l->next, 0, rel);
+}
+
+void vmpi_ticket_lock_acquire(vmpi_ticket_lock *l)
+{
+    uint32_t t = atomic_fetch_add_explicit(&l->next, 1, rlx);
+    while (atomic_load_explicit(&l->owner, acq) != t)
+        cpu_relax();
+}
+
+/* Free iff owner == next; taking ticket `next` by CAS then makes us owner:
+ * owner cannot move past next, and only the holder moves owner. */
+int vmpi_ticket_trylock(vmpi_ticket_lock *l)
+{
+    uint32_t o = atomic_load_explicit(&l->owner, acq);
+    uint32_t n = o;
+    return atomic_compare_exchange_strong_explicit(&l->next, &n, o + 1, acq, rlx);
+}
+
+void vmpi_ticket_unlock(vmpi_ticket_lock *l)
+{
+    uint32_t o = atomic_load_explicit(&l->owner, rlx);
+    atomic_store_explicit(&l->owner, o + 1, rel);
+}
+
+void vmpi_pticket_init(vmpi_ticket_lock *l, const vmpi_lock_params *p)
+{
+    vmpi_ticket_init(l, p);
+}
+
+void vmpi_pticket_lock_acquire(vmpi_ticket_lock *l)
+{
+    uint32_t t = atomic_fetch_add_explicit(&l->next, 1, rlx);
+    for (;;) {
+        uint32_t o = atomic_load_explicit(&l->owner, acq);
+        if (o == t)
+            return;
+        pause_n((t - o) * l->backoff_unit);
+    }
+}
+
+int vmpi_pticket_trylock(vmpi_ticket_lock *l) { return vmpi_ticket_trylock(l); }
+void vmpi_pticket_unlock(vmpi_ticket_lock *l) { vmpi_ticket_unlock(l); }
+
+/* ---- parking ticket locks ----------------------------------------------------
+ *
+ * Futex protocol for ticket t on slot s = slot[t % SLOTS]:
+ *   waiter:  parked++ (sc); v = seq; if owner == t (sc): parked--, done;
+ *            futex_wait(&seq, v); parked--; re-check.
+ *   unlock:  owner = t' (sc); for each ticket u to wake: if slot(u).parked
+ *            (sc): seq++, futex_wake(&seq, all on that slot).
+ * Both sides write then read with seq_cst, so either the unlocker sees the
+ * waiter's parked count, or the waiter sees the new owner. If the waiter
+ * read seq before the unlocker's bump the wait returns at once. Only the
+ * holders of tickets congruent to u modulo SLOTS sleep on that word, so a
+ * wake never reaches all waiters (unless there are > SLOTS of them). */
+
+static void ptl_init(vmpi_park_ticket_lock *l, const vmpi_lock_params *p)
+{
+    vmpi_lock_params r = resolve(p);
+    memset(l, 0, sizeof *l);
+    l->park = r.park;
+    l->spin_max = r.spin_max;
+    l->cutoff = r.cutoff;
+    l->far_spin = r.far_spin;
+    l->wake_n = r.wake_n;
+    if (l->wake_n > VMPI_TICKET_SLOTS)
+        l->wake_n = VMPI_TICKET_SLOTS;
+    l->time_cap_ns = r.time_cap_ns;
+    atomic_store_explicit(&l->owner, 0, rlx);
+    atomic_store_explicit(&l->next, 0, sc);
+}
+
+/* Park ticket t until possibly woken; returns when the caller should
+ * re-check (spurious returns are allowed). */
+static void ptl_park(vmpi_park_ticket_lock *l, uint32_t t, unsigned round)
+{
+    if (l->park == VMPI_PARK_YIELD) {
+        yield_backoff(round);
+        return;
+    }
+    vmpi_ticket_slot *s = &l->slot[t % VMPI_TICKET_SLOTS];
+    atomic_fetch_add_explicit(&s->parked, 1, sc);
+    uint32_t v = atomic_load_explicit(&s->seq, sc);
+    if (atomic_load_explicit(&l->owner, sc) != t)
+        futex_wait(&s->seq, v);
+    atomic_fetch_sub_explicit(&s->parked, 1, rlx);
+}
+
+static void ptl_wake(vmpi_park_ticket_lock *l, uint32_t u)
+{
+    vmpi_ticket_slot *s = &l->slot[u % VMPI_TICKET_SLOTS];
+    if (atomic_load_explicit(&s->parked, sc) != 0) {
+        atomic_fetch_add_explicit(&s->seq, 1, sc);
+        futex_wake(&s->seq, INT_MAX);
+    }
+}
+
+static int ptl_trylock(vmpi_park_ticket_lock *l)
+{
+    uint32_t o = atomic_load_explicit(&l->owner, acq);
+    uint32_t n = o;
+    return atomic_compare_exchange_strong_explicit(&l->next, &n, o + 1, acq, rlx);
+}
+
+void vmpi_spark_init(vmpi_park_ticket_lock *l, const vmpi_lock_params *p)
+{
+    ptl_init(l, p);
+}
+
+void vmpi_spark_lock_acquire(vmpi_park_ticket_lock *l)
+{
+    uint32_t t = atomic_fetch_add_explicit(&l->next, 1, rlx);
+    for (unsigned round = 0;; round++) {
+        for (uint32_t i = 0; i < l->spin_max; i++) {
+            if (atomic_load_explicit(&l->owner, acq) == t)
+                return;
+            cpu_relax();
+        }
+        if (atomic_load_explicit(&l->owner, acq) == t)
+            return;
+        ptl_park(l, t, round);
+    }
+}
+
+int vmpi_spark_trylock(vmpi_park_ticket_lock *l) { return ptl_trylock(l); }
+
+void vmpi_spark_unlock(vmpi_park_ticket_lock *l)
+{
+    uint32_t o = atomic_load_explicit(&l->owner, rlx) + 1;
+    atomic_store_explicit(&l->owner, o, sc);
+    if (l->park == VMPI_PARK_FUTEX)
+        ptl_wake(l, o);
+}
+
+void vmpi_oticket_init(vmpi_park_ticket_lock *l, const vmpi_lock_params *p)
+{
+    ptl_init(l, p);
+}
+
+static uint32_t ot_budget(const vmpi_park_ticket_lock *l, uint32_t d)
+{
+    if (d >= l->cutoff || d - 1 >= 32)
+        return l->far_spin;
+    uint32_t b = l->spin_max >> (d - 1);
+    return b ? b : 1;
+}
+
+void vmpi_oticket_lock_acquire(vmpi_park_ticket_lock *l)
+{
+    uint32_t t = atomic_fetch_add_explicit(&l->next, 1, rlx);
+    uint32_t o = atomic_load_explicit(&l->owner, acq);
+    if (o == t)
+        return;
+    uint32_t best = t - o; /* smallest distance seen, to reset the back-off */
+    for (unsigned round = 0;; round++) {
+        /* Spin phase: the budget follows the current distance; the
+         * phase as a whole is capped at time_cap_ns. */
+        uint64_t t0 = now_ns();
+        uint32_t spun = 0;
+        for (;;) {
+            o = atomic_load_explicit(&l->owner, acq);
+            uint32_t d = t - o;
+            if (d == 0)
+                return;
+            if (d < best) {
+                best = d;
+                round = 0;
+            }
+            if (spun >= ot_budget(l, d))
+                break;
+            cpu_relax();
+            if ((++spun & 63) == 0) {
+                if (now_ns() - t0 >= l->time_cap_ns)
+                    break;
+                if (d > 1)
+                    sched_yield();
+            }
+        }
+        ptl_park(l, t, round);
+    }
+}
+
+int vmpi_oticket_trylock(vmpi_park_ticket_lock *l) { return ptl_trylock(l); }
+
+void vmpi_oticket_unlock(vmpi_park_ticket_lock *l)
+{
+    uint32_t o = atomic_load_explicit(&l->owner, rlx) + 1;
+    atomic_store_explicit(&l->owner, o, sc);
+    if (l->park != VMPI_PARK_FUTEX)
+        return;
+    /* Wake tickets o .. o+N-1 (the holders at distance 0 .. N-1 from the
+     * new head). Ticket o is always checked (that is the correctness-
+     * critical wake, ordered by the seq_cst owner/parked handshake); the
+     * others only if handed out already, judged by a possibly stale read
+     * of next (missing one only delays its early wake-up). */
+    uint32_t waiting = atomic_load_explicit(&l->next, rlx) - o;
+    uint32_t k = waiting < l->wake_n ? waiting : l->wake_n;
+    if (k == 0)
+        k = 1;
+    for (uint32_t i = 0; i < k; i++)
+        ptl_wake(l, o + i);
+}
+
+/* ---- MCS -------------------------------------------------------------------- */
+
+void vmpi_mcs_init(vmpi_mcs_lock *l, const vmpi_lock_params *p)
+{
+    vmpi_lock_params r = resolve(p);
+    memset(l, 0, sizeof *l);
+    l->park = r.park;
+    l->spin_max = r.spin_max;
+    atomic_store_explicit(&l->tail, 0, sc);
+}
+
+/* Wait for `*w` to become 0 (spin, then park). Protocol as for tickets:
+ * waiter parked=1 (sc), check, wait; releaser stores 0 (sc), reads parked. */
+static void mcs_wait(const vmpi_mcs_lock *l, vmpi_mcs_node *me)
+{
+    for (unsigned round = 0;; round++) {
+        for (uint32_t i = 0; i < l->spin_max; i++) {
+            if (atomic_load_explicit(&me->locked, acq) == 0)
+                return;
+            cpu_relax();
+        }
+        if (l->park == VMPI_PARK_YIELD) {
+            if (atomic_load_explicit(&me->locked, acq) == 0)
+                return;
+            yield_backoff(round);
+            continue;
+        }
+        atomic_store_explicit(&me->parked, 1, sc);
+        if (atomic_load_explicit(&me->locked, sc) != 0)
+            futex_wait(&me->locked, 1);
+        atomic_store_explicit(&me->parked, 0, rlx);
+    }
+}
+
+void vmpi_mcs_lock_acquire(vmpi_mcs_lock *l, unsigned slot)
+{
+    vmpi_mcs_node *me = &l->node[slot];
+    atomic_store_explicit(&me->next, 0, rlx);
+    atomic_store_explicit(&me->locked, 1, rlx);
+    uint32_t prev = atomic_exchange_explicit(&l->tail, slot + 1, memory_order_acq_rel);
+    if (prev == 0)
+        return;
+    atomic_store_explicit(&l->node[prev - 1].next, slot + 1, rel);
+    mcs_wait(l, me);
+}
+
+int vmpi_mcs_trylock(vmpi_mcs_lock *l, unsigned slot)
+{
+    vmpi_mcs_node *me = &l->node[slot];
+    atomic_store_explicit(&me->next, 0, rlx);
+    atomic_store_explicit(&me->locked, 1, rlx);
+    uint32_t exp = 0;
+    return atomic_compare_exchange_strong_explicit(&l->tail, &exp, slot + 1,
+                                                   memory_order_acq_rel, rlx);
+}
+
+void vmpi_mcs_unlock(vmpi_mcs_lock *l, unsigned slot)
+{
+    vmpi_mcs_node *me = &l->node[slot];
+    uint32_t succ = atomic_load_explicit(&me->next, acq);
+    if (succ == 0) {
+        uint32_t exp = slot + 1;
+        if (atomic_compare_exchange_strong_explicit(&l->tail, &exp, 0, rel, rlx))
+            return;
+        /* A successor swapped itself in but has not linked yet; it may be
+         * preempted, so do not spin forever on a core it needs. */
+        for (unsigned i = 0; (succ = atomic_load_explicit(&me->next, acq)) == 0; i++) {
+            if (i < 1024)
+                cpu_relax();
+            else
+                sched_yield();
+        }
+    }
+    vmpi_mcs_node *s = &l->node[succ - 1];
+    atomic_store_explicit(&s->locked, 0, sc);
+    if (l->park == VMPI_PARK_FUTEX && atomic_load_explicit(&s->parked, sc))
+        futex_wake(&s->locked, 1);
+}
+
+/* ---- pthread mutex ------------------------------------------------------------ */
+
+int vmpi_mutex_init(vmpi_mutex_lock *l, const vmpi_lock_params *p)
+{
+    (void)p;
+    memset(l, 0, sizeof *l);
+    pthread_mutexattr_t a;
+    int rc = pthread_mutexattr_init(&a);
+    if (!rc)
+        rc = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+    if (!rc)
+        rc = pthread_mutex_init(&l->u.m, &a);
+    pthread_mutexattr_destroy(&a);
+    return rc;
+}
+
+void vmpi_mutex_lock_acquire(vmpi_mutex_lock *l) { pthread_mutex_lock(&l->u.m); }
+int vmpi_mutex_trylock(vmpi_mutex_lock *l) { return pthread_mutex_trylock(&l->u.m) == 0; }
+void vmpi_mutex_unlock(vmpi_mutex_lock *l) { pthread_mutex_unlock(&l->u.m); }
+
+/* ---- generic interface ---------------------------------------------------------- */
+
+static const char *const kind_names[VMPI_LOCK_NKINDS] = {
+    "tas", "ticket", "pticket", "spark", "oticket", "mcs", "mutex",
+};
+
+const char *vmpi_lock_kind_name(vmpi_lock_kind k)
+{
+    return (unsigned)k < VMPI_LOCK_NKINDS ? kind_names[k] : "?";
+}
+
+int vmpi_lock_kind_parse(const char *name)
+{
+    for (int k = 0; k < VMPI_LOCK_NKINDS; k++)
+        if (strcmp(name, kind_names[k]) == 0)
+            return k;
+    return -1;
+}
+
+size_t vmpi_lock_bytes(vmpi_lock_kind k)
+{
+    size_t body = 0;
+    switch (k) {
+    case VMPI_LOCK_TAS: body = sizeof(vmpi_tas_lock); break;
+    case VMPI_LOCK_TICKET:
+    case VMPI_LOCK_PTICKET: body = sizeof(vmpi_ticket_lock); break;
+    case VMPI_LOCK_SPARK:
+    case VMPI_LOCK_OTICKET: body = sizeof(vmpi_park_ticket_lock); break;
+    case VMPI_LOCK_MCS: body = sizeof(vmpi_mcs_lock); break;
+    case VMPI_LOCK_MUTEX: body = sizeof(vmpi_mutex_lock); break;
+    default: return 0;
+    }
+    return sizeof(vmpi_lock) + body;
+}
+
+#define BODY(l) ((void *)((char *)(l) + sizeof(vmpi_lock)))
+
+int vmpi_lock_init(vmpi_lock *l, vmpi_lock_kind k, const vmpi_lock_params *p)
+{
+    void *b = BODY(l);
+    switch (k) {
+    case VMPI_LOCK_TAS: vmpi_tas_init(b, p); break;
+    case VMPI_LOCK_TICKET: vmpi_ticket_init(b, p); break;
+    case VMPI_LOCK_PTICKET: vmpi_pticket_init(b, p); break;
+    case VMPI_LOCK_SPARK: vmpi_spark_init(b, p); break;
+    case VMPI_LOCK_OTICKET: vmpi_oticket_init(b, p); break;
+    case VMPI_LOCK_MCS: vmpi_mcs_init(b, p); break;
+    case VMPI_LOCK_MUTEX:
+        if (vmpi_mutex_init(b, p))
+            return -1;
+        break;
+    default: return -1;
+    }
+    memset(l, 0, sizeof *l);
+    l->kind = k;
+    return 0;
+}
+
+void vmpi_lock_acquire(vmpi_lock *l, unsigned slot)
+{
+    void *b = BODY(l);
+    switch (l->kind) {
+    case VMPI_LOCK_TAS: vmpi_tas_lock_acquire(b); break;
+    case VMPI_LOCK_TICKET: vmpi_ticket_lock_acquire(b); break;
+    case VMPI_LOCK_PTICKET: vmpi_pticket_lock_acquire(b); break;
+    case VMPI_LOCK_SPARK: vmpi_spark_lock_acquire(b); break;
+    case VMPI_LOCK_OTICKET: vmpi_oticket_lock_acquire(b); break;
+    case VMPI_LOCK_MCS: vmpi_mcs_lock_acquire(b, slot); break;
+    case VMPI_LOCK_MUTEX: vmpi_mutex_lock_acquire(b); break;
+    }
+}
+
+int vmpi_lock_try(vmpi_lock *l, unsigned slot)
+{
+    void *b = BODY(l);
+    switch (l->kind) {
+    case VMPI_LOCK_TAS: return vmpi_tas_trylock(b);
+    case VMPI_LOCK_TICKET: return vmpi_ticket_trylock(b);
+    case VMPI_LOCK_PTICKET: return vmpi_pticket_trylock(b);
+    case VMPI_LOCK_SPARK: return vmpi_spark_trylock(b);
+    case VMPI_LOCK_OTICKET: return vmpi_oticket_trylock(b);
+    case VMPI_LOCK_MCS: return vmpi_mcs_trylock(b, slot);
+    case VMPI_LOCK_MUTEX: return vmpi_mutex_trylock(b);
+    }
+    return 0;
+}
+
+void vmpi_lock_release(vmpi_lock *l, unsigned slot)
+{
+    void *b = BODY(l);
+    switch (l->kind) {
+    case VMPI_LOCK_TAS: vmpi_tas_unlock(b); break;
+    case VMPI_LOCK_TICKET: vmpi_ticket_unlock(b); break;
+    case VMPI_LOCK_PTICKET: vmpi_pticket_unlock(b); break;
+    case VMPI_LOCK_SPARK: vmpi_spark_unlock(b); break;
+    case VMPI_LOCK_OTICKET: vmpi_oticket_unlock(b); break;
+    case VMPI_LOCK_MCS: vmpi_mcs_unlock(b, slot); break;
+    case VMPI_LOCK_MUTEX: vmpi_mutex_unlock(b); break;
+    }
+}
