@@ -316,6 +316,9 @@ void vmpi_oticket_lock_acquire(vmpi_park_ticket_lock *l)
             if (spun >= ot_budget(l, d))
                 break;
             cpu_relax();
+            /* Every 64 polls: enforce the time cap, and a waiter that is
+             * not next gives its core away once, so that a runnable holder
+             * (or the next waiter) on this core is not kept off it. */
             if ((++spun & 63) == 0) {
                 if (now_ns() - t0 >= l->time_cap_ns)
                     break;

@@ -17,7 +17,10 @@
  *           distance to the head is below a cut-off, a small default beyond
  *           it, and never longer than a time cap; the unlocker wakes the
  *           next N waiters so their wake-up overlaps the sections before
- *           them
+ *           them. While spinning, a waiter that is not next yields its
+ *           core once every 64 polls (the holder or the next waiter may be
+ *           runnable behind it); a parked waiter re-enters the spin phase
+ *           with the budget of its new distance when woken
  *   mcs     MCS queue lock; the queue nodes are an array inside the lock,
  *           indexed by a per-caller slot (0 .. VMPI_MCS_MAX_SLOTS-1); a
  *           waiter spins a budget on its own node, then parks

@@ -81,7 +81,7 @@ static long iters_for(vmpi_lock_kind k)
 {
     switch (k) {
     case VMPI_LOCK_TICKET:
-    case VMPI_LOCK_PTICKET: return 100;
+    case VMPI_LOCK_PTICKET: return 60;
     case VMPI_LOCK_TAS: return 1000;
     default: return 3000;
     }
@@ -224,7 +224,12 @@ static void *looper(void *p)
 
 static void test_starvation(vmpi_lock_kind k)
 {
-    const double limit = 3.0;
+    /* The pure spin kinds hand over only when the next waiter happens to
+     * be on a core (with 32 spinners that can take a scheduler round of
+     * ~100 ms per hand-off), so they get a longer bound; the loop ends as
+     * soon as every thread has had the lock. */
+    int pure = k == VMPI_LOCK_TAS || k == VMPI_LOCK_TICKET || k == VMPI_LOCK_PTICKET;
+    const double limit = pure ? 12.0 : 5.0;
     reset_shared();
     atomic_store(&stop, 0);
     for (int i = 0; i < NSTARVE; i++)
@@ -254,7 +259,6 @@ static void test_starvation(vmpi_lock_kind k)
            NSTARVE, limit);
     EXPECT(sh->counter == total, "starvation run: counter %ld, acquisitions %ld",
            sh->counter, total);
-    (void)k;
 }
 
 static void test_layout(void)
