@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import alive, wait_all_dead
+
 HERE = Path(__file__).resolve().parent
 PROGS = HERE / "progs"
 BUILD = Path(os.environ.get("VMPI_BUILD", "/work/main/build")).resolve()
@@ -61,24 +63,6 @@ def hellos(stdout):
     """{rank: (pid, jobid)} from the helper's first lines."""
     return {int(m.group(1)): (int(m.group(2)), m.group(3))
             for m in HELLO_RE.finditer(stdout)}
-
-
-def alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            data = f.read()
-    except OSError:
-        return False
-    return data[data.rfind(")") + 2:].split()[0] not in ("Z", "X")
-
-
-def wait_dead(pids, timeout=5.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        left = [p for p in pids if alive(p)]
-        if not left or time.monotonic() > deadline:
-            return left
-        time.sleep(0.05)
 
 
 def shm_names():
@@ -191,7 +175,7 @@ def test_sigint_to_vmpirun_kills_ranks_exit_130_no_leftovers(jobs, tmp_path):
     stderr = "".join(err)
     assert rc == 130, (rc, stderr)
     assert took < 10, f"vmpirun took {took:.1f} s to stop after SIGINT"
-    assert wait_dead(pids, 2.0) == [], f"ranks still running after SIGINT: {stderr}"
+    assert wait_all_dead(pids, 2.0) == [], f"ranks still running after SIGINT: {stderr}"
     assert "SIGINT" in stderr, stderr
     assert shm_clean(before, [j for _, j in seen.values()]) == []
 

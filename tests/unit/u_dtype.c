@@ -9,17 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                                      \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            failures++;                                                       \
-            fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                     \
-            fputc('\n', stderr);                                              \
-        }                                                                     \
-    } while (0)
+#include "u_check.h"
 
 #define CHECK_EQ(a, b, what)                                                  \
     CHECK((long)(a) == (long)(b), "%s: got %ld, want %ld", what, (long)(a), (long)(b))

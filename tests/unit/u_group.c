@@ -6,17 +6,7 @@
 
 #include "core/vmpi.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                  \
-    do {                                                                  \
-        if (!(cond)) {                                                    \
-            fprintf(stderr, "u_group: %s:%d: ", __FILE__, __LINE__);      \
-            fprintf(stderr, __VA_ARGS__);                                 \
-            fprintf(stderr, "\n");                                        \
-            failures++;                                                   \
-        }                                                                 \
-    } while (0)
+#include "u_check.h"
 
 static void expect(const char *what, const int *got, int ngot, const int *want, int nwant)
 {

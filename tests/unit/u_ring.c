@@ -6,16 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int failures;
-#define EXPECT(cond, ...)                                                      \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "u_ring: %s:%d: ", __FILE__, __LINE__);            \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fputc('\n', stderr);                                               \
-            failures++;                                                        \
-        }                                                                      \
-    } while (0)
+#include "u_check.h"
 
 enum { NCELLS = 64 };
 
@@ -66,15 +57,15 @@ static void test_stream(void)
             const void *d;
             size_t len;
             int st = vmpi_ring_peek(&rx, &d, &len);
-            EXPECT(st != VMPI_RING_CORRUPT, "corrupt at message %llu", (unsigned long long)got);
+            CHECK(st != VMPI_RING_CORRUPT, "corrupt at message %llu", (unsigned long long)got);
             if (st != VMPI_RING_OK)
                 break;
-            EXPECT(len == len_of[got % 4096], "message %llu: length %zu, sent %zu",
+            CHECK(len == len_of[got % 4096], "message %llu: length %zu, sent %zu",
                    (unsigned long long)got, len, len_of[got % 4096]);
             const unsigned char *b = d;
             for (size_t i = 0; i < len; i++)
                 if (b[i] != pattern(got, i)) {
-                    EXPECT(0, "message %llu byte %zu differs", (unsigned long long)got, i);
+                    CHECK(0, "message %llu byte %zu differs", (unsigned long long)got, i);
                     break;
                 }
             vmpi_ring_release(&rx, len);
@@ -83,8 +74,8 @@ static void test_stream(void)
         if (failures)
             break;
     }
-    EXPECT(fulls > 0, "the ring never filled up; back-pressure untested");
-    EXPECT(sent == got, "sent %llu, received %llu", (unsigned long long)sent,
+    CHECK(fulls > 0, "the ring never filled up; back-pressure untested");
+    CHECK(sent == got, "sent %llu, received %llu", (unsigned long long)sent,
            (unsigned long long)got);
     free(m);
 }
@@ -103,16 +94,16 @@ static void test_full_and_publish(void)
         vmpi_ring_commit(&tx, 0);
         n++;
     }
-    EXPECT(n == NCELLS, "%d one-cell records fit, expected %d", n, NCELLS);
+    CHECK(n == NCELLS, "%d one-cell records fit, expected %d", n, NCELLS);
     const void *d;
     size_t len;
     for (int i = 0; i < n; i++) {
-        EXPECT(vmpi_ring_peek(&rx, &d, &len) == VMPI_RING_OK && len == 0, "record %d", i);
+        CHECK(vmpi_ring_peek(&rx, &d, &len) == VMPI_RING_OK && len == 0, "record %d", i);
         vmpi_ring_release(&rx, len);
     }
-    EXPECT(vmpi_ring_peek(&rx, &d, &len) == VMPI_RING_EMPTY, "ring not empty");
+    CHECK(vmpi_ring_peek(&rx, &d, &len) == VMPI_RING_EMPTY, "ring not empty");
     size_t big = vmpi_ring_max_len(NCELLS);
-    EXPECT(vmpi_ring_reserve(&tx, big) != NULL, "largest record refused by an empty ring");
+    CHECK(vmpi_ring_reserve(&tx, big) != NULL, "largest record refused by an empty ring");
     free(m);
 }
 
@@ -131,10 +122,10 @@ static void test_corrupt(void)
 
     cells[0].len = 1u << 20;
     atomic_store(&cells[0].seq, 1);
-    EXPECT(vmpi_ring_peek(&rx, &d, &len) == VMPI_RING_CORRUPT, "oversized length accepted");
+    CHECK(vmpi_ring_peek(&rx, &d, &len) == VMPI_RING_CORRUPT, "oversized length accepted");
 
     cells[0].len = VMPI_RING_SKIP;
-    EXPECT(vmpi_ring_peek(&rx, &d, &len) == VMPI_RING_CORRUPT, "SKIP at cell 0 accepted");
+    CHECK(vmpi_ring_peek(&rx, &d, &len) == VMPI_RING_CORRUPT, "SKIP at cell 0 accepted");
 
     /* A two-cell record whose payload, in the seq word of cell 1, holds
      * the value a header at cell 1 will carry one lap later (abs cell 65). */
@@ -146,17 +137,17 @@ static void test_corrupt(void)
     uint32_t lookalike = NCELLS + 2;
     memcpy(p + 56, &lookalike, sizeof lookalike);
     vmpi_ring_commit(&tx, 100);
-    EXPECT(vmpi_ring_peek(&rx, &d, &len) == VMPI_RING_OK && len == 100, "two-cell record");
+    CHECK(vmpi_ring_peek(&rx, &d, &len) == VMPI_RING_OK && len == 100, "two-cell record");
     vmpi_ring_release(&rx, len);
-    EXPECT(atomic_load(&cells[1].seq) == 0, "continuation cell not cleared on release");
+    CHECK(atomic_load(&cells[1].seq) == 0, "continuation cell not cleared on release");
     /* Walk one lap of one-cell records up to absolute cell 65 (cell 1). */
     for (int i = 2; i < NCELLS + 1; i++) {
-        EXPECT(vmpi_ring_reserve(&tx, 0) != NULL, "ring full at cell %d", i);
+        CHECK(vmpi_ring_reserve(&tx, 0) != NULL, "ring full at cell %d", i);
         vmpi_ring_commit(&tx, 0);
-        EXPECT(vmpi_ring_peek(&rx, &d, &len) == VMPI_RING_OK, "record at cell %d", i);
+        CHECK(vmpi_ring_peek(&rx, &d, &len) == VMPI_RING_OK, "record at cell %d", i);
         vmpi_ring_release(&rx, len);
     }
-    EXPECT(vmpi_ring_peek(&rx, &d, &len) == VMPI_RING_EMPTY,
+    CHECK(vmpi_ring_peek(&rx, &d, &len) == VMPI_RING_EMPTY,
            "payload bytes from the last lap read as a header");
     free(m);
 }
