@@ -164,15 +164,8 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
     r.kind = VMPI_REQ_RECV;
     r.done = r.matched = r.cancelled = r.user_freed = r.persistent = r.inflight = 0;
     r.st_error = MPI_SUCCESS;
-    r.buf = buf;
-    r.count = count;
-    r.dt = dt;
-    r.len = (size_t)count * (size_t)dt->size;
-    r.tag = tag;
-    r.peer = source;
-    r.comm = c;
-    r.ctx = c->ctx;
     r.tmp = NULL;
+    vmpi_p2p_recv_fill(&r, buf, count, dt, source, tag, c, 0);
     vmpi_p2p_post_recv(&r);
     while (!r.done)
         vmpi_progress();

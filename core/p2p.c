@@ -511,20 +511,26 @@ void vmpi_p2p_post_recv(struct vmpi_req *r)
         posted_append(r);
 }
 
-int vmpi_p2p_irecv(void *buf, MPI_Count count, struct vmpi_dtype *dt, int src, int tag,
-                   struct vmpi_comm *c, int coll, struct vmpi_req **out)
+void vmpi_p2p_recv_fill(struct vmpi_req *r, void *buf, MPI_Count count, struct vmpi_dtype *dt,
+                        int src, int tag, struct vmpi_comm *c, int coll)
 {
-    struct vmpi_req *r = vmpi_req_alloc(VMPI_REQ_RECV);
     r->buf = buf;
     r->count = count;
     r->dt = dt;
-    vmpi_dtype_ref(dt);
     r->len = (size_t)(count * dt->size);
     r->tag = tag;
     r->peer = src;
     r->comm = c;
-    vmpi_comm_retain(c);
     r->ctx = c->ctx + (coll ? 1u : 0u);
+}
+
+int vmpi_p2p_irecv(void *buf, MPI_Count count, struct vmpi_dtype *dt, int src, int tag,
+                   struct vmpi_comm *c, int coll, struct vmpi_req **out)
+{
+    struct vmpi_req *r = vmpi_req_alloc(VMPI_REQ_RECV);
+    vmpi_p2p_recv_fill(r, buf, count, dt, src, tag, c, coll);
+    vmpi_dtype_ref(dt);
+    vmpi_comm_retain(c);
     *out = r;
     vmpi_p2p_post_recv(r);
     return MPI_SUCCESS;

@@ -261,6 +261,9 @@ MPI_Count vmpi_status_get_count(const MPI_Status *st);
 #define VMPI_TAG_UB ((1 << 30) - 1)
 
 bool vmpi_p2p_cancel_recv(struct vmpi_req *r);
+/* Fills the matching and buffer fields of a receive request. */
+void vmpi_p2p_recv_fill(struct vmpi_req *r, void *buf, MPI_Count count, struct vmpi_dtype *dt,
+                        int src, int tag, struct vmpi_comm *c, int coll);
 /* Posts an initialized receive (which may live on the caller's stack if
  * the caller waits for it). */
 void vmpi_p2p_post_recv(struct vmpi_req *r);
