@@ -34,6 +34,19 @@ static void job_id(void)
     vmpi_g.job_id[n] = '\0';
 }
 
+uint64_t vmpi_env_u64(const char *name, uint64_t def, uint64_t lo, uint64_t hi)
+{
+    const char *s = getenv(name);
+    if (!s || !*s)
+        return def;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (*end || v < lo || v > hi)
+        vmpi_fatal("%s=%s is not a number in [%llu, %llu]", name, s,
+                   (unsigned long long)lo, (unsigned long long)hi);
+    return v;
+}
+
 int vmpi_core_init(int required, int *provided)
 {
     int appnum;
@@ -48,8 +61,7 @@ int vmpi_core_init(int required, int *provided)
         vmpi_g.thread_level = MPI_THREAD_SINGLE;
     if (provided)
         *provided = vmpi_g.thread_level;
-    const char *um = getenv("VMPI_UNEXPECTED_MAX");
-    vmpi_g.unexp_max = um && *um ? strtoull(um, NULL, 0) : (size_t)64 << 20;
+    vmpi_g.unexp_max = vmpi_env_u64("VMPI_UNEXPECTED_MAX", (uint64_t)64 << 20, 0, UINT64_MAX);
     vmpi_g.peers = calloc((size_t)vmpi_g.size, sizeof *vmpi_g.peers);
     if (!vmpi_g.peers || vmpi_p2p_init())
         vmpi_fatal("out of memory during MPI_Init");

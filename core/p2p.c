@@ -705,6 +705,8 @@ int vmpi_progress(void)
 {
     static unsigned idle;
     int n = vmpi_smp_chan.poll();
+    if (VMPI_UNLIKELY(vmpi_g.net != NULL))
+        n += vmpi_g.net->poll();
     if (VMPI_UNLIKELY(pend_head != NULL))
         n += pend_progress();
     if (VMPI_UNLIKELY(pulling != NULL))
@@ -721,7 +723,8 @@ int vmpi_progress(void)
 
 bool vmpi_p2p_idle(void)
 {
-    return !pend_head && !pulling && !inflight_total && !vmpi_smp_chan.busy();
+    return !pend_head && !pulling && !inflight_total && !vmpi_smp_chan.busy() &&
+           !(vmpi_g.net && vmpi_g.net->busy());
 }
 
 int vmpi_p2p_init(void)

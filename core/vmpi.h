@@ -293,6 +293,7 @@ struct vmpi_global {
     int rank, size;          /* world */
     int thread_level;
     struct vmpi_peer *peers; /* indexed by world rank */
+    const struct vmpi_chan *net; /* the network channel when it has peers, or NULL */
     struct vmpi_comm *world; /* MPI_COMM_WORLD, for the lookup fast path */
     char job_id[40];         /* from VMPI_JOB_ID or PMI kvsname */
     size_t unexp_bytes, unexp_max; /* unexpected eager data held, and its cap */
@@ -308,6 +309,9 @@ static inline struct vmpi_comm *vmpi_comm_lookup(MPI_Comm h)
 }
 
 int vmpi_core_init(int required, int *provided);
+/* The number in environment variable name, def when unset; fatal when it is
+ * not a number in [lo, hi]. */
+uint64_t vmpi_env_u64(const char *name, uint64_t def, uint64_t lo, uint64_t hi);
 int vmpi_core_finalize(void);
 
 #endif

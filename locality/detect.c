@@ -1,13 +1,14 @@
-/* Locality detector and coordinator.
+/* Locality detector: which ranks share a VM, which share a host.
  *
- * Each rank publishes a business card "pid|vm-identity|hostname" in the PMI
- * key-value space. The VM identity is the kernel's boot id plus the inodes
- * of the IPC and mount namespaces (ranks that share both can share
- * /dev/shm), or VMPI_VM_ID when set. Ranks with equal identities share a VM
- * and talk over the smp channel. */
+ * Each rank publishes a business card "pid|vm-identity|host-identity|
+ * hostname" in the PMI key-value space. The VM identity is the kernel's
+ * boot id plus the inodes of the IPC, mount and network namespaces: ranks
+ * that share all of them can share /dev/shm and see each other's pids
+ * (VMPI_VM_ID overrides it). The host identity is the boot id plus the
+ * network namespace, so the emulated hosts of vmpirun --hosts (one network
+ * namespace each) count as different hosts (VMPI_HOST_ID overrides it).
+ * Ranks with equal identities share a VM, or a host. */
 #include "locality.h"
-#include "../channel/chan.h"
-#include "../channel/smp/smp.h"
 #include "../core/vmpi.h"
 #include "../pmi/pmi.h"
 
@@ -17,117 +18,122 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int *vm_of; /* world rank -> lowest world rank of its VM */
-
-static void vm_identity(char *out, size_t cap)
+static unsigned long ns_inode(const char *ns)
 {
-    const char *env = getenv("VMPI_VM_ID");
-    if (env && *env) {
-        snprintf(out, cap, "%s", env);
-    } else {
-        char boot[64] = "noboot";
-        FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
-        if (f) {
-            if (!fgets(boot, sizeof boot, f))
-                strcpy(boot, "noboot");
-            fclose(f);
-            boot[strcspn(boot, "\n")] = '\0';
-        }
-        struct stat ipc = {0}, mnt = {0};
-        stat("/proc/self/ns/ipc", &ipc);
-        stat("/proc/self/ns/mnt", &mnt);
-        snprintf(out, cap, "%s:%lu:%lu", boot, (unsigned long)ipc.st_ino,
-                 (unsigned long)mnt.st_ino);
+    char path[64];
+    struct stat st;
+    snprintf(path, sizeof path, "/proc/self/ns/%s", ns);
+    return stat(path, &st) ? 0 : (unsigned long)st.st_ino;
+}
+
+/* PMI values cannot hold spaces or '=', and '|' separates card fields. */
+static void card_safe(char *s)
+{
+    for (; *s; s++)
+        if (*s == ' ' || *s == '|' || *s == '=')
+            *s = '_';
+}
+
+static void identities(char *vm, char *host, size_t cap)
+{
+    char boot[64] = "noboot";
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f) {
+        if (!fgets(boot, sizeof boot, f))
+            strcpy(boot, "noboot");
+        fclose(f);
+        boot[strcspn(boot, "\n")] = '\0';
     }
-    /* PMI values cannot hold spaces, and '|' separates card fields. */
-    for (char *p = out; *p; p++)
-        if (*p == ' ' || *p == '|' || *p == '=')
-            *p = '_';
+    unsigned long net = ns_inode("net");
+    const char *env = getenv("VMPI_VM_ID");
+    if (env && *env)
+        snprintf(vm, cap, "%s", env);
+    else
+        snprintf(vm, cap, "%s:%lu:%lu:%lu", boot, ns_inode("ipc"), ns_inode("mnt"), net);
+    env = getenv("VMPI_HOST_ID");
+    if (env && *env)
+        snprintf(host, cap, "%s", env);
+    else
+        snprintf(host, cap, "%s:%lu", boot, net);
+    card_safe(vm);
+    card_safe(host);
 }
 
-int vmpi_locality_shared_id(int world_rank)
+/* Splits the next '|'-separated field off *s. */
+static char *field(char **s)
 {
-    return vm_of[world_rank];
+    char *f = *s;
+    if (!f)
+        return NULL;
+    char *bar = strchr(f, '|');
+    if (bar) {
+        *bar = '\0';
+        *s = bar + 1;
+    } else {
+        *s = NULL;
+    }
+    return f;
 }
 
-int vmpi_locality_init(void)
+void vmpi_locality_detect(struct vmpi_placement *pl)
 {
-    int n = vmpi_g.size, me = vmpi_g.rank;
-    char key[VMPI_PMI_KEYLEN], card[VMPI_PMI_VALLEN], id[256], host[128];
-    vm_identity(id, sizeof id);
-    if (gethostname(host, sizeof host))
-        strcpy(host, "unknown");
-    host[sizeof host - 1] = '\0';
-    for (char *p = host; *p; p++)
-        if (*p == ' ' || *p == '|')
-            *p = '_';
-    snprintf(key, sizeof key, "vmpi-card-%d", me);
-    snprintf(card, sizeof card, "%ld|%s|%s", (long)getpid(), id, host);
+    int n = vmpi_g.size;
+    char key[VMPI_PMI_KEYLEN], card[VMPI_PMI_VALLEN], vm[256], host[256], name[128];
+    identities(vm, host, sizeof vm);
+    if (gethostname(name, sizeof name))
+        strcpy(name, "unknown");
+    name[sizeof name - 1] = '\0';
+    card_safe(name);
+    snprintf(key, sizeof key, "vmpi-card-%d", vmpi_g.rank);
+    snprintf(card, sizeof card, "%ld|%s|%s|%s", (long)getpid(), vm, host, name);
     if (vmpi_pmi_put(key, card) || vmpi_pmi_fence())
         vmpi_fatal("cannot publish this rank's business card through PMI");
 
-    vm_of = malloc((size_t)n * sizeof *vm_of);
-    char **ids = calloc((size_t)n, sizeof *ids);
-    int *pids = malloc((size_t)n * sizeof *pids);
-    if (!vm_of || !ids || !pids)
+    pl->vm_of = malloc((size_t)n * sizeof *pl->vm_of);
+    pl->host_of = malloc((size_t)n * sizeof *pl->host_of);
+    pl->pid = malloc((size_t)n * sizeof *pl->pid);
+    pl->hostname = calloc((size_t)n, sizeof *pl->hostname);
+    char **vms = calloc((size_t)n, sizeof *vms), **hosts = calloc((size_t)n, sizeof *hosts);
+    if (!pl->vm_of || !pl->host_of || !pl->pid || !pl->hostname || !vms || !hosts)
         vmpi_fatal("out of memory reading business cards");
     for (int r = 0; r < n; r++) {
         snprintf(key, sizeof key, "vmpi-card-%d", r);
         if (vmpi_pmi_get(key, card, sizeof card))
             vmpi_fatal("no business card from rank %d in the PMI key-value space", r);
-        char *bar = strchr(card, '|');
-        if (!bar)
-            vmpi_fatal("malformed business card of rank %d: %s", r, card);
-        *bar = '\0';
-        pids[r] = atoi(card);
-        char *vid = bar + 1;
-        char *end = strchr(vid, '|');
-        if (end)
-            *end = '\0';
-        ids[r] = strdup(vid);
-        if (!ids[r])
+        char *rest = card, *pid = field(&rest), *v = field(&rest), *h = field(&rest),
+             *hn = field(&rest);
+        if (!hn)
+            vmpi_fatal("malformed business card of rank %d", r);
+        pl->pid[r] = atoi(pid);
+        vms[r] = strdup(v);
+        hosts[r] = strdup(h);
+        pl->hostname[r] = strdup(hn);
+        if (!vms[r] || !hosts[r] || !pl->hostname[r])
             vmpi_fatal("out of memory reading business cards");
-        vm_of[r] = r;
-        for (int q = 0; q < r; q++)
-            if (!strcmp(ids[q], ids[r])) {
-                vm_of[r] = vm_of[q];
-                break;
-            }
-    }
-
-    int *local = malloc((size_t)n * sizeof *local);
-    int *lpids = malloc((size_t)n * sizeof *lpids);
-    if (!local || !lpids)
-        vmpi_fatal("out of memory");
-    int nlocal = 0, mine = 0;
-    for (int r = 0; r < n; r++)
-        if (vm_of[r] == vm_of[me]) {
-            if (r == me)
-                mine = nlocal;
-            lpids[nlocal] = pids[r];
-            local[nlocal++] = r;
+        pl->vm_of[r] = r;
+        pl->host_of[r] = r;
+        for (int q = r - 1; q >= 0; q--) {
+            if (!strcmp(vms[q], vms[r]))
+                pl->vm_of[r] = pl->vm_of[q];
+            if (!strcmp(hosts[q], hosts[r]))
+                pl->host_of[r] = pl->host_of[q];
         }
-    const char *chans = getenv("VMPI_CHANNELS");
-    if (chans && *chans && !strstr(chans, "smp"))
-        vmpi_fatal("VMPI_CHANNELS=%s leaves no channel between ranks of one VM "
-                   "(available: smp)", chans);
-    vmpi_smp_init(local, lpids, nlocal, mine);
-    for (int r = 0; r < n; r++)
-        if (r != me && !vmpi_g.peers[r].chan)
-            vmpi_fatal("rank %d runs outside this VM and no network channel is built in",
-                       r);
-    for (int r = 0; r < n; r++)
-        free(ids[r]);
-    free(ids);
-    free(pids);
-    free(local);
-    free(lpids);
-    return 0;
+    }
+    for (int r = 0; r < n; r++) {
+        free(vms[r]);
+        free(hosts[r]);
+    }
+    free(vms);
+    free(hosts);
 }
 
-void vmpi_locality_finalize(void)
+void vmpi_locality_placement_free(struct vmpi_placement *pl)
 {
-    vmpi_smp_chan.finalize();
-    free(vm_of);
-    vm_of = NULL;
+    for (int r = 0; pl->hostname && r < vmpi_g.size; r++)
+        free(pl->hostname[r]);
+    free(pl->hostname);
+    free(pl->vm_of);
+    free(pl->host_of);
+    free(pl->pid);
+    *pl = (struct vmpi_placement){0};
 }

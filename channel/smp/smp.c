@@ -570,29 +570,16 @@ const struct vmpi_chan vmpi_smp_chan = {
     .finalize = smp_finalize,
 };
 
-static uint64_t env_u64(const char *name, uint64_t def, uint64_t lo, uint64_t hi)
-{
-    const char *s = getenv(name);
-    if (!s || !*s)
-        return def;
-    char *end;
-    unsigned long long v = strtoull(s, &end, 0);
-    if (*end || v < lo || v > hi)
-        vmpi_fatal("%s=%s is not a number in [%llu, %llu]", name, s,
-                   (unsigned long long)lo, (unsigned long long)hi);
-    return v;
-}
-
 int vmpi_smp_init(const int *worlds, const int *pids, int nlocal, int me)
 {
-    uint32_t ncells = (uint32_t)env_u64("VMPI_SMP_RING_CELLS", 2048, 64, 1u << 20);
+    uint32_t ncells = (uint32_t)vmpi_env_u64("VMPI_SMP_RING_CELLS", 2048, 64, 1u << 20);
     if (ncells & (ncells - 1))
         vmpi_fatal("VMPI_SMP_RING_CELLS=%u is not a power of two", ncells);
-    uint32_t ns = (uint32_t)env_u64("VMPI_SMP_BULK_SLOTS", 8, 2, 1024);
-    uint64_t sb = env_u64("VMPI_SMP_BULK_SLOT_BYTES", 32768, 4096, 1u << 26) & ~63ull;
-    bool cma = env_u64("VMPI_SMP_CMA", 1, 0, 1) != 0;
-    split_min = env_u64("VMPI_SMP_SPLIT_MIN", 131072, 8192, UINT64_MAX);
-    size_t eager_max = env_u64("VMPI_SMP_EAGER_MAX", 8192, 0, 1u << 26);
+    uint32_t ns = (uint32_t)vmpi_env_u64("VMPI_SMP_BULK_SLOTS", 8, 2, 1024);
+    uint64_t sb = vmpi_env_u64("VMPI_SMP_BULK_SLOT_BYTES", 32768, 4096, 1u << 26) & ~63ull;
+    bool cma = vmpi_env_u64("VMPI_SMP_CMA", 1, 0, 1) != 0;
+    split_min = vmpi_env_u64("VMPI_SMP_SPLIT_MIN", 131072, 8192, UINT64_MAX);
+    size_t eager_max = vmpi_env_u64("VMPI_SMP_EAGER_MAX", 8192, 0, 1u << 26);
 
     char name[128];
     if (vmpi_shm_name(name, sizeof name, vmpi_g.job_id, "smp") ||

@@ -2,8 +2,9 @@
 
 Usage::
 
-    vmpirun -n N [--bind core|none] [--tag-output] [-x NAME[=VALUE]]...
-            [--env NAME[=VALUE]]... [--timeout SECONDS] PROGRAM [ARGS...]
+    vmpirun -n N [--hosts H] [--bind core|none] [--tag-output]
+            [-x NAME[=VALUE]]... [--env NAME[=VALUE]]... [--timeout SECONDS]
+            PROGRAM [ARGS...]
     vmpirun --cleanup [-v]
 
 Every rank is a child process in its own session (so its process group,
@@ -14,8 +15,20 @@ grandchildren included, can be signalled as a whole) with
 * ``VMPI_JOB_ID`` - 128 random bits in hex, the job key (shared-memory
   files are named ``vmpi-<VMPI_JOB_ID>-...``);
 * ``VMPI_LOCAL_RANK``/``VMPI_LOCAL_SIZE`` (and Hydra's ``MPI_LOCALRANKID``/
-  ``MPI_LOCALNRANKS``) - all ranks run on this machine;
+  ``MPI_LOCALNRANKS``) - its place among the ranks of its machine;
 * the ``-x``/``--env`` variables.
+
+``--hosts H`` emulates H hosts on this machine (see :mod:`vmpi.netns`): each
+host is a network namespace with one interface, ``vmpi0``, on a virtual
+switch, and every rank joins its host's namespace (nothing else changes).
+Ranks are placed in blocks: host h gets ranks ``h*q + min(h, N%H)`` on, q+1
+of them for the first N%H hosts and q = N//H for the others.  The "machine"
+of the local rank and size is then the host, and each rank also gets
+``VMPI_HOST_INDEX`` (h), ``VMPI_HOST_ADDR`` (its address on ``vmpi0``) and,
+unless already set, ``FI_TCP_IFACE=vmpi0`` and ``UCX_NET_DEVICES=vmpi0`` so
+that libfabric's tcp provider and UCX use the emulated network.  The
+namespaces are removed when the job ends, however it ends; ``--cleanup``
+removes those of launchers that were killed.
 
 One event loop (selectors) serves the PMI sockets, forwards the ranks'
 stdout/stderr line by line, and reacts to signals and child exits.  If a rank
@@ -39,6 +52,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from . import netns
 from . import pmi
 from . import shm
 
@@ -54,6 +68,11 @@ Start N ranks of PROGRAM on this machine and serve them PMI-1.
 
 options:
   -n, -np N              number of ranks (default 1)
+  --hosts H              emulate H hosts (1..N): each is a network namespace
+                         whose interface vmpi0 (host h: 198.18.0.0/15 address
+                         h+1) is on a virtual switch; ranks are placed in
+                         blocks, the first N%H hosts get one rank more
+                         (needs root)
   --bind core|none       pin rank r to the r-th allowed CPU, modulo the
                          number of CPUs (default core); --bind-to is an alias
   --tag-output           prefix each output line with [1,r]<stdout>: or
@@ -62,7 +81,8 @@ options:
                          set an environment variable in every rank
   -x NAME, --env NAME    export the launcher's value of NAME
   --timeout SECONDS      abort the job if it runs longer (exit code 124)
-  --cleanup              remove /dev/shm/vmpi-* files of jobs that are gone
+  --cleanup              remove /dev/shm/vmpi-* files and network
+                         namespaces of jobs that are gone
   -v, --verbose          with --cleanup: say what is removed or kept
   -h, --help             show this help
   --version              show the version
@@ -70,7 +90,8 @@ options:
 exit status: 0 if all ranks exit 0; else the status of the first rank that
 failed (128+S for a rank killed by signal S, the errorcode for MPI_Abort);
 124 on --timeout, 127 if PROGRAM is not found, 2 for bad options,
-130/143 if vmpirun is interrupted by SIGINT/SIGTERM.
+1 if the --hosts namespaces cannot be made, 130/143 if vmpirun is
+interrupted by SIGINT/SIGTERM.
 """
 
 TERM_GRACE = 2.0        # seconds between SIGTERM and SIGKILL in a teardown
@@ -89,6 +110,7 @@ class UsageError(Exception):
 @dataclass
 class Options:
     nranks: int = 1
+    hosts: int | None = None
     bind: str = "core"
     tag_output: bool = False
     env: list[tuple[str, str]] = field(default_factory=list)
@@ -146,6 +168,16 @@ def parse_args(argv: list[str]) -> Options:
                 raise UsageError(f"{name}: not a number: {v!r}") from None
             if o.nranks < 1:
                 raise UsageError(f"{name}: the number of ranks must be at least 1")
+        elif name == "--hosts":
+            v = value()
+            try:
+                o.hosts = int(v)
+            except ValueError:
+                raise UsageError(f"--hosts: not a number: {v!r}") from None
+            if o.hosts < 1:
+                raise UsageError("--hosts: the number of hosts must be at least 1")
+            if o.hosts > netns.MAX_HOSTS:
+                raise UsageError(f"--hosts: at most {netns.MAX_HOSTS} hosts")
         elif name in ("--bind", "--bind-to"):
             v = value()
             if v not in ("core", "none"):
@@ -193,6 +225,8 @@ def parse_args(argv: list[str]) -> Options:
             raise UsageError("--cleanup takes no program")
     elif o.program is None:
         raise UsageError("no program given")
+    elif o.hosts is not None and o.hosts > o.nranks:
+        raise UsageError(f"--hosts {o.hosts}: more hosts than ranks ({o.nranks})")
     return o
 
 
@@ -275,6 +309,13 @@ def _signame(sig: int) -> str:
 # --- the job -----------------------------------------------------------------
 
 
+def _host_starts(nranks: int, nhosts: int) -> list[int]:
+    """First rank of each host, then nranks: blocks, the first nranks % nhosts
+    hosts one rank larger than the others."""
+    q, extra = divmod(nranks, nhosts)
+    return [h * q + min(h, extra) for h in range(nhosts + 1)]
+
+
 @dataclass
 class _Rank:
     rank: int
@@ -296,6 +337,11 @@ class Job:
         self.kvsname = f"kvs_{os.getpid()}_0"
         self.server = pmi.PMIServer(self.n, self.kvsname)
         self.ranks = [_Rank(r) for r in range(self.n)]
+        # without --hosts, the machine is the one host of every rank
+        self.host_start = _host_starts(self.n, opts.hosts or 1)
+        self.host_of = [h for h in range(len(self.host_start) - 1)
+                        for _ in range(self.host_start[h], self.host_start[h + 1])]
+        self.net: netns.Network | None = None   # the emulated hosts, once made
         self.stdout = _Out(1)
         self.stderr = _Out(2)
         self.sel = selectors.DefaultSelector()
@@ -320,6 +366,11 @@ class Job:
 
     def say(self, text: str) -> None:
         self.stderr.write(f"{PROG}: {text}\n".encode("utf-8", errors="replace"))
+
+    def who(self, rank: int) -> str:
+        """A rank as messages name it: its pid, and its host with --hosts."""
+        where = f", host {self.host_of[rank]}" if self.o.hosts else ""
+        return f"rank {rank} (pid {self.ranks[rank].pid}{where})"
 
     # -- signals --
 
@@ -362,20 +413,30 @@ class Job:
                        or k in ("MPI_LOCALRANKID", "MPI_LOCALNRANKS"))}
         for k, v in self.o.env:
             env[k] = v
+        host = self.host_of[rank]
+        local_rank = str(rank - self.host_start[host])
+        local_size = str(self.host_start[host + 1] - self.host_start[host])
         env.update({
             "PMI_RANK": str(rank),
             "PMI_SIZE": str(self.n),
             "PMI_FD": str(pmi_fd),
             "VMPI_JOB_ID": self.jobid,
-            "VMPI_LOCAL_RANK": str(rank),
-            "VMPI_LOCAL_SIZE": str(self.n),
-            "MPI_LOCALRANKID": str(rank),
-            "MPI_LOCALNRANKS": str(self.n),
+            "VMPI_LOCAL_RANK": local_rank,
+            "VMPI_LOCAL_SIZE": local_size,
+            "MPI_LOCALRANKID": local_rank,
+            "MPI_LOCALNRANKS": local_size,
         })
+        if self.o.hosts:
+            env["VMPI_HOST_INDEX"] = str(host)
+            env["VMPI_HOST_ADDR"] = netns.host_addr(host)
+            # the user's own choice of interface wins
+            env.setdefault("FI_TCP_IFACE", netns.IFACE)
+            env.setdefault("UCX_NET_DEVICES", netns.IFACE)
         return env
 
-    def _preexec(self, cpu: int | None):
+    def _preexec(self, cpu: int | None, host: int | None):
         parent = os.getpid()
+        net = self.net
         prctl = None
         try:
             import ctypes
@@ -389,6 +450,11 @@ class Job:
                 prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
                 if os.getppid() != parent:
                     os._exit(1)
+            if host is not None:
+                # setns(2) of the network namespace alone, unlike `ip netns
+                # exec`, which also gives each process a mount namespace of
+                # its own: the ranks of one host must look like one machine
+                net.enter(host)
             if cpu is not None:
                 try:
                     os.sched_setaffinity(0, {cpu})
@@ -403,6 +469,7 @@ class Job:
             parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
             child_fd = child_sock.fileno()
             cpu = cpus[r.rank % len(cpus)] if cpus else None
+            host = self.host_of[r.rank] if self.net else None
             try:
                 r.proc = subprocess.Popen(
                     argv,
@@ -413,7 +480,7 @@ class Job:
                     stderr=subprocess.PIPE,
                     pass_fds=(child_fd,),
                     start_new_session=True,
-                    preexec_fn=self._preexec(cpu),
+                    preexec_fn=self._preexec(cpu, host),
                 )
             except BaseException:
                 parent_sock.close()
@@ -478,7 +545,7 @@ class Job:
                 view = view[k:]
             except (BlockingIOError, InterruptedError):
                 if time.monotonic() > deadline:
-                    self.say(f"rank {rank} (pid {r.pid}) does not read its PMI socket; closing it")
+                    self.say(f"{self.who(rank)} does not read its PMI socket; closing it")
                     self._close_pmi(r)
                     return
                 s = selectors.DefaultSelector()
@@ -497,12 +564,12 @@ class Job:
             elif isinstance(ev, pmi.Abort):
                 r = self.ranks[ev.rank]
                 code = ev.exitcode & 0xFF or 1
-                msg = f"rank {ev.rank} (pid {r.pid}) called MPI_Abort(errorcode {ev.exitcode})"
+                msg = f"{self.who(ev.rank)} called MPI_Abort(errorcode {ev.exitcode})"
                 if ev.message:
                     msg += f": {ev.message}"
                 self.fail(code, msg)
             elif isinstance(ev, pmi.ProtocolError):
-                self.say(f"rank {ev.rank} (pid {self.ranks[ev.rank].pid}): PMI protocol error: {ev.text}")
+                self.say(f"{self.who(ev.rank)}: PMI protocol error: {ev.text}")
 
     def _emit(self, r: _Rank, stream: int, chunk: bytes) -> None:
         """Write complete lines (or a final fragment) of one rank's stream."""
@@ -604,13 +671,13 @@ class Job:
         what = None
         if rc < 0:
             sig = -rc
-            self.fail(128 + sig, f"rank {r.rank} (pid {r.pid}) killed by signal {sig} ({_signame(sig)})")
+            self.fail(128 + sig, f"{self.who(r.rank)} killed by signal {sig} ({_signame(sig)})")
         elif not self.server.finalized(r.rank):
             if rc != 0 or self.server.initialized(r.rank):
                 what = f"exited with code {rc} without calling MPI_Finalize"
-                self.fail(rc or 1, f"rank {r.rank} (pid {r.pid}) {what}")
+                self.fail(rc or 1, f"{self.who(r.rank)} {what}")
         elif rc != 0:
-            self.fail(rc, f"rank {r.rank} (pid {r.pid}) exited with code {rc} after MPI_Finalize",
+            self.fail(rc, f"{self.who(r.rank)} exited with code {rc} after MPI_Finalize",
                       teardown=False)
 
     def on_launcher_signal(self, sig: int) -> None:
@@ -730,6 +797,15 @@ class Job:
                 r.sock = None
         self.sel.close()
 
+    def remove_hosts(self) -> None:
+        """Delete the emulated hosts; run once no rank is left in them."""
+        net, self.net = self.net, None
+        if net is not None:
+            left = net.destroy()
+            if left:
+                self.say(f"cannot remove network namespace(s) {', '.join(left)}; "
+                         f"'{PROG} --cleanup' removes them later")
+
 
 def _resolve_program(program: str) -> str | None:
     if "/" in program:
@@ -745,6 +821,13 @@ def run(opts: Options) -> int:
     if os.path.isdir(path) or not os.access(path, os.X_OK):
         sys.stderr.write(f"{PROG}: {opts.program}: not an executable file\n")
         return 126
+    ip = None
+    if opts.hosts:
+        try:
+            ip = netns.check_usable()
+        except netns.NetnsError as exc:
+            sys.stderr.write(f"{PROG}: {exc}\n")
+            return 1
     sys.stdout.flush()
     sys.stderr.flush()
     job = Job(opts, path)
@@ -752,6 +835,12 @@ def run(opts: Options) -> int:
     code = 1
     try:
         job.pidfile = shm.write_pidfile(job.shm_dir, job.jobid)
+        if opts.hosts:
+            try:
+                job.net = netns.Network.create(job.jobid, opts.hosts, ip)
+            except netns.NetnsError as exc:
+                job.say(str(exc))
+                return 1
         try:
             job.launch()
         except (OSError, subprocess.SubprocessError) as exc:
@@ -771,8 +860,13 @@ def run(opts: Options) -> int:
             job.reap_all()
             job.close()
         finally:
-            job.restore_signals()
-            shm.remove_job_files(job.shm_dir, job.jobid)
+            # namespaces go while our signal handlers still hold, so a
+            # second Ctrl-C cannot interrupt their removal
+            try:
+                job.remove_hosts()
+            finally:
+                job.restore_signals()
+                shm.remove_job_files(job.shm_dir, job.jobid)
     return code
 
 
@@ -786,7 +880,14 @@ def cleanup(opts: Options) -> int:
         for path in removed:
             sys.stdout.write(f"{PROG}: removed {path}\n")
     sys.stdout.write(f"{PROG}: removed {len(removed)} stale file(s) from {shm_dir}\n")
-    return 1 if failed else 0
+    removed_ns, failed_ns = netns.cleanup_stale(log=log)
+    for name in failed_ns:
+        sys.stderr.write(f"{PROG}: cannot remove network namespace {name}\n")
+    if opts.verbose:
+        for name in removed_ns:
+            sys.stdout.write(f"{PROG}: removed network namespace {name}\n")
+    sys.stdout.write(f"{PROG}: removed {len(removed_ns)} stale network namespace(s)\n")
+    return 1 if failed or failed_ns else 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,5 @@
 /* np: 1 2 3 4 5 */
+/* net: h2 h4 */
 /* Barrier, Bcast, Reduce and Allreduce: every root, small and large
  * messages (eager and rendezvous sizes), several ops and types, MINLOC and
  * MAXLOC on pair types, MPI_IN_PLACE, a derived datatype, sub-communicators. */

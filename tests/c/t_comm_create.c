@@ -1,4 +1,5 @@
 /* np: 2 4 5 */
+/* net: h4 */
 /* MPI_Comm_create from group subsets (in order, reversed, empty), its use,
  * the group outliving the communicator, and bad groups. */
 #include <mpi.h>

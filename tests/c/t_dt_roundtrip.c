@@ -1,6 +1,7 @@
 /* np: 2 */
 /* env: VMPI_SMP_CMA=1 */
 /* env: VMPI_SMP_CMA=0 */
+/* net: ofi h2 */
 /* Non-contiguous datatypes through point-to-point, checked byte by byte
  * against a reference computed here, element by element, from the MPI
  * type-map rules (MPI-3.1 4.1): vector, hvector, indexed, indexed_block

@@ -1,4 +1,5 @@
 /* np: 2 */
+/* net: ofi h2 */
 /* Bad arguments to point-to-point (and a few collective) calls with
  * MPI_ERRORS_RETURN on MPI_COMM_WORLD: each call returns a code of the
  * right error class, MPI_Error_string names the function, nothing is sent

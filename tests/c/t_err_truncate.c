@@ -2,6 +2,7 @@
 /* env: VMPI_SMP_CMA=1 */
 /* env: VMPI_SMP_CMA=0 */
 /* env: VMPI_SMP_EAGER_MAX=0 */
+/* net: ofi h2 */
 /* Truncated receives (message longer than the receive buffer) with
  * MPI_ERRORS_RETURN: the call returns an MPI_ERR_TRUNCATE code naming the
  * function, the status has the source and tag, MPI_Get_count gives the

@@ -1,6 +1,7 @@
 /* np: 2 4 */
 /* env: VMPI_SMP_CMA=1 */
 /* env: VMPI_SMP_CMA=0 */
+/* net: ofi h2 h4 */
 /* MPI_ANY_SOURCE under races: every other rank floods rank 0 at once with
  * messages of mixed sizes (eager and rendezvous) and send modes; rank 0
  * takes them with ANY_SOURCE receives -- Irecvs posted before the senders

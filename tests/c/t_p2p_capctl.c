@@ -1,6 +1,7 @@
 /* np: 2 */
 /* env: VMPI_UNEXPECTED_MAX=65536 */
 /* env: VMPI_UNEXPECTED_MAX=65536 VMPI_SMP_CMA=0 */
+/* net: ofi h2 */
 /* The unexpected-data cap must not hold back what a rank's own operations
  * wait for: rank 1 posts 64 eager sends (500 KiB, far over the cap) and then
  * receives a 1 MiB rendezvous message whose completion packets sit in the

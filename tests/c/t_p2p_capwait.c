@@ -1,5 +1,6 @@
 /* np: 2 */
 /* env: VMPI_UNEXPECTED_MAX=1048576 */
+/* net: ofi h2 */
 /* The unexpected-data cap must not block a message that a posted receive
  * waits for: rank 1 posts 4000 1 KiB sends with tag 1 and then one with
  * tag 2; rank 0 receives tag 2 first. The tag-2 message sits in the ring

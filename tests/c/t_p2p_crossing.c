@@ -1,6 +1,7 @@
 /* np: 2 */
 /* env: VMPI_SMP_CMA=1 */
 /* env: VMPI_SMP_CMA=0 */
+/* net: ofi h2 */
 /* Crossing large messages: both ranks block in MPI_Send of 1 MiB and 8 MiB
  * to each other before either receives (vmpi pulls unexpected rendezvous
  * data, so this must not deadlock), several in a row; crossing

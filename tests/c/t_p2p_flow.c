@@ -1,6 +1,7 @@
 /* np: 2 */
 /* env: VMPI_UNEXPECTED_MAX=1048576 */
 /* env: VMPI_UNEXPECTED_MAX=1048576 VMPI_SMP_RING_CELLS=64 */
+/* net: ofi h2 */
 /* Flow control of unexpected eager messages. Rank 0 sends 20000 messages
  * of 1 KiB (20 MiB in all) with MPI_Send to rank 1, which first sleeps and
  * then keeps its progress engine busy for a while without receiving them

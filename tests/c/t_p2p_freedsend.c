@@ -1,6 +1,7 @@
 /* np: 2 */
 /* env: VMPI_SMP_SPLIT_MIN=8192 */
 /* env: VMPI_SMP_CMA=0 */
+/* net: ofi h2 */
 /* Sends freed with MPI_Request_free still complete when the sender goes
  * straight to MPI_Finalize: rank 1 posts 1100 rendezvous sends, frees them
  * and finalizes; rank 0 receives them all, then finalizes. */

@@ -1,6 +1,7 @@
 /* np: 2 */
 /* env: VMPI_SMP_CMA=1 */
 /* env: VMPI_SMP_CMA=0 */
+/* net: ofi h2 */
 /* Send modes and completion calls:
  *  - MPI_Ssend / MPI_Issend do not complete before the matching receive is
  *    posted (small and rendezvous sizes; the receiver sleeps 300 ms);

@@ -2,6 +2,7 @@
 /* env: VMPI_SMP_CMA=1 */
 /* env: VMPI_SMP_CMA=0 */
 /* env: VMPI_SMP_EAGER_MAX=0 */
+/* net: ofi h2 h4 */
 /* MPI's non-overtaking rule and tag matching, across the eager/rendezvous
  * threshold: messages of one (source, tag) arrive in send order whatever
  * their sizes, receives posted with other tags in another order match the

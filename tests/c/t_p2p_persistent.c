@@ -1,6 +1,7 @@
 /* np: 2 */
 /* env: VMPI_SMP_CMA=1 */
 /* env: VMPI_SMP_CMA=0 */
+/* net: ofi h2 */
 /* Persistent requests: Send_init / Ssend_init / Rsend_init / Recv_init,
  * restarted 100 times with Start and Startall while the buffers change, and
  * completed alternately with Wait, Test loops, Waitall and Testall; a

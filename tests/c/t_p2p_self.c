@@ -1,4 +1,5 @@
 /* np: 1 2 */
+/* net: ofi h2 */
 /* A periodic shift on each rank's own data (Sendrecv and Sendrecv_replace
  * to self), and synchronous sends to self posted after the receive: each
  * message arrives exactly once and carries this iteration's value. */

@@ -1,0 +1,1075 @@
+/* ofi channel: the network path, over libfabric reliable-datagram (RDM)
+ * endpoints. It serves every peer the coordinator does not give to a
+ * shared-memory channel: ranks on other hosts, or every peer when
+ * VMPI_CHANNELS leaves smp out (the locality-unaware baseline).
+ *
+ * Provider: whatever libfabric returns first for an RDM endpoint with
+ * tagged messages, so FI_PROVIDER (tcp, verbs, efa, psm3, ...) decides;
+ * nothing here depends on a particular provider. Addresses travel through
+ * the PMI key-value space as hex strings under "vmpi-ofi-<rank>".
+ *
+ * Packets: each core packet is one tagged message (tag OFI_TAG_PKT) that
+ * starts with struct ofi_wire. Receives go into a pool of pre-posted
+ * buffers. A per-pair sequence number restores the sending order when a
+ * provider completes receives out of order (early packets wait in the
+ * peer's stash), so MPI's non-overtaking rule holds over any provider.
+ *
+ * Flow control: a sender holds `ncredits` credits per peer and spends one
+ * per packet; the receiver hands credits back once it has consumed the
+ * packet (piggybacked on its next packet to that peer, or in an explicit
+ * CREDIT packet once half are owed). When core refuses a packet (its
+ * unexpected-data cap, VMPI_AGAIN) the packet waits in the stash and its
+ * credit is not returned, so the sender stalls after ncredits packets:
+ * unexpected data per peer is bounded by ncredits * eager_max here, plus
+ * core's cap.
+ *
+ * Rendezvous: where the provider offers FI_RMA, the sender registers its
+ * buffer and sends the key in the RTS; the receiver reads the data with
+ * fi_read in chunks and answers FIN. Without FI_RMA (or VMPI_OFI_RMA=0)
+ * the receiver pre-posts tagged receives for the chunks straight into its
+ * buffer, then sends CTS with their tag; the sender sends the chunks.
+ *
+ * Memory registration follows the provider's mr_mode: local buffers are
+ * registered only under FI_MR_LOCAL, keys are chosen by us unless
+ * FI_MR_PROV_KEY, remote addresses are offsets unless FI_MR_VIRT_ADDR.
+ *
+ * libfabric is loaded with dlopen only when a job needs the network:
+ * linking it would load every provider's libraries into every MPI program,
+ * and some install signal handlers when loaded (libpsm2 catches SIGSEGV),
+ * which would hide how a rank died. The handlers of fatal signals are
+ * restored after libfabric has been loaded and opened. */
+#include "ofi.h"
+#include "../chan.h"
+#include "../../pmi/pmi.h"
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdalign.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OFI_VERSION FI_VERSION(1, 10)
+#define OFI_TAG_PKT 0ull
+#define OFI_TAG_DATA (1ull << 63) /* | transfer id << 24 | chunk index */
+#define OFI_CHUNK_BITS 24
+
+enum { OFI_CTS = VMPI_PKT_CHAN, OFI_FIN, OFI_CREDIT };
+
+/* Start of every packet on the wire. */
+struct ofi_wire {
+    int32_t src;      /* sender's world rank */
+    uint32_t seq;     /* packet number from src to this rank (not for CREDIT) */
+    uint32_t credits; /* credits the sender hands back to this rank */
+    uint32_t rsvd;
+    struct vmpi_hdr h;
+};
+static_assert(sizeof(struct ofi_wire) == 40, "ofi packet header is 40 bytes");
+
+/* RTS payload. rma == 0: the receiver must send CTS (pipelined sends). */
+struct ofi_rts {
+    uint64_t scookie;
+    uint64_t addr; /* remote address for fi_read (offset 0 without FI_MR_VIRT_ADDR) */
+    uint64_t key;
+    uint64_t rma;
+};
+
+/* CTS payload: "send the chunks of scookie with tags tag + i". */
+struct ofi_cts {
+    uint64_t scookie;
+    uint64_t tag;
+    uint64_t chunk;
+};
+
+/* Every operation's context starts with the provider's scratch space. */
+enum { CTX_RX = 1, CTX_TX, CTX_CHUNK };
+struct ofi_ctx {
+    struct fi_context2 fc;
+    int kind;
+};
+
+struct ofi_peer;
+
+/* A packet buffer: receive pool, or an outgoing packet. */
+struct buf {
+    struct ofi_ctx c;
+    struct buf *next;
+    struct ofi_peer *p; /* outgoing: destination */
+    void *desc;         /* registration descriptor (FI_MR_LOCAL) */
+    size_t len;         /* outgoing: bytes on the wire */
+    alignas(64) unsigned char data[];
+};
+
+/* A packet that arrived ahead of order, or that core refused for now. */
+struct stashed {
+    struct stashed *next;
+    uint32_t seq;
+    struct vmpi_hdr h;
+    size_t paylen;
+    unsigned char pay[];
+};
+
+/* The bulk data of one rendezvous, in chunks. */
+enum { X_READ = 1, X_RECV, X_SEND };
+struct xfer {
+    struct xfer *next; /* in `posting` while chunks wait for queue room */
+    int kind;
+    struct ofi_peer *p;
+    struct vmpi_req *req;
+    struct fid_mr *mr;
+    void *desc;
+    char *buf;       /* where the data is or goes */
+    bool tmp;        /* buf is ours (non-contiguous or short receive buffer) */
+    size_t len, chunk;
+    size_t nchunks, posted, done;
+    uint64_t scookie; /* X_READ: the send to FIN */
+    uint64_t raddr, rkey;
+    uint64_t tag;     /* X_RECV, X_SEND: tag of chunk 0 */
+    struct chunk {
+        struct ofi_ctx c;
+        struct xfer *x;
+    } ch[];
+};
+
+/* A send buffer exposed for fi_read until the receiver's FIN. */
+struct reg {
+    struct reg *next;
+    uint64_t scookie;
+    struct fid_mr *mr;
+};
+
+struct ofi_peer {
+    int world;
+    fi_addr_t addr;
+    uint32_t tx_seq, rx_seq;
+    uint32_t credits;              /* packets we may still send */
+    uint32_t owed;                 /* consumed from it, not yet handed back */
+    bool credit_unsent;            /* owed >= ncredits / 2 and no CREDIT went out */
+    struct buf *resv;              /* reserve()d, waiting for commit() */
+    struct buf *q_head, *q_tail;   /* waiting for credits or queue room */
+    struct stashed *st_head;       /* by sequence number */
+    struct reg *regs;
+};
+
+static struct fi_info *info;
+static struct fid_fabric *fabric;
+static struct fid_domain *domain;
+static struct fid_av *av;
+static struct fid_cq *cq;
+static struct fid_ep *ep;
+static bool opened, closing;
+static bool rma, mr_local, mr_virt, mr_prov_key, mr_endpoint;
+static size_t inject_max, max_msg, eager_max, chunk_max;
+static uint32_t ncredits;
+static uint64_t next_key = 1, next_xfer;
+
+static struct ofi_peer *peers;       /* the network peers */
+static struct ofi_peer **peer_of;    /* world rank -> its peer, or NULL */
+static int npeers;
+
+static size_t buf_stride, buf_cap;   /* buffer size in memory, payload room */
+static struct buf *tx_free;
+static struct buf *rx_repost;        /* receive buffers to post again */
+static struct fid_mr **slab_mrs;
+static void **slabs;
+static int nslabs;
+static unsigned tx_busy;             /* fi_tsend() not yet completed */
+static unsigned nxfers;              /* rendezvous transfers under way */
+static struct xfer *posting;
+static bool flush_needed;            /* queued packets, stash, owed credits */
+
+/* The few functions libfabric exports (the rest are inline calls through
+ * the objects it returns). */
+static struct {
+    int (*getinfo)(uint32_t, const char *, const char *, uint64_t, const struct fi_info *,
+                   struct fi_info **);
+    void (*freeinfo)(struct fi_info *);
+    struct fi_info *(*dupinfo)(const struct fi_info *);
+    int (*fabric)(struct fi_fabric_attr *, struct fid_fabric **, void *);
+    const char *(*strerror)(int);
+} lf;
+static void *lf_handle;
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static _Noreturn void ofi_die(const char *what, int rc)
+{
+    vmpi_fatal("ofi: %s: %s", what, lf.strerror(-rc));
+}
+
+static struct fid_mr *mr_reg(void *addr, size_t len, uint64_t access, void **desc)
+{
+    struct fid_mr *mr;
+    int rc = fi_mr_reg(domain, addr, len ? len : 1, access, 0, mr_prov_key ? 0 : next_key++,
+                       0, &mr, NULL);
+    if (rc)
+        ofi_die("cannot register memory", rc);
+    if (mr_endpoint && ((rc = fi_mr_bind(mr, &ep->fid, 0)) || (rc = fi_mr_enable(mr))))
+        ofi_die("cannot bind registered memory to the endpoint", rc);
+    if (desc)
+        *desc = fi_mr_desc(mr);
+    return mr;
+}
+
+/* Local buffers need a registration only under FI_MR_LOCAL. */
+static struct fid_mr *local_reg(void *addr, size_t len, uint64_t access, void **desc)
+{
+    *desc = NULL;
+    return mr_local ? mr_reg(addr, len, access, desc) : NULL;
+}
+
+static void mr_close(struct fid_mr *mr)
+{
+    if (mr)
+        fi_close(&mr->fid);
+}
+
+/* Allocates n packet buffers in one (registered) slab; returns the list. */
+static struct buf *slab_new(size_t n)
+{
+    void *mem = aligned_alloc(64, n * buf_stride);
+    void **ns = realloc(slabs, (size_t)(nslabs + 1) * sizeof *ns);
+    struct fid_mr **nm = realloc(slab_mrs, (size_t)(nslabs + 1) * sizeof *nm);
+    if (ns)
+        slabs = ns;
+    if (nm)
+        slab_mrs = nm;
+    if (!mem || !ns || !nm)
+        vmpi_fatal("ofi: out of memory for packet buffers");
+    void *desc = NULL;
+    slabs[nslabs] = mem;
+    slab_mrs[nslabs] = local_reg(mem, n * buf_stride, FI_SEND | FI_RECV, &desc);
+    nslabs++;
+    struct buf *head = NULL;
+    for (size_t i = n; i-- > 0;) {
+        struct buf *b = (struct buf *)((char *)mem + i * buf_stride);
+        b->desc = desc;
+        b->next = head;
+        head = b;
+    }
+    return head;
+}
+
+static struct buf *tx_get(void)
+{
+    if (!tx_free)
+        tx_free = slab_new(64);
+    struct buf *b = tx_free;
+    tx_free = b->next;
+    b->c.kind = CTX_TX;
+    return b;
+}
+
+static void tx_put(struct buf *b)
+{
+    b->next = tx_free;
+    tx_free = b;
+}
+
+/* ---- sending packets ---------------------------------------------------- */
+
+static struct buf *pkt_new(struct ofi_peer *p, const struct vmpi_hdr *h, size_t paylen)
+{
+    if (paylen > buf_cap)
+        vmpi_fatal("ofi: packet of %zu bytes exceeds the buffer size %zu", paylen, buf_cap);
+    struct buf *b = tx_get();
+    b->p = p;
+    b->len = sizeof(struct ofi_wire) + paylen;
+    struct ofi_wire *w = (struct ofi_wire *)b->data;
+    w->src = vmpi_g.rank;
+    w->seq = p->tx_seq++;
+    w->rsvd = 0;
+    if (h)
+        w->h = *h;
+    return b;
+}
+
+/* Hands b to the provider: 0, or -FI_EAGAIN when its queue is full. */
+static int post_raw(struct buf *b, bool credit)
+{
+    struct ofi_peer *p = b->p;
+    struct ofi_wire *w = (struct ofi_wire *)b->data;
+    w->credits = p->owed;
+    ssize_t rc;
+    if (b->len <= inject_max) {
+        rc = fi_tinject(ep, b->data, b->len, p->addr, OFI_TAG_PKT);
+        if (rc == 0)
+            tx_put(b);
+    } else {
+        rc = fi_tsend(ep, b->data, b->len, b->desc, p->addr, OFI_TAG_PKT, &b->c);
+        if (rc == 0)
+            tx_busy++;
+    }
+    if (rc == -FI_EAGAIN)
+        return (int)rc;
+    if (rc)
+        vmpi_fatal("ofi: cannot send to rank %d: %s", p->world, lf.strerror((int)-rc));
+    p->owed = 0;
+    p->credit_unsent = false;
+    if (credit)
+        p->credits--;
+    return 0;
+}
+
+static void enqueue(struct ofi_peer *p, struct buf *b)
+{
+    b->next = NULL;
+    if (p->q_tail)
+        p->q_tail->next = b;
+    else
+        p->q_head = b;
+    p->q_tail = b;
+    flush_needed = true;
+}
+
+/* Sends a sequenced packet now or, keeping the order, later. */
+static void post(struct ofi_peer *p, struct buf *b)
+{
+    if (p->q_head || p->credits == 0 || post_raw(b, true))
+        enqueue(p, b);
+}
+
+static bool room(const struct ofi_peer *p)
+{
+    return !p->q_head && p->credits > 0;
+}
+
+static int ofi_send(void *cs, const struct vmpi_hdr *h, const void *buf, size_t len)
+{
+    struct ofi_peer *p = cs;
+    if (!room(p))
+        return 1;
+    struct buf *b = pkt_new(p, h, len);
+    memcpy(b->data + sizeof(struct ofi_wire), buf, len);
+    post(p, b);
+    return 0;
+}
+
+static void *ofi_reserve(void *cs, size_t paylen)
+{
+    struct ofi_peer *p = cs;
+    if (!room(p))
+        return NULL;
+    p->resv = pkt_new(p, NULL, paylen);
+    return p->resv->data + sizeof(struct ofi_wire);
+}
+
+static void ofi_commit(void *cs, const struct vmpi_hdr *h, size_t paylen)
+{
+    struct ofi_peer *p = cs;
+    struct buf *b = p->resv;
+    p->resv = NULL;
+    ((struct ofi_wire *)b->data)->h = *h;
+    b->len = sizeof(struct ofi_wire) + paylen;
+    post(p, b);
+}
+
+static void ofi_send_ctl(void *cs, const struct vmpi_hdr *h, const void *pay, size_t paylen)
+{
+    struct ofi_peer *p = cs;
+    struct buf *b = pkt_new(p, h, paylen);
+    memcpy(b->data + sizeof(struct ofi_wire), pay, paylen);
+    post(p, b);
+}
+
+static void ctl(struct ofi_peer *p, int type, const void *pay, size_t paylen)
+{
+    struct vmpi_hdr h = {.type = (uint8_t)type};
+    ofi_send_ctl(p, &h, pay, paylen);
+}
+
+/* An explicit CREDIT packet; it takes no credit and no sequence number. */
+static bool send_credit(struct ofi_peer *p)
+{
+    struct buf *b = tx_get();
+    b->p = p;
+    b->len = sizeof(struct ofi_wire);
+    struct ofi_wire *w = (struct ofi_wire *)b->data;
+    *w = (struct ofi_wire){.src = vmpi_g.rank, .h = {.type = OFI_CREDIT}};
+    if (post_raw(b, false)) {
+        tx_put(b);
+        return false;
+    }
+    return true;
+}
+
+/* ---- rendezvous ---------------------------------------------------------- */
+
+static struct xfer *xfer_new(int kind, struct ofi_peer *p, struct vmpi_req *req, size_t len)
+{
+    size_t n = len ? (len + chunk_max - 1) / chunk_max : 1;
+    if (n >= (1ull << OFI_CHUNK_BITS))
+        vmpi_fatal("ofi: message of %zu bytes needs too many chunks", len);
+    struct xfer *x = calloc(1, sizeof *x + n * sizeof x->ch[0]);
+    if (!x)
+        vmpi_fatal("ofi: out of memory for a rendezvous");
+    x->kind = kind;
+    x->p = p;
+    x->req = req;
+    x->len = len;
+    x->chunk = chunk_max;
+    x->nchunks = n;
+    for (size_t i = 0; i < n; i++) {
+        x->ch[i].c.kind = CTX_CHUNK;
+        x->ch[i].x = x;
+    }
+    nxfers++;
+    return x;
+}
+
+static void xfer_finish(struct xfer *x)
+{
+    struct vmpi_req *r = x->req;
+    mr_close(x->mr);
+    if (x->kind == X_SEND) {
+        vmpi_req_complete(r);
+    } else {
+        if (x->tmp) {
+            vmpi_req_deliver(r, 0, x->buf, x->len);
+            free(x->buf);
+        }
+        if (x->kind == X_READ)
+            ctl(x->p, OFI_FIN, &x->scookie, sizeof x->scookie);
+        vmpi_req_recv_done(r);
+    }
+    nxfers--;
+    free(x);
+}
+
+static size_t chunk_len(const struct xfer *x, size_t i)
+{
+    size_t off = i * x->chunk;
+    return x->len - off < x->chunk ? x->len - off : x->chunk;
+}
+
+/* Posts the chunks not yet posted; false when the provider queue is full. */
+static bool xfer_post(struct xfer *x)
+{
+    while (x->posted < x->nchunks) {
+        size_t i = x->posted, off = i * x->chunk, n = chunk_len(x, i);
+        void *ctx = &x->ch[i].c;
+        ssize_t rc;
+        if (x->kind == X_READ)
+            rc = fi_read(ep, x->buf + off, n, x->desc, x->p->addr, x->raddr + off, x->rkey, ctx);
+        else if (x->kind == X_RECV)
+            rc = fi_trecv(ep, x->buf + off, n, x->desc, x->p->addr, x->tag + i, 0, ctx);
+        else
+            rc = fi_tsend(ep, x->buf + off, n, x->desc, x->p->addr, x->tag + i, ctx);
+        if (rc == -FI_EAGAIN)
+            return false;
+        if (rc)
+            vmpi_fatal("ofi: cannot move rendezvous data with rank %d: %s", x->p->world,
+                       lf.strerror((int)-rc));
+        x->posted++;
+    }
+    if (x->kind == X_RECV) {
+        /* Every chunk has a receive: now the sender may send them. */
+        struct ofi_cts cts = {x->scookie, x->tag, x->chunk};
+        ctl(x->p, OFI_CTS, &cts, sizeof cts);
+    }
+    return true;
+}
+
+static void xfer_start(struct xfer *x)
+{
+    if (!xfer_post(x)) {
+        x->next = posting;
+        posting = x;
+        flush_needed = true;
+    }
+}
+
+static int ofi_rndv_send(void *cs, struct vmpi_req *sreq, const struct vmpi_hdr *h)
+{
+    struct ofi_peer *p = cs;
+    if (!room(p))
+        return 1;
+    struct ofi_rts rts = {.scookie = vmpi_req_cookie(sreq)};
+    if (rma) {
+        void *data = (void *)vmpi_req_sdata(sreq);
+        struct reg *g = malloc(sizeof *g);
+        if (!g)
+            vmpi_fatal("ofi: out of memory");
+        g->scookie = rts.scookie;
+        g->mr = mr_reg(data, sreq->len, FI_REMOTE_READ, NULL);
+        g->next = p->regs;
+        p->regs = g;
+        rts.addr = mr_virt ? (uint64_t)(uintptr_t)data : 0;
+        rts.key = fi_mr_key(g->mr);
+        rts.rma = 1;
+    }
+    ofi_send_ctl(p, h, &rts, sizeof rts);
+    return 0;
+}
+
+static void ofi_rndv_recv(void *cs, struct vmpi_req *r, const void *info_, size_t infolen)
+{
+    struct ofi_peer *p = cs;
+    struct ofi_rts rts;
+    if (infolen != sizeof rts)
+        vmpi_fatal("ofi: malformed rendezvous request from rank %d", p->world);
+    memcpy(&rts, info_, sizeof rts);
+    if (rts.rma && !rma)
+        vmpi_fatal("ofi: rank %d offers an RMA read this provider cannot do", p->world);
+    struct xfer *x = xfer_new(rts.rma ? X_READ : X_RECV, p, r, r->msglen);
+    size_t cap = 0;
+    x->buf = vmpi_req_rdata(r, &cap);
+    if (!x->buf || cap < r->msglen) {
+        x->buf = malloc(r->msglen ? r->msglen : 1);
+        if (!x->buf)
+            vmpi_fatal("ofi: out of memory for a %zu-byte receive", r->msglen);
+        x->tmp = true;
+    }
+    x->scookie = rts.scookie;
+    if (rts.rma) {
+        x->raddr = rts.addr;
+        x->rkey = rts.key;
+        x->mr = local_reg(x->buf, x->len, FI_READ, &x->desc);
+    } else {
+        x->tag = OFI_TAG_DATA | ((++next_xfer & ((1ull << (63 - OFI_CHUNK_BITS)) - 1))
+                                 << OFI_CHUNK_BITS);
+        x->mr = local_reg(x->buf, x->len, FI_RECV, &x->desc);
+    }
+    xfer_start(x);
+}
+
+static struct vmpi_req *pending_send(struct ofi_peer *p, uint64_t cookie)
+{
+    struct vmpi_req *s = vmpi_req_from_cookie(cookie);
+    if (!s || s->kind != VMPI_REQ_SEND || s->done || s->peer_world != p->world)
+        vmpi_fatal("ofi: control packet from rank %d names no pending send", p->world);
+    return s;
+}
+
+static void channel_packet(struct ofi_peer *p, const struct vmpi_hdr *h, const void *pay,
+                           size_t paylen)
+{
+    if (h->type == OFI_FIN) {
+        uint64_t cookie;
+        if (paylen != sizeof cookie)
+            vmpi_fatal("ofi: malformed FIN from rank %d", p->world);
+        memcpy(&cookie, pay, sizeof cookie);
+        struct reg **gp = &p->regs;
+        while (*gp && (*gp)->scookie != cookie)
+            gp = &(*gp)->next;
+        if (!*gp)
+            vmpi_fatal("ofi: FIN from rank %d names no exposed send", p->world);
+        struct reg *g = *gp;
+        *gp = g->next;
+        struct vmpi_req *s = pending_send(p, cookie);
+        mr_close(g->mr);
+        free(g);
+        vmpi_req_complete(s);
+    } else if (h->type == OFI_CTS) {
+        struct ofi_cts cts;
+        if (paylen != sizeof cts)
+            vmpi_fatal("ofi: malformed CTS from rank %d", p->world);
+        memcpy(&cts, pay, sizeof cts);
+        struct vmpi_req *s = pending_send(p, cts.scookie);
+        if (cts.chunk != chunk_max || !(cts.tag & OFI_TAG_DATA))
+            vmpi_fatal("ofi: CTS from rank %d with chunk size %llu (ours %zu)", p->world,
+                       (unsigned long long)cts.chunk, chunk_max);
+        struct xfer *x = xfer_new(X_SEND, p, s, s->len);
+        x->buf = (char *)vmpi_req_sdata(s);
+        x->tag = cts.tag;
+        x->mr = local_reg(x->buf, x->len, FI_SEND, &x->desc);
+        xfer_start(x);
+    } else {
+        vmpi_fatal("ofi: unknown packet type %u from rank %d", h->type, p->world);
+    }
+}
+
+/* ---- receiving packets --------------------------------------------------- */
+
+static void rx_post(struct buf *b)
+{
+    b->c.kind = CTX_RX;
+    ssize_t rc = fi_trecv(ep, b->data, sizeof(struct ofi_wire) + buf_cap, b->desc,
+                          FI_ADDR_UNSPEC, OFI_TAG_PKT, 0, &b->c);
+    if (rc == -FI_EAGAIN) {
+        b->next = rx_repost;
+        rx_repost = b;
+        flush_needed = true;
+    } else if (rc) {
+        vmpi_fatal("ofi: cannot post a receive buffer: %s", lf.strerror((int)-rc));
+    }
+}
+
+/* Hands one in-order packet to the channel or to core: false if core
+ * cannot take it now. */
+static bool deliver(struct ofi_peer *p, const struct vmpi_hdr *h, const void *pay, size_t paylen)
+{
+    if (h->type >= VMPI_PKT_CHAN)
+        channel_packet(p, h, pay, paylen);
+    else if (vmpi_core_incoming(p->world, h, pay, paylen) == VMPI_AGAIN)
+        return false;
+    p->rx_seq++;
+    if (++p->owed >= ncredits / 2 && !p->credit_unsent) {
+        p->credit_unsent = true;
+        flush_needed = true;
+    }
+    return true;
+}
+
+static void stash(struct ofi_peer *p, uint32_t seq, const struct vmpi_hdr *h, const void *pay,
+                  size_t paylen)
+{
+    struct stashed *s = malloc(sizeof *s + paylen);
+    if (!s)
+        vmpi_fatal("ofi: out of memory holding a packet from rank %d", p->world);
+    s->seq = seq;
+    s->h = *h;
+    s->paylen = paylen;
+    memcpy(s->pay, pay, paylen);
+    struct stashed **sp = &p->st_head;
+    while (*sp && (int32_t)((*sp)->seq - seq) < 0)
+        sp = &(*sp)->next;
+    if (*sp && (*sp)->seq == seq)
+        vmpi_fatal("ofi: rank %d sent packet %u twice", p->world, seq);
+    s->next = *sp;
+    *sp = s;
+    flush_needed = true;
+}
+
+/* Delivers stashed packets that are next in order. */
+static int unstash(struct ofi_peer *p)
+{
+    int n = 0;
+    struct stashed *s;
+    while ((s = p->st_head) && s->seq == p->rx_seq) {
+        if (!deliver(p, &s->h, s->pay, s->paylen))
+            break;
+        p->st_head = s->next;
+        free(s);
+        n++;
+    }
+    return n;
+}
+
+static void rx_packet(struct buf *b, size_t len)
+{
+    struct ofi_wire w;
+    if (len < sizeof w)
+        vmpi_fatal("ofi: runt packet of %zu bytes", len);
+    memcpy(&w, b->data, sizeof w);
+    struct ofi_peer *p = w.src >= 0 && w.src < vmpi_g.size ? peer_of[w.src] : NULL;
+    if (!p)
+        vmpi_fatal("ofi: packet from rank %d, which is not a network peer", w.src);
+    if (w.credits > ncredits - p->credits)
+        vmpi_fatal("ofi: rank %d returned %u credits but holds %u", p->world, w.credits,
+                   ncredits - p->credits);
+    if (w.credits) {
+        p->credits += w.credits;
+        if (p->q_head)
+            flush_needed = true;
+    }
+    if (w.h.type != OFI_CREDIT) {
+        const unsigned char *pay = b->data + sizeof w;
+        size_t paylen = len - sizeof w;
+        if (w.seq != p->rx_seq || p->st_head || !deliver(p, &w.h, pay, paylen))
+            stash(p, w.seq, &w.h, pay, paylen);
+    }
+    rx_post(b);
+}
+
+/* ---- progress ------------------------------------------------------------ */
+
+static _Noreturn void cq_failed(void)
+{
+    struct fi_cq_err_entry e = {0};
+    if (fi_cq_readerr(cq, &e, 0) < 1)
+        vmpi_fatal("ofi: the completion queue failed without an error entry");
+    int world = -1;
+    struct ofi_ctx *c = e.op_context;
+    if (c && c->kind == CTX_TX)
+        world = ((struct buf *)c)->p->world;
+    else if (c && c->kind == CTX_CHUNK)
+        world = ((struct chunk *)c)->x->p->world;
+    char detail[256];
+    const char *prov = fi_cq_strerror(cq, e.prov_errno, e.err_data, detail, sizeof detail);
+    if (world >= 0)
+        vmpi_fatal("ofi: lost rank %d: %s (%s)", world, lf.strerror(e.err), prov ? prov : "");
+    vmpi_fatal("ofi: network failure: %s (%s)", lf.strerror(e.err), prov ? prov : "");
+}
+
+static int cq_drain(void)
+{
+    struct fi_cq_tagged_entry ev[16];
+    ssize_t k = fi_cq_read(cq, ev, 16);
+    if (k == -FI_EAGAIN)
+        return 0;
+    if (k == -FI_EAVAIL) {
+        if (closing)
+            return 0;
+        cq_failed();
+    }
+    if (k < 0)
+        ofi_die("cannot read the completion queue", (int)k);
+    for (ssize_t i = 0; i < k; i++) {
+        struct ofi_ctx *c = ev[i].op_context;
+        if (c->kind == CTX_RX) {
+            rx_packet((struct buf *)c, ev[i].len);
+        } else if (c->kind == CTX_TX) {
+            tx_busy--;
+            tx_put((struct buf *)c);
+        } else {
+            struct chunk *ch = (struct chunk *)c;
+            struct xfer *x = ch->x;
+            if (x->kind == X_RECV && ev[i].len != chunk_len(x, (size_t)(ch - x->ch)))
+                vmpi_fatal("ofi: rank %d sent a chunk of the wrong size", x->p->world);
+            if (++x->done == x->nchunks)
+                xfer_finish(x);
+        }
+    }
+    return (int)k;
+}
+
+/* Queued packets, early or refused packets, owed credits, unposted work. */
+__attribute__((noinline)) static int flush(void)
+{
+    int n = 0;
+    flush_needed = false;
+    while (rx_repost) {
+        struct buf *b = rx_repost;
+        rx_repost = b->next;
+        rx_post(b);
+        if (rx_repost == b)
+            break;
+    }
+    for (struct xfer **xp = &posting; *xp;) {
+        struct xfer *x = *xp;
+        if (xfer_post(x)) {
+            *xp = x->next;
+            n++;
+        } else {
+            xp = &x->next;
+            flush_needed = true;
+        }
+    }
+    for (int i = 0; i < npeers; i++) {
+        struct ofi_peer *p = &peers[i];
+        while (p->q_head && p->credits > 0) {
+            struct buf *b = p->q_head;
+            struct buf *next = b->next;
+            if (post_raw(b, true))
+                break;
+            p->q_head = next;
+            if (!p->q_head)
+                p->q_tail = NULL;
+            n++;
+        }
+        if (p->st_head)
+            n += unstash(p);
+        if (p->credit_unsent && !send_credit(p))
+            flush_needed = true;
+        if (p->q_head || p->st_head)
+            flush_needed = true;
+    }
+    return n;
+}
+
+static int ofi_poll(void)
+{
+    int n = cq_drain();
+    if (VMPI_UNLIKELY(flush_needed))
+        n += flush();
+    return n;
+}
+
+static bool ofi_busy(void)
+{
+    if (tx_busy || nxfers || posting)
+        return true;
+    for (int i = 0; i < npeers; i++)
+        if (peers[i].q_head)
+            return true;
+    return false;
+}
+
+static void ofi_finalize(void)
+{
+    if (!opened)
+        return;
+    closing = true;
+    fi_close(&ep->fid);
+    for (int i = 0; i < npeers; i++) {
+        struct ofi_peer *p = &peers[i];
+        while (p->st_head) {
+            struct stashed *s = p->st_head;
+            p->st_head = s->next;
+            free(s);
+        }
+        while (p->regs) {
+            struct reg *g = p->regs;
+            p->regs = g->next;
+            mr_close(g->mr);
+            free(g);
+        }
+    }
+    for (int i = 0; i < nslabs; i++) {
+        mr_close(slab_mrs[i]);
+        free(slabs[i]);
+    }
+    free(slabs);
+    free(slab_mrs);
+    fi_close(&av->fid);
+    fi_close(&cq->fid);
+    fi_close(&domain->fid);
+    fi_close(&fabric->fid);
+    lf.freeinfo(info);
+    free(peers);
+    free(peer_of);
+    slabs = NULL;
+    slab_mrs = NULL;
+    nslabs = 0;
+    peers = NULL;
+    peer_of = NULL;
+    tx_free = rx_repost = NULL;
+    npeers = 0;
+    opened = closing = false;
+    vmpi_g.net = NULL;
+}
+
+const struct vmpi_chan vmpi_ofi_chan = {
+    .name = "ofi",
+    .send = ofi_send,
+    .reserve = ofi_reserve,
+    .commit = ofi_commit,
+    .send_ctl = ofi_send_ctl,
+    .rndv_send = ofi_rndv_send,
+    .rndv_recv = ofi_rndv_recv,
+    .poll = ofi_poll,
+    .busy = ofi_busy,
+    .finalize = ofi_finalize,
+};
+
+/* ---- start-up ------------------------------------------------------------ */
+
+static struct fi_info *query(bool want_rma)
+{
+    struct fi_info *hints = lf.dupinfo(NULL), *out = NULL;
+    if (!hints)
+        vmpi_fatal("ofi: out of memory");
+    hints->caps = FI_TAGGED | (want_rma ? FI_RMA | FI_READ | FI_REMOTE_READ : 0);
+    hints->mode = FI_CONTEXT | FI_CONTEXT2;
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->domain_attr->threading = FI_THREAD_DOMAIN;
+    hints->domain_attr->mr_mode =
+        FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+    const char *dom = getenv("VMPI_OFI_DOMAIN");
+    if (dom && *dom && !(hints->domain_attr->name = strdup(dom)))
+        vmpi_fatal("ofi: out of memory");
+    int rc = lf.getinfo(OFI_VERSION, NULL, NULL, 0, hints, &out);
+    lf.freeinfo(hints);
+    return rc ? NULL : out;
+}
+
+/* Names of the providers this libfabric was built with, for errors. */
+static void provider_list(char *out, size_t cap)
+{
+    struct fi_info *all = NULL;
+    out[0] = '\0';
+    if (lf.getinfo(OFI_VERSION, NULL, NULL, FI_PROV_ATTR_ONLY, NULL, &all) || !all) {
+        snprintf(out, cap, "none");
+        return;
+    }
+    size_t n = 0;
+    for (struct fi_info *i = all; i && n < cap; i = i->next) {
+        const char *name = i->fabric_attr->prov_name;
+        if (!name || !strncmp(name, "ofi_hook", 8))
+            continue;
+        n += (size_t)snprintf(out + n, cap - n, "%s%s", n ? ", " : "", name);
+    }
+    lf.freeinfo(all);
+}
+
+static void load_libfabric(void)
+{
+    lf_handle = dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lf_handle)
+        vmpi_fatal("MPI_Init: the network channel needs libfabric (Debian: libfabric1): %s",
+                   dlerror());
+    *(void **)&lf.getinfo = dlsym(lf_handle, "fi_getinfo");
+    *(void **)&lf.freeinfo = dlsym(lf_handle, "fi_freeinfo");
+    *(void **)&lf.dupinfo = dlsym(lf_handle, "fi_dupinfo");
+    *(void **)&lf.fabric = dlsym(lf_handle, "fi_fabric");
+    *(void **)&lf.strerror = dlsym(lf_handle, "fi_strerror");
+    if (!lf.getinfo || !lf.freeinfo || !lf.dupinfo || !lf.fabric || !lf.strerror)
+        vmpi_fatal("MPI_Init: libfabric.so.1 lacks the functions of libfabric 1.10");
+}
+
+static void open_endpoint(size_t npeer)
+{
+    static const int fatal_sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+    struct sigaction saved[sizeof fatal_sigs / sizeof fatal_sigs[0]];
+    for (size_t i = 0; i < sizeof fatal_sigs / sizeof fatal_sigs[0]; i++)
+        sigaction(fatal_sigs[i], NULL, &saved[i]);
+    load_libfabric();
+    bool try_rma = vmpi_env_u64("VMPI_OFI_RMA", 1, 0, 1) != 0;
+    info = try_rma ? query(true) : NULL;
+    rma = info != NULL;
+    if (!info)
+        info = query(false);
+    if (!info) {
+        char provs[512];
+        provider_list(provs, sizeof provs);
+        const char *want = getenv("FI_PROVIDER");
+        const char *dom = getenv("VMPI_OFI_DOMAIN");
+        if (want && *want)
+            vmpi_fatal("MPI_Init: libfabric provider \"%s\" (FI_PROVIDER) offers no "
+                       "reliable-datagram endpoint with tagged messages%s%s; providers in "
+                       "this libfabric: %s",
+                       want, dom ? " on domain " : "", dom ? dom : "", provs);
+        vmpi_fatal("MPI_Init: no libfabric provider offers a reliable-datagram endpoint "
+                   "with tagged messages%s%s (providers in this libfabric: %s); set "
+                   "FI_PROVIDER",
+                   dom ? " on domain " : "", dom ? dom : "", provs);
+    }
+    uint64_t mm = info->domain_attr->mr_mode;
+    mr_local = mm & FI_MR_LOCAL;
+    mr_virt = mm & FI_MR_VIRT_ADDR;
+    mr_prov_key = mm & FI_MR_PROV_KEY;
+    mr_endpoint = mm & FI_MR_ENDPOINT;
+    inject_max = info->tx_attr->inject_size;
+    max_msg = info->ep_attr->max_msg_size;
+    if (max_msg < 4096 + sizeof(struct ofi_wire))
+        vmpi_fatal("ofi: provider %s sends at most %zu bytes per message",
+                   info->fabric_attr->prov_name, max_msg);
+    eager_max = vmpi_env_u64("VMPI_OFI_EAGER_MAX", 16384, 0, 1u << 20);
+    if (eager_max + sizeof(struct ofi_wire) + sizeof(uint64_t) > max_msg)
+        eager_max = max_msg - sizeof(struct ofi_wire) - sizeof(uint64_t);
+    chunk_max = vmpi_env_u64("VMPI_OFI_CHUNK", 1u << 20, 4096, 1ull << 30);
+    if (chunk_max > max_msg)
+        chunk_max = max_msg;
+    uint64_t defcred = 1024 / npeer;
+    defcred = defcred < 4 ? 4 : defcred > 64 ? 64 : defcred;
+    ncredits = (uint32_t)vmpi_env_u64("VMPI_OFI_CREDITS", defcred, 2, 4096);
+    buf_cap = eager_max + sizeof(uint64_t);
+    if (buf_cap < sizeof(struct ofi_rts))
+        buf_cap = sizeof(struct ofi_rts);
+    buf_stride = (sizeof(struct buf) + sizeof(struct ofi_wire) + buf_cap + 63) & ~(size_t)63;
+
+    int rc;
+    struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_NONE};
+    struct fi_av_attr ava = {.type = FI_AV_UNSPEC, .count = npeer};
+    if ((rc = lf.fabric(info->fabric_attr, &fabric, NULL)))
+        ofi_die("cannot open the fabric", rc);
+    if ((rc = fi_domain(fabric, info, &domain, NULL)))
+        ofi_die("cannot open the domain", rc);
+    if ((rc = fi_cq_open(domain, &cqa, &cq, NULL)))
+        ofi_die("cannot open a completion queue", rc);
+    if ((rc = fi_av_open(domain, &ava, &av, NULL)))
+        ofi_die("cannot open an address vector", rc);
+    if ((rc = fi_endpoint(domain, info, &ep, NULL)))
+        ofi_die("cannot open an endpoint", rc);
+    if ((rc = fi_ep_bind(ep, &av->fid, 0)) || (rc = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV)))
+        ofi_die("cannot bind the endpoint", rc);
+    if ((rc = fi_enable(ep)))
+        ofi_die("cannot enable the endpoint", rc);
+    opened = true;
+    for (size_t i = 0; i < sizeof fatal_sigs / sizeof fatal_sigs[0]; i++)
+        sigaction(fatal_sigs[i], &saved[i], NULL);
+}
+
+static void hex_encode(char *out, const unsigned char *in, size_t n)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digits[in[i] >> 4];
+        out[2 * i + 1] = digits[in[i] & 15];
+    }
+    out[2 * n] = '\0';
+}
+
+static size_t hex_decode(unsigned char *out, size_t cap, const char *in)
+{
+    size_t n = strlen(in);
+    if (n % 2 || n / 2 > cap)
+        return 0;
+    for (size_t i = 0; i < n / 2; i++) {
+        unsigned v = 0;
+        for (int k = 0; k < 2; k++) {
+            char c = in[2 * i + (size_t)k];
+            unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
+                         : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+                                                : 16;
+            if (d > 15)
+                return 0;
+            v = v * 16 + d;
+        }
+        out[i] = (unsigned char)v;
+    }
+    return n / 2;
+}
+
+void vmpi_ofi_init(const int *worlds, int n, bool needed)
+{
+    if (!needed)
+        return;
+    char key[VMPI_PMI_KEYLEN], val[VMPI_PMI_VALLEN];
+    unsigned char addr[VMPI_PMI_VALLEN / 2];
+    if (n > 0) {
+        open_endpoint((size_t)n);
+        size_t alen = sizeof addr;
+        int rc = fi_getname(&ep->fid, addr, &alen);
+        if (rc)
+            ofi_die("cannot read the endpoint address", rc);
+        if (2 * alen + 1 > sizeof val)
+            vmpi_fatal("ofi: endpoint address of %zu bytes does not fit in PMI", alen);
+        hex_encode(val, addr, alen);
+        snprintf(key, sizeof key, "vmpi-ofi-%d", vmpi_g.rank);
+        if (vmpi_pmi_put(key, val))
+            vmpi_fatal("ofi: cannot publish the endpoint address through PMI");
+    }
+    if (vmpi_pmi_fence())
+        vmpi_fatal("ofi: PMI barrier failed during the address exchange");
+    if (n <= 0)
+        return;
+    peers = calloc((size_t)n, sizeof *peers);
+    peer_of = calloc((size_t)vmpi_g.size, sizeof *peer_of);
+    if (!peers || !peer_of)
+        vmpi_fatal("ofi: out of memory");
+    npeers = n;
+    for (int i = 0; i < n; i++) {
+        struct ofi_peer *p = &peers[i];
+        p->world = worlds[i];
+        p->credits = ncredits;
+        snprintf(key, sizeof key, "vmpi-ofi-%d", p->world);
+        if (vmpi_pmi_get(key, val, sizeof val))
+            vmpi_fatal("ofi: rank %d published no network address (PMI key %s is missing)",
+                       p->world, key);
+        size_t alen = hex_decode(addr, sizeof addr, val);
+        if (!alen)
+            vmpi_fatal("ofi: malformed network address of rank %d: %s", p->world, val);
+        if (fi_av_insert(av, addr, 1, &p->addr, 0, NULL) != 1)
+            vmpi_fatal("ofi: libfabric rejects the network address of rank %d", p->world);
+        peer_of[p->world] = p;
+        vmpi_g.peers[p->world].chan = &vmpi_ofi_chan;
+        vmpi_g.peers[p->world].cstate = p;
+        vmpi_g.peers[p->world].eager_max = eager_max;
+    }
+    vmpi_g.net = &vmpi_ofi_chan;
+    /* Room for every peer's credits, plus CREDIT packets in flight. */
+    size_t nrx = (size_t)n * (ncredits + 2);
+    for (struct buf *b = slab_new(nrx), *next; b; b = next) {
+        next = b->next;
+        rx_post(b);
+    }
+}
+
+const char *vmpi_ofi_provider(void)
+{
+    return opened ? info->fabric_attr->prov_name : NULL;
+}
+
+const char *vmpi_ofi_rndv_mode(void)
+{
+    return rma ? "RMA read" : "pipelined sends";
+}
