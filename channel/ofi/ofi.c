@@ -103,17 +103,8 @@ struct buf {
     struct buf *next;
     struct ofi_peer *p; /* outgoing: destination */
     void *desc;         /* registration descriptor (FI_MR_LOCAL) */
-    size_t len;         /* outgoing: bytes on the wire */
+    size_t len;         /* bytes on the wire */
     alignas(64) unsigned char data[];
-};
-
-/* A packet that arrived ahead of order, or that core refused for now. */
-struct stashed {
-    struct stashed *next;
-    uint32_t seq;
-    struct vmpi_hdr h;
-    size_t paylen;
-    unsigned char pay[];
 };
 
 /* The bulk data of one rendezvous, in chunks. */
@@ -154,7 +145,8 @@ struct ofi_peer {
     bool credit_unsent;            /* owed >= ncredits / 2 and no CREDIT went out */
     struct buf *resv;              /* reserve()d, waiting for commit() */
     struct buf *q_head, *q_tail;   /* waiting for credits or queue room */
-    struct stashed *st_head;       /* by sequence number */
+    struct buf *st_head;           /* received ahead of order or refused by core,
+                                      by sequence number; buffers not reposted */
     struct reg *regs;
 };
 
@@ -347,7 +339,8 @@ static int ofi_send(void *cs, const struct vmpi_hdr *h, const void *buf, size_t 
     if (!room(p))
         return 1;
     struct buf *b = pkt_new(p, h, len);
-    memcpy(b->data + sizeof(struct ofi_wire), buf, len);
+    if (len)
+        memcpy(b->data + sizeof(struct ofi_wire), buf, len);
     post(p, b);
     return 0;
 }
@@ -375,7 +368,8 @@ static void ofi_send_ctl(void *cs, const struct vmpi_hdr *h, const void *pay, si
 {
     struct ofi_peer *p = cs;
     struct buf *b = pkt_new(p, h, paylen);
-    memcpy(b->data + sizeof(struct ofi_wire), pay, paylen);
+    if (paylen)
+        memcpy(b->data + sizeof(struct ofi_wire), pay, paylen);
     post(p, b);
 }
 
@@ -618,36 +612,43 @@ static bool deliver(struct ofi_peer *p, const struct vmpi_hdr *h, const void *pa
     return true;
 }
 
-static void stash(struct ofi_peer *p, uint32_t seq, const struct vmpi_hdr *h, const void *pay,
-                  size_t paylen)
+static uint32_t buf_seq(const struct buf *b)
 {
-    struct stashed *s = malloc(sizeof *s + paylen);
-    if (!s)
-        vmpi_fatal("ofi: out of memory holding a packet from rank %d", p->world);
-    s->seq = seq;
-    s->h = *h;
-    s->paylen = paylen;
-    memcpy(s->pay, pay, paylen);
-    struct stashed **sp = &p->st_head;
-    while (*sp && (int32_t)((*sp)->seq - seq) < 0)
+    return ((const struct ofi_wire *)b->data)->seq;
+}
+
+/* Keeps a received packet (its buffer stays out of the pool) until it is
+ * next in order and core takes it. Held buffers per peer are bounded by
+ * its credits, so the pool covers them. */
+static void stash(struct ofi_peer *p, struct buf *b)
+{
+    uint32_t seq = buf_seq(b);
+    struct buf **sp = &p->st_head;
+    while (*sp && (int32_t)(buf_seq(*sp) - seq) < 0)
         sp = &(*sp)->next;
-    if (*sp && (*sp)->seq == seq)
+    if (*sp && buf_seq(*sp) == seq)
         vmpi_fatal("ofi: rank %d sent packet %u twice", p->world, seq);
-    s->next = *sp;
-    *sp = s;
+    b->next = *sp;
+    *sp = b;
     flush_needed = true;
+}
+
+static bool deliver_buf(struct ofi_peer *p, struct buf *b)
+{
+    const struct ofi_wire *w = (const struct ofi_wire *)b->data;
+    return deliver(p, &w->h, b->data + sizeof *w, b->len - sizeof *w);
 }
 
 /* Delivers stashed packets that are next in order. */
 static int unstash(struct ofi_peer *p)
 {
     int n = 0;
-    struct stashed *s;
-    while ((s = p->st_head) && s->seq == p->rx_seq) {
-        if (!deliver(p, &s->h, s->pay, s->paylen))
+    struct buf *b;
+    while ((b = p->st_head) && buf_seq(b) == p->rx_seq) {
+        if (!deliver_buf(p, b))
             break;
-        p->st_head = s->next;
-        free(s);
+        p->st_head = b->next;
+        rx_post(b);
         n++;
     }
     return n;
@@ -670,11 +671,11 @@ static void rx_packet(struct buf *b, size_t len)
         if (p->q_head)
             flush_needed = true;
     }
-    if (w.h.type != OFI_CREDIT) {
-        const unsigned char *pay = b->data + sizeof w;
-        size_t paylen = len - sizeof w;
-        if (w.seq != p->rx_seq || p->st_head || !deliver(p, &w.h, pay, paylen))
-            stash(p, w.seq, &w.h, pay, paylen);
+    b->len = len;
+    if (w.h.type != OFI_CREDIT &&
+        (w.seq != p->rx_seq || p->st_head || !deliver_buf(p, b))) {
+        stash(p, b);
+        return;
     }
     rx_post(b);
 }
@@ -801,11 +802,6 @@ static void ofi_finalize(void)
     fi_close(&ep->fid);
     for (int i = 0; i < npeers; i++) {
         struct ofi_peer *p = &peers[i];
-        while (p->st_head) {
-            struct stashed *s = p->st_head;
-            p->st_head = s->next;
-            free(s);
-        }
         while (p->regs) {
             struct reg *g = p->regs;
             p->regs = g->next;

@@ -14,6 +14,10 @@ modes:
   lines COUNT LEN write COUNT lines of LEN chars, each in several pieces
   affinity        print the CPU affinity
   shm ACTION      create $VMPI_SHM_DIR/vmpi-<VMPI_JOB_ID>-x<rank>, then ACTION
+  nonet BARRIERS  join a vmpi job as a rank of another host that publishes
+                  its business card but no network address: put the card,
+                  enter BARRIERS PMI barriers (those of vmpi's MPI_Init),
+                  then wait to be killed
 
 Every action but nopmi inits PMI, writes its pid file (with FAKE_PIDDIR set,
 "<pid> <grandchild pid>" to $FAKE_PIDDIR/<rank>.pid) and enters a PMI barrier
@@ -179,6 +183,18 @@ def shm(action):
     do_action(action, PMI())
 
 
+def nonet(barriers):
+    pmi = PMI()
+    pmi.init()
+    card = f"{os.getpid()}|fake-vm-{RANK}|fake-host-{RANK}|fake{RANK}"
+    r = pmi.query(f"cmd=put kvsname={pmi.kvsname} key=vmpi-card-{RANK} value={card}")
+    assert r == "cmd=put_result rc=0 msg=success", r
+    for _ in range(barriers):
+        r = pmi.query("cmd=barrier_in")
+        assert r == "cmd=barrier_out", r
+    time.sleep(60)
+
+
 def main():
     mode = sys.argv[1]
     if mode == "act":
@@ -191,6 +207,8 @@ def main():
         affinity()
     elif mode == "shm":
         shm(sys.argv[2])
+    elif mode == "nonet":
+        nonet(int(sys.argv[2]))
     else:
         raise SystemExit(f"unknown mode {mode!r}")
 

@@ -117,6 +117,25 @@ int main(int argc, char **argv)
         fflush(stdout);
         for (long i = 0;; i++)
             round_trip(i);
+    } else if (!strcmp(mode, "bigloop")) {
+        /* 4 MiB messages back and forth (rendezvous), forever. */
+        size_t n = 4u << 20;
+        char *big = malloc(n);
+        if (!big)
+            fail("out of memory");
+        memset(big, rank, n);
+        MPI_Barrier(MPI_COMM_WORLD);
+        printf("ready %d\n", rank);
+        fflush(stdout);
+        for (;;) {
+            if (rank == 0) {
+                MPI_Send(big, (int)n, MPI_BYTE, 1, 5, MPI_COMM_WORLD);
+                MPI_Recv(big, (int)n, MPI_BYTE, 1, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            } else if (rank == 1) {
+                MPI_Recv(big, (int)n, MPI_BYTE, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Send(big, (int)n, MPI_BYTE, 0, 6, MPI_COMM_WORLD);
+            }
+        }
     } else if (!strcmp(mode, "exit3")) {
         MPI_Barrier(MPI_COMM_WORLD);
         if (rank == 1)
