@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import os
 import secrets
+import signal
 import subprocess
 import sys
 import tempfile
@@ -53,12 +54,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(HERE, "..", "build"))
     ap.add_argument("--reps", type=int, default=int(os.environ.get("REPS", "7")))
+    ap.add_argument("--tables", default="latency,bw", help="which tables (latency,bw)")
     o = ap.parse_args()
     build = os.path.abspath(o.build)
     ext = os.path.join(build, "bench-ext")
     for cc, out in (("mpicc.mpich", "mpich"), ("mpicc.openmpi", "openmpi")):
         subprocess.run(["make", "-s", "-C", HERE, f"MPICC={cc}", f"OUT={ext}/{out}"],
                        check=True, stdout=subprocess.DEVNULL)
+    # SIGTERM too must reach the finally below that removes the namespaces.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     ip = netns.check_usable()
     net = netns.Network.create(secrets.token_hex(16), 2, ip)
     try:
@@ -83,12 +87,12 @@ def main() -> int:
                    f"{build}/bench/tcpping --client {peer} --port 18515 --spin")
 
             # fi_pingpong prints "bytes #sent #ack total time MB/sec usec/xfer
-            # Mxfers/sec"; usec/xfer is the one-way latency. Sizes of 1 KiB and
-            # up print as "1k": left out.
-            fi = (f"(ip netns exec {h1} taskset -c 1 fi_pingpong -p net -e rdm -S all "
-                  f"-I 10000 >/dev/null 2>&1 &) ; sleep 0.5 ; ip netns exec {h0} taskset -c 0 "
-                  f"fi_pingpong -p net -e rdm -S all -I 10000 {peer} | "
-                  "awk '$1 ~ /^[0-9]+$/ && $1 <= 65536 {print $1, $7}'")
+            # Mxfers/sec" (usec/xfer is the one-way latency), one size per run
+            # (its -S all would go on to megabytes).
+            fi = (f"for s in 1 8 64 512; do (ip netns exec {h1} taskset -c 1 fi_pingpong "
+                  f"-p net -e rdm -S $s -I 10000 >/dev/null 2>&1 &) ; sleep 0.3 ; "
+                  f"ip netns exec {h0} taskset -c 0 fi_pingpong -p net -e rdm -S $s -I 10000 "
+                  f"{peer} | awk '$1 ~ /^[0-9]+$/ {{print $1, $7}}'; done")
 
             def table(title: str, prog: str, args: str, tcpargs: str, extra: list[str]) -> None:
                 print(f"### {title}, median of {o.reps} interleaved runs", flush=True)
@@ -102,10 +106,12 @@ def main() -> int:
                                check=True)
                 print(flush=True)
 
-            table("one-way latency (us) between 2 emulated hosts", "latency",
-                  "-m 1:65536 -i 10000", "-m 1:65536 -i 10000", ["--run", f"fi_net={fi}"])
-            table("bandwidth (MB/s) between 2 emulated hosts", "bw",
-                  "-m 65536:4194304", "--bw -m 65536:4194304", [])
+            if "latency" in o.tables:
+                table("one-way latency (us) between 2 emulated hosts", "latency",
+                      "-m 1:65536 -i 10000", "-m 1:65536 -i 10000", ["--run", f"fi_net={fi}"])
+            if "bw" in o.tables:
+                table("bandwidth (MB/s) between 2 emulated hosts", "bw",
+                      "-m 65536:4194304", "--bw -m 65536:4194304", [])
     finally:
         left = net.destroy()
         if left:

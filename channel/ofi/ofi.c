@@ -970,7 +970,9 @@ static void open_endpoint(size_t npeer)
     eager_max = vmpi_env_u64("VMPI_OFI_EAGER_MAX", 16384, 0, 1u << 20);
     if (eager_max + sizeof(struct ofi_wire) + sizeof(uint64_t) > max_msg)
         eager_max = max_msg - sizeof(struct ofi_wire) - sizeof(uint64_t);
-    chunk_max = vmpi_env_u64("VMPI_OFI_CHUNK", 1u << 20, 4096, 1ull << 30);
+    /* 256 KiB chunks keep several reads in flight: measured best of 64 KiB
+     * to 4 MiB over TCP (docs/PERFORMANCE.md). */
+    chunk_max = vmpi_env_u64("VMPI_OFI_CHUNK", 256u << 10, 4096, 1ull << 30);
     if (chunk_max > max_msg)
         chunk_max = max_msg;
     uint64_t defcred = 1024 / npeer;
