@@ -5,13 +5,16 @@ A rank killed on another host ends the job within 5 s with a message that
 names it; a libfabric provider that does not exist, and an address exchange
 that finds no address, are clear errors at MPI_Init instead of hangs;
 VMPI_VERBOSE=1 shows the placement and the channel of every pair; Debian's
-Hydra runs a job over the network path (VMPI_CHANNELS=ofi).
+Hydra runs a job over the network path (VMPI_CHANNELS=ofi), and across
+emulated hosts the way it runs across real machines: a hostfile, and an
+"ssh" that enters the host's namespace instead of logging in.
 
 Uses the helper program tests/py/progs/jobs.c (built by test_mpi_jobs's
 fixture) and $VMPI_BUILD like test_mpi_jobs.
 """
 import os
 import re
+import secrets
 import shutil
 import signal
 import subprocess
@@ -20,7 +23,7 @@ import time
 
 import pytest
 
-from conftest import FAKE, wait_all_dead
+from conftest import FAKE, PYDIR, wait_all_dead
 from test_mpi_jobs import BUILD, VMPIRUN, hellos, jobs, run  # noqa: F401 (fixture)
 
 pytestmark = [
@@ -133,4 +136,43 @@ def test_pingpong_under_hydra_over_ofi(jobs, tmp_path):
                  "-genv", "VMPI_VERBOSE", "1", jobs, "pingpong"], cwd=tmp_path, timeout=120)
     assert cp.returncode == 0, cp.stdout + cp.stderr
     assert "pingpong ok 1000" in cp.stdout
+    assert re.search(r"^vmpi:\s+0\s+self\s+ofi$", cp.stderr, re.M), cp.stderr
+
+
+# Hydra's ssh launcher runs "SSH [-x] HOST COMMAND"; this one runs COMMAND in
+# the network namespace of the emulated host with that address.
+NSSH = """#!/bin/sh
+while [ "${1#-}" != "$1" ]; do shift; done
+host=$1; shift
+case $host in
+  198.18.0.1) ns=%s ;;
+  198.18.0.2) ns=%s ;;
+  *) echo "nssh: unknown host $host" >&2; exit 1 ;;
+esac
+exec ip netns exec "$ns" sh -c "$*"
+"""
+
+
+@pytest.mark.skipif(not shutil.which("mpiexec.hydra"), reason="no mpiexec.hydra (Debian mpich)")
+def test_hydra_hostfile_across_emulated_hosts(jobs, tmp_path):
+    sys.path.insert(0, str(PYDIR))
+    from vmpi import netns
+    net = netns.Network.create(secrets.token_hex(16), 2, netns.check_usable())
+    try:
+        ssh = tmp_path / "nssh"
+        ssh.write_text(NSSH % tuple(net.hosts))
+        ssh.chmod(0o755)
+        hostfile = tmp_path / "hostfile"
+        hostfile.write_text("198.18.0.1:1\n198.18.0.2:1\n")
+        # mpiexec runs on the first host and tells the proxies to call back
+        # on its vmpi0 address, as on a cluster's management network.
+        cp, _ = run(["ip", "netns", "exec", net.hosts[0], "mpiexec.hydra", "-iface", "vmpi0",
+                     "-launcher", "ssh", "-launcher-exec", ssh, "-f", hostfile, "-n", 2,
+                     "-genv", "VMPI_VERBOSE", "1", jobs, "pingpong"], cwd=tmp_path, timeout=120)
+    finally:
+        assert net.destroy() == []
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert "pingpong ok 1000" in cp.stdout
+    hosts = dict(re.findall(r"vmpi: rank (\d): host (\d+)", cp.stderr))
+    assert hosts == {"0": "0", "1": "1"}, cp.stderr
     assert re.search(r"^vmpi:\s+0\s+self\s+ofi$", cp.stderr, re.M), cp.stderr

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""The lock study: one lockbench sweep (every lock, T = 1 .. 64 threads on
+this machine's cores, futex and yield parking) plus the opportunistic ticket
+lock's parameters (distance cut-off, N woken per unlock, time cap) at 16
+and 32 threads, the oversubscribed points of the issue's targets.
+
+    python3 bench/locks.py [--build DIR] [--out DIR] [--duration S]
+
+Writes OUT/locks-sweep.json (lockbench's sweep file), OUT/locks-params.json
+(every parameter run; each parameter point is run --reps times and the
+run with the median throughput is reported), OUT/locks.svg (bench/lockplot.py), and
+prints markdown tables: throughput in acquisitions/s with Jain's fairness
+index in parentheses. Every run: --cs 1 (one cache line touched inside the
+lock) and --delay 100 (about 100 ns of local work outside it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+COMMON = ["--cs", "1", "--delay", "100"]
+PARAMS = [("cutoff", [1, 2, 4, 8, 32]), ("wake-n", [1, 2, 4, 8]),
+          ("time-cap-ns", [2000, 20000, 200000])]
+
+
+def run_one(lockbench: str, threads: int, duration: str, extra: list[str]) -> dict:
+    cmd = [lockbench, "--lock", "oticket", "--threads", str(threads), "--duration", duration,
+           "--json", *COMMON, *extra]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return json.loads(out)[0]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=os.path.join(HERE, "..", "build"))
+    ap.add_argument("--out", default=".")
+    ap.add_argument("--duration", default="1")
+    ap.add_argument("--reps", type=int, default=3, help="runs per parameter point")
+    o = ap.parse_args()
+    lockbench = os.path.join(os.path.abspath(o.build), "bench", "lockbench")
+    os.makedirs(o.out, exist_ok=True)
+    sweep = os.path.join(o.out, "locks-sweep.json")
+    cmd = [lockbench, "--lock", "all", "--park", "both", "--sweep", sweep, "--max-threads", "64",
+           "--duration", o.duration, *COMMON]
+    print("# " + " ".join(cmd), flush=True)
+    subprocess.run(cmd, check=True, stdout=sys.stderr)
+    for park in ("futex", "yield"):
+        print(f"\n### throughput (acq/s) and Jain's index, {park} parking\n", flush=True)
+        subprocess.run([sys.executable, os.path.join(HERE, "lockplot.py"), sweep, "--table",
+                        "--park", park], check=True)
+    subprocess.run([sys.executable, os.path.join(HERE, "lockplot.py"), sweep,
+                    os.path.join(o.out, "locks.svg"), "--park", "all"], check=True)
+
+    results = []
+    for name, values in PARAMS:
+        print(f"\n### opportunistic ticket (futex), --{name}\n")
+        print(f"| --{name} | T=16 acq/s | T=16 Jain | T=32 acq/s | T=32 Jain |")
+        print("| ---: | ---: | ---: | ---: | ---: |")
+        for v in values:
+            cells = []
+            for t in (16, 32):
+                runs = [run_one(lockbench, t, o.duration, [f"--{name}", str(v)])
+                        for _ in range(o.reps)]
+                for r in runs:
+                    r["param"] = name
+                results += runs
+                r = sorted(runs, key=lambda r: r["throughput"])[len(runs) // 2]
+                cells += [f"{r['throughput'] / 1e3:.0f}k", f"{r['jain']:.2f}"]
+            print(f"| {v} | " + " | ".join(cells) + " |", flush=True)
+    with open(os.path.join(o.out, "locks-params.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
