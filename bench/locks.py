@@ -41,10 +41,19 @@ def main() -> int:
     ap.add_argument("--out", default=".")
     ap.add_argument("--duration", default="1")
     ap.add_argument("--reps", type=int, default=3, help="runs per parameter point")
+    ap.add_argument("--params-only", action="store_true",
+                    help="only the parameter runs (keep OUT's sweep and plot)")
     o = ap.parse_args()
     lockbench = os.path.join(os.path.abspath(o.build), "bench", "lockbench")
     os.makedirs(o.out, exist_ok=True)
     sweep = os.path.join(o.out, "locks-sweep.json")
+    if not o.params_only:
+        run_sweep(lockbench, sweep, o)
+    run_params(lockbench, o)
+    return 0
+
+
+def run_sweep(lockbench: str, sweep: str, o: argparse.Namespace) -> None:
     cmd = [lockbench, "--lock", "all", "--park", "both", "--sweep", sweep, "--max-threads", "64",
            "--duration", o.duration, *COMMON]
     print("# " + " ".join(cmd), flush=True)
@@ -56,6 +65,8 @@ def main() -> int:
     subprocess.run([sys.executable, os.path.join(HERE, "lockplot.py"), sweep,
                     os.path.join(o.out, "locks.svg"), "--park", "all"], check=True)
 
+
+def run_params(lockbench: str, o: argparse.Namespace) -> None:
     results = []
     for name, values in PARAMS:
         print(f"\n### opportunistic ticket (futex), --{name}\n")
@@ -74,7 +85,6 @@ def main() -> int:
             print(f"| {v} | " + " | ".join(cells) + " |", flush=True)
     with open(os.path.join(o.out, "locks-params.json"), "w") as f:
         json.dump(results, f, indent=1)
-    return 0
 
 
 if __name__ == "__main__":
