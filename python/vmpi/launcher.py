@@ -2,9 +2,9 @@
 
 Usage::
 
-    vmpirun -n N [--hosts H] [--bind core|none] [--tag-output]
-            [-x NAME[=VALUE]]... [--env NAME[=VALUE]]... [--timeout SECONDS]
-            PROGRAM [ARGS...]
+    vmpirun -n N [--hosts H] [--vms V [--ivshmem-size SIZE]] [--bind core|none]
+            [--tag-output] [-x NAME[=VALUE]]... [--env NAME[=VALUE]]...
+            [--timeout SECONDS] PROGRAM [ARGS...]
     vmpirun --cleanup [-v]
 
 Every rank is a child process in its own session (so its process group,
@@ -30,14 +30,29 @@ that libfabric's tcp provider and UCX use the emulated network.  The
 namespaces are removed when the job ends, however it ends; ``--cleanup``
 removes those of launchers that were killed.
 
+``--vms V`` runs each host (the machine, without ``--hosts``) as V emulated
+VMs (see :mod:`vmpi.vms`): the ranks of a VM share their own mount, IPC,
+UTS and PID namespaces, with a private ``/dev/shm``, ``/proc`` of their PID
+namespace and the hostname ``h<i>-vm<j>``; the VMs of a host share its
+network namespace (without ``--hosts``, the machine's) and one region file,
+its "ivshmem device", bind-mounted in each of them at ``/run/vmpi/ivshmem``.
+Within its host's block, VM j gets a block of ranks the same way hosts do.
+Each rank then also gets ``VMPI_HOST_INDEX``, ``VMPI_VM_INDEX`` (j) and
+``VMPI_IVSHMEM_PATH`` (``/run/vmpi/ivshmem``), and its local rank and size
+are those within its VM.  The ranks are still children of vmpirun, and the
+pids it reports are their pids in the machine's PID namespace (inside its
+VM a rank has another one).
+
 One event loop (selectors) serves the PMI sockets, forwards the ranks'
 stdout/stderr line by line, and reacts to signals and child exits.  If a rank
 dies from a signal, exits without MPI_Finalize, or calls MPI_Abort, the job
 is torn down: SIGTERM to every rank's process group, SIGKILL 2 s later.
+The VMs and hosts are removed once no rank is left.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import os
@@ -55,6 +70,7 @@ from dataclasses import dataclass, field
 from . import netns
 from . import pmi
 from . import shm
+from . import vms
 
 __all__ = ["main", "parse_args", "Options", "UsageError"]
 
@@ -73,6 +89,15 @@ options:
                          h+1) is on a virtual switch; ranks are placed in
                          blocks, the first N%H hosts get one rank more
                          (needs root)
+  --vms V                run each host (or the machine) as V emulated VMs
+                         (H*V <= N): each has its own mount, IPC, UTS and
+                         PID namespaces, /dev/shm and hostname h<i>-vm<j>;
+                         the VMs of a host share its network and its ivshmem
+                         region at /run/vmpi/ivshmem (VMPI_IVSHMEM_PATH);
+                         ranks are placed in blocks within each host
+                         (needs root)
+  --ivshmem-size SIZE    size of each host's region with --vms, in bytes or
+                         with a K, M or G suffix (default 256M)
   --bind core|none       pin rank r to the r-th allowed CPU, modulo the
                          number of CPUs (default core); --bind-to is an alias
   --tag-output           prefix each output line with [1,r]<stdout>: or
@@ -81,8 +106,8 @@ options:
                          set an environment variable in every rank
   -x NAME, --env NAME    export the launcher's value of NAME
   --timeout SECONDS      abort the job if it runs longer (exit code 124)
-  --cleanup              remove /dev/shm/vmpi-* files and network
-                         namespaces of jobs that are gone
+  --cleanup              remove /dev/shm/vmpi-* files, network namespaces
+                         and VMs of jobs that are gone
   -v, --verbose          with --cleanup: say what is removed or kept
   -h, --help             show this help
   --version              show the version
@@ -90,8 +115,9 @@ options:
 exit status: 0 if all ranks exit 0; else the status of the first rank that
 failed (128+S for a rank killed by signal S, the errorcode for MPI_Abort);
 124 on --timeout, 127 if PROGRAM is not found, 2 for bad options,
-1 if the --hosts namespaces cannot be made, 130/143 if vmpirun is
-interrupted by SIGINT/SIGTERM.
+1 if the --hosts or --vms namespaces cannot be made, 130/143 if vmpirun
+is interrupted by SIGINT/SIGTERM.  Messages name a rank by its pid in this
+machine's PID namespace.
 """
 
 TERM_GRACE = 2.0        # seconds between SIGTERM and SIGKILL in a teardown
@@ -111,6 +137,8 @@ class UsageError(Exception):
 class Options:
     nranks: int = 1
     hosts: int | None = None
+    vms: int | None = None
+    ivshmem_size: int | None = None
     bind: str = "core"
     tag_output: bool = False
     env: list[tuple[str, str]] = field(default_factory=list)
@@ -178,6 +206,25 @@ def parse_args(argv: list[str]) -> Options:
                 raise UsageError("--hosts: the number of hosts must be at least 1")
             if o.hosts > netns.MAX_HOSTS:
                 raise UsageError(f"--hosts: at most {netns.MAX_HOSTS} hosts")
+        elif name == "--vms":
+            v = value()
+            try:
+                o.vms = int(v)
+            except ValueError:
+                raise UsageError(f"--vms: not a number: {v!r}") from None
+            if o.vms < 1:
+                raise UsageError("--vms: the number of VMs per host must be at least 1")
+        elif name == "--ivshmem-size":
+            v = value()
+            try:
+                o.ivshmem_size = vms.parse_size(v)
+            except ValueError:
+                raise UsageError(f"--ivshmem-size: not a size: {v!r} "
+                                 "(bytes, or a number with K, M or G)") from None
+            page = os.sysconf("SC_PAGE_SIZE")
+            if o.ivshmem_size < page or o.ivshmem_size % page:
+                raise UsageError(f"--ivshmem-size: must be a positive multiple of the "
+                                 f"page size ({page} bytes)")
         elif name in ("--bind", "--bind-to"):
             v = value()
             if v not in ("core", "none"):
@@ -227,6 +274,13 @@ def parse_args(argv: list[str]) -> Options:
         raise UsageError("no program given")
     elif o.hosts is not None and o.hosts > o.nranks:
         raise UsageError(f"--hosts {o.hosts}: more hosts than ranks ({o.nranks})")
+    elif o.vms is not None and (o.hosts or 1) * o.vms > o.nranks:
+        if o.hosts:
+            raise UsageError(f"--hosts {o.hosts} --vms {o.vms}: more VMs ({o.hosts * o.vms}) "
+                             f"than ranks ({o.nranks})")
+        raise UsageError(f"--vms {o.vms}: more VMs than ranks ({o.nranks})")
+    if o.ivshmem_size is not None and o.vms is None:
+        raise UsageError("--ivshmem-size needs --vms")
     return o
 
 
@@ -316,6 +370,16 @@ def _host_starts(nranks: int, nhosts: int) -> list[int]:
     return [h * q + min(h, extra) for h in range(nhosts + 1)]
 
 
+def _vm_starts(host_start: list[int], nvms: int) -> list[int]:
+    """First rank of each VM (VM j of host h is number h*nvms + j), then the
+    number of ranks: each host's block split like ranks among hosts."""
+    starts = []
+    for h in range(len(host_start) - 1):
+        first = host_start[h]
+        starts += [first + s for s in _host_starts(host_start[h + 1] - first, nvms)[:-1]]
+    return starts + [host_start[-1]]
+
+
 @dataclass
 class _Rank:
     rank: int
@@ -337,11 +401,16 @@ class Job:
         self.kvsname = f"kvs_{os.getpid()}_0"
         self.server = pmi.PMIServer(self.n, self.kvsname)
         self.ranks = [_Rank(r) for r in range(self.n)]
-        # without --hosts, the machine is the one host of every rank
+        # without --hosts, the machine is the one host of every rank; without
+        # --vms, each host is one "VM": the unit of the local rank and size
+        self.nvms = opts.vms or 1
         self.host_start = _host_starts(self.n, opts.hosts or 1)
-        self.host_of = [h for h in range(len(self.host_start) - 1)
-                        for _ in range(self.host_start[h], self.host_start[h + 1])]
+        self.vm_start = _vm_starts(self.host_start, self.nvms)
+        self.vm_of = [g for g in range(len(self.vm_start) - 1)
+                      for _ in range(self.vm_start[g], self.vm_start[g + 1])]
+        self.host_of = [g // self.nvms for g in self.vm_of]
         self.net: netns.Network | None = None   # the emulated hosts, once made
+        self.vms: vms.VMs | None = None         # the emulated VMs, once made
         self.stdout = _Out(1)
         self.stderr = _Out(2)
         self.sel = selectors.DefaultSelector()
@@ -368,8 +437,13 @@ class Job:
         self.stderr.write(f"{PROG}: {text}\n".encode("utf-8", errors="replace"))
 
     def who(self, rank: int) -> str:
-        """A rank as messages name it: its pid, and its host with --hosts."""
-        where = f", host {self.host_of[rank]}" if self.o.hosts else ""
+        """A rank as messages name it: its pid (in the machine's PID namespace),
+        its host with --hosts or --vms, and its VM with --vms."""
+        where = ""
+        if self.o.hosts or self.o.vms:
+            where = f", host {self.host_of[rank]}"
+        if self.o.vms:
+            where += f", VM {self.vm_of[rank] % self.nvms}"
         return f"rank {rank} (pid {self.ranks[rank].pid}{where})"
 
     # -- signals --
@@ -413,9 +487,9 @@ class Job:
                        or k in ("MPI_LOCALRANKID", "MPI_LOCALNRANKS"))}
         for k, v in self.o.env:
             env[k] = v
-        host = self.host_of[rank]
-        local_rank = str(rank - self.host_start[host])
-        local_size = str(self.host_start[host + 1] - self.host_start[host])
+        host, vm = self.host_of[rank], self.vm_of[rank]
+        local_rank = str(rank - self.vm_start[vm])
+        local_size = str(self.vm_start[vm + 1] - self.vm_start[vm])
         env.update({
             "PMI_RANK": str(rank),
             "PMI_SIZE": str(self.n),
@@ -432,11 +506,22 @@ class Job:
             # the user's own choice of interface wins
             env.setdefault("FI_TCP_IFACE", netns.IFACE)
             env.setdefault("UCX_NET_DEVICES", netns.IFACE)
+        if self.o.vms:
+            env["VMPI_HOST_INDEX"] = str(host)
+            env["VMPI_VM_INDEX"] = str(vm % self.nvms)
+            env["VMPI_IVSHMEM_PATH"] = vms.IVSHMEM_PATH
         return env
 
-    def _preexec(self, cpu: int | None, host: int | None):
+    def _preexec(self, cpu: int | None, host: int | None, vm: int | None = None):
+        """The preexec function of a child: of a rank, or of a VM's holder.
+
+        A child in VM ``vm`` is born in that VM's PID namespace (the fork
+        happens in :meth:`vmpi.vms.VMs.children_in`), where getppid()
+        reports 0 for a parent outside the namespace.
+        """
         parent = os.getpid()
-        net = self.net
+        expected_ppid = parent if vm is None else 0
+        net, vmset = self.net, self.vms
         prctl = None
         try:
             import ctypes
@@ -448,13 +533,16 @@ class Job:
             # die with the launcher even if it is SIGKILLed (best effort)
             if prctl is not None:
                 prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-                if os.getppid() != parent:
+                if os.getppid() != expected_ppid:
                     os._exit(1)
             if host is not None:
                 # setns(2) of the network namespace alone, unlike `ip netns
                 # exec`, which also gives each process a mount namespace of
-                # its own: the ranks of one host must look like one machine
+                # its own: the ranks of one host (or VM) must look like one
+                # machine
                 net.enter(host)
+            if vm is not None:
+                vmset.enter(vm)
             if cpu is not None:
                 try:
                     os.sched_setaffinity(0, {cpu})
@@ -470,18 +558,20 @@ class Job:
             child_fd = child_sock.fileno()
             cpu = cpus[r.rank % len(cpus)] if cpus else None
             host = self.host_of[r.rank] if self.net else None
+            vm = self.vm_of[r.rank] if self.vms else None
             try:
-                r.proc = subprocess.Popen(
-                    argv,
-                    executable=self.program_path,
-                    env=self._child_env(r.rank, child_fd),
-                    stdin=None if r.rank == 0 else subprocess.DEVNULL,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    pass_fds=(child_fd,),
-                    start_new_session=True,
-                    preexec_fn=self._preexec(cpu, host),
-                )
+                with self.vms.children_in(vm) if vm is not None else contextlib.nullcontext():
+                    r.proc = subprocess.Popen(
+                        argv,
+                        executable=self.program_path,
+                        env=self._child_env(r.rank, child_fd),
+                        stdin=None if r.rank == 0 else subprocess.DEVNULL,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                        pass_fds=(child_fd,),
+                        start_new_session=True,
+                        preexec_fn=self._preexec(cpu, host, vm),
+                    )
             except BaseException:
                 parent_sock.close()
                 child_sock.close()
@@ -797,6 +887,15 @@ class Job:
                 r.sock = None
         self.sel.close()
 
+    def remove_vms(self) -> None:
+        """End the emulated VMs; run once no rank is left in them."""
+        vmset, self.vms = self.vms, None
+        if vmset is not None:
+            left = vmset.destroy()
+            if left:
+                self.say(f"VM(s) {', '.join(left)} would not end; "
+                         f"'{PROG} --cleanup' stops them later")
+
     def remove_hosts(self) -> None:
         """Delete the emulated hosts; run once no rank is left in them."""
         net, self.net = self.net, None
@@ -821,13 +920,15 @@ def run(opts: Options) -> int:
     if os.path.isdir(path) or not os.access(path, os.X_OK):
         sys.stderr.write(f"{PROG}: {opts.program}: not an executable file\n")
         return 126
-    ip = None
-    if opts.hosts:
-        try:
+    ip = unshare = None
+    try:
+        if opts.hosts:
             ip = netns.check_usable()
-        except netns.NetnsError as exc:
-            sys.stderr.write(f"{PROG}: {exc}\n")
-            return 1
+        if opts.vms:
+            unshare = vms.check_usable()
+    except (netns.NetnsError, vms.VMError) as exc:
+        sys.stderr.write(f"{PROG}: {exc}\n")
+        return 1
     sys.stdout.flush()
     sys.stderr.flush()
     job = Job(opts, path)
@@ -839,6 +940,15 @@ def run(opts: Options) -> int:
             try:
                 job.net = netns.Network.create(job.jobid, opts.hosts, ip)
             except netns.NetnsError as exc:
+                job.say(str(exc))
+                return 1
+        if opts.vms:
+            try:
+                job.vms = vms.VMs.create(
+                    job.jobid, opts.hosts or 1, opts.vms,
+                    opts.ivshmem_size or vms.DEFAULT_IVSHMEM_SIZE, job.shm_dir, unshare,
+                    lambda host: job._preexec(None, host if job.net else None))
+            except vms.VMError as exc:
                 job.say(str(exc))
                 return 1
         try:
@@ -861,17 +971,29 @@ def run(opts: Options) -> int:
             job.close()
         finally:
             # namespaces go while our signal handlers still hold, so a
-            # second Ctrl-C cannot interrupt their removal
+            # second Ctrl-C cannot interrupt their removal; the VMs first,
+            # whose holders are in the hosts' network namespaces
             try:
-                job.remove_hosts()
+                try:
+                    job.remove_vms()
+                finally:
+                    job.remove_hosts()
             finally:
                 job.restore_signals()
+                # the --vms region files too
                 shm.remove_job_files(job.shm_dir, job.jobid)
     return code
 
 
 def cleanup(opts: Options) -> int:
     log = (lambda s: sys.stdout.write(f"{PROG}: {s}\n")) if opts.verbose else None
+    stopped, failed_vms = vms.cleanup_stale(log=log)
+    for name in failed_vms:
+        sys.stderr.write(f"{PROG}: cannot stop VM {name}\n")
+    if opts.verbose:
+        for name in stopped:
+            sys.stdout.write(f"{PROG}: stopped VM {name}\n")
+    sys.stdout.write(f"{PROG}: stopped {len(stopped)} stale VM(s)\n")
     shm_dir = shm.default_shm_dir()
     removed, failed = shm.cleanup_stale(shm_dir, log=log)
     for path in failed:
@@ -887,7 +1009,7 @@ def cleanup(opts: Options) -> int:
         for name in removed_ns:
             sys.stdout.write(f"{PROG}: removed network namespace {name}\n")
     sys.stdout.write(f"{PROG}: removed {len(removed_ns)} stale network namespace(s)\n")
-    return 1 if failed or failed_ns else 0
+    return 1 if failed or failed_ns or failed_vms else 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -18,7 +18,8 @@ UCX_NET_DEVICES) and the links stay quiet.
 Ranks join their host with setns(2) on the network namespace only (see
 :meth:`Network.enter`), so the ranks of one host still share everything
 else - in particular the mount namespace - the way processes of one
-machine do.
+machine do.  With ``--vms`` the VMs of a host (see :mod:`vmpi.vms`) join its
+network namespace the same way and have their other namespaces of their own.
 
 Ownership: before it creates any namespace the launcher writes the pid file
 ``/run/vmpi/vmpi-<jobid>.launcher`` (the format of :mod:`vmpi.shm`, pid and
@@ -48,6 +49,7 @@ __all__ = [
     "host_addr",
     "find_ip",
     "check_usable",
+    "missing_caps",
     "Network",
     "cleanup_stale",
 ]
@@ -83,7 +85,8 @@ def find_ip() -> str | None:
     return shutil.which("ip") or shutil.which("ip", path="/usr/sbin:/sbin")
 
 
-def _missing_caps() -> list[str]:
+def missing_caps(*caps: tuple[int, str]) -> list[str]:
+    """Names of the (bit, name) capabilities missing from our effective set."""
     eff = 0
     try:
         with open("/proc/self/status") as f:
@@ -92,9 +95,11 @@ def _missing_caps() -> list[str]:
                     eff = int(line.split()[1], 16)
     except (OSError, ValueError, IndexError):
         pass
-    return [name for bit, name in ((CAP_SYS_ADMIN, "CAP_SYS_ADMIN"),
-                                   (CAP_NET_ADMIN, "CAP_NET_ADMIN"))
-            if not eff >> bit & 1]
+    return [name for bit, name in caps if not eff >> bit & 1]
+
+
+def _missing_caps() -> list[str]:
+    return missing_caps((CAP_SYS_ADMIN, "CAP_SYS_ADMIN"), (CAP_NET_ADMIN, "CAP_NET_ADMIN"))
 
 
 def check_usable() -> str:

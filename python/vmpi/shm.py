@@ -30,6 +30,8 @@ __all__ = [
     "job_id_of",
     "pidfile_path",
     "write_pidfile",
+    "proc_starttime",
+    "process_alive",
     "launcher_alive",
     "remove_job_files",
     "cleanup_stale",
@@ -58,7 +60,8 @@ def pidfile_path(shm_dir: str, jobid: str) -> str:
     return os.path.join(shm_dir, f"vmpi-{jobid}{PIDFILE_SUFFIX}")
 
 
-def _proc_starttime(pid: int) -> str | None:
+def proc_starttime(pid: int) -> str | None:
+    """Start time of process ``pid`` (field 22 of its stat), None if gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             data = f.read().decode("ascii", errors="replace")
@@ -74,7 +77,7 @@ def write_pidfile(shm_dir: str, jobid: str) -> str | None:
     """Create the launcher pid file; return its path (None if impossible)."""
     path = pidfile_path(shm_dir, jobid)
     pid = os.getpid()
-    text = f"{pid} {_proc_starttime(pid) or 0}\n"
+    text = f"{pid} {proc_starttime(pid) or 0}\n"
     tmp = path + f".tmp{pid}"
     try:
         with open(tmp, "w") as f:
@@ -97,6 +100,11 @@ def launcher_alive(path: str) -> bool:
         pid = int(fields[0])
     except (OSError, ValueError, IndexError):
         return False
+    return process_alive(pid, fields[1] if len(fields) > 1 else "0")
+
+
+def process_alive(pid: int, starttime: str) -> bool:
+    """Whether process ``pid`` runs and started at ``starttime`` ("0": unknown)."""
     if pid <= 0:
         return False
     try:
@@ -105,9 +113,9 @@ def launcher_alive(path: str) -> bool:
         return False
     except PermissionError:
         pass  # exists, owned by someone else
-    if len(fields) > 1 and fields[1] != "0":
-        st = _proc_starttime(pid)
-        if st is not None and st != fields[1]:
+    if starttime != "0":
+        st = proc_starttime(pid)
+        if st is not None and st != starttime:
             return False  # the pid was reused by another process
     return True
 

@@ -80,6 +80,7 @@ def test_kill9_rank_on_other_host_ends_job_naming_it(jobs):
     p = subprocess.Popen([str(VMPIRUN), "-n", "2", "--hosts", "2", str(jobs), "bigloop"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
+        # Both ranks' hello lines and rank 1's "ready" may come in any order.
         lines = []
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -87,7 +88,8 @@ def test_kill9_rank_on_other_host_ends_job_naming_it(jobs):
             if not line:
                 break
             lines.append(line)
-            if line.startswith("ready 1"):
+            pids = hellos("".join(lines))
+            if 0 in pids and 1 in pids and any(x.startswith("ready 1") for x in lines):
                 break
         pids = hellos("".join(lines))
         assert 1 in pids and 0 in pids, lines
