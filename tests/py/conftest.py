@@ -1,5 +1,6 @@
 """Shared helpers for the vmpirun tests."""
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -87,3 +88,21 @@ def piddir(tmp_path):
     d = tmp_path / "pids"
     d.mkdir()
     return d
+
+
+def nobody_can_run_vmpirun():
+    """Whether user 65534 can run vmpirun here (root, setpriv, readable tree)."""
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        return False
+    cp = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                         *vmpirun_cmd("--version")], capture_output=True, text=True)
+    return cp.returncode == 0
+
+
+def run_vmpirun_as_nobody(*args, shm_dir):
+    """Run vmpirun ARGS as user 65534 with VMPI_SHM_DIR=shm_dir (made writable)."""
+    os.chmod(shm_dir, 0o777)
+    env = dict(os.environ, VMPI_SHM_DIR=str(shm_dir))
+    return subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                           *vmpirun_cmd(*args)], capture_output=True, text=True, env=env,
+                          timeout=20)

@@ -19,7 +19,8 @@ import pytest
 
 from vmpi import launcher, netns
 
-from conftest import run_vmpirun, vmpirun_cmd, wait_all_dead
+from conftest import (nobody_can_run_vmpirun, run_vmpirun, run_vmpirun_as_nobody, vmpirun_cmd,
+                      wait_all_dead)
 
 IP = netns.find_ip()
 needs_netns = pytest.mark.skipif(
@@ -369,25 +370,13 @@ def test_bad_hosts_is_a_usage_error(args, msg):
     assert vmpi_namespaces() == ns0
 
 
-def _nobody_can_run_vmpirun():
-    if os.geteuid() != 0 or not shutil.which("setpriv"):
-        return False
-    cp = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                         *vmpirun_cmd("--version")], capture_output=True, text=True)
-    return cp.returncode == 0
-
-
-@pytest.mark.skipif(not _nobody_can_run_vmpirun(),
+@pytest.mark.skipif(not nobody_can_run_vmpirun(),
                     reason="needs root, setpriv, and a repository user 65534 can read")
 def test_unprivileged_user_gets_a_clear_error():
     ns0, rec0 = vmpi_namespaces(), records()
     d = tempfile.mkdtemp(prefix="vmpi-test-")
     try:
-        os.chmod(d, 0o777)
-        env = dict(os.environ, VMPI_SHM_DIR=d)
-        cp = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                             *vmpirun_cmd("-n", 2, "--hosts", 2, "touch", f"{d}/started")],
-                            capture_output=True, text=True, env=env, timeout=20)
+        cp = run_vmpirun_as_nobody("-n", 2, "--hosts", 2, "touch", f"{d}/started", shm_dir=d)
         assert cp.returncode == 1
         assert cp.stderr == ("vmpirun: --hosts needs CAP_SYS_ADMIN and CAP_NET_ADMIN to create "
                              "network namespaces (run as root): this process lacks "

@@ -25,7 +25,8 @@ import pytest
 
 from vmpi import launcher, netns, shm, vms
 
-from conftest import ROOT, fake, run_vmpirun, vmpirun_cmd, wait_all_dead
+from conftest import (ROOT, fake, nobody_can_run_vmpirun, run_vmpirun, run_vmpirun_as_nobody,
+                      vmpirun_cmd, wait_all_dead)
 
 needs_vms = pytest.mark.skipif(
     bool(netns.missing_caps((vms.CAP_SYS_ADMIN, "admin"), (vms.CAP_SYS_CHROOT, "chroot")))
@@ -603,24 +604,12 @@ def test_parse_size(text, size):
     assert launcher.parse_args(["--vms", "1", "--ivshmem-size", text, "true"]).ivshmem_size == size
 
 
-def _nobody_can_run_vmpirun():
-    if os.geteuid() != 0 or not shutil.which("setpriv"):
-        return False
-    cp = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                         *vmpirun_cmd("--version")], capture_output=True, text=True)
-    return cp.returncode == 0
-
-
-@pytest.mark.skipif(not _nobody_can_run_vmpirun(),
+@pytest.mark.skipif(not nobody_can_run_vmpirun(),
                     reason="needs root, setpriv, and a repository user 65534 can read")
 def test_unprivileged_user_gets_a_clear_error():
     d = tempfile.mkdtemp(prefix="vmpi-test-")
     try:
-        os.chmod(d, 0o777)
-        env = dict(os.environ, VMPI_SHM_DIR=d)
-        cp = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                             *vmpirun_cmd("-n", 2, "--vms", 2, "touch", f"{d}/started")],
-                            capture_output=True, text=True, env=env, timeout=20)
+        cp = run_vmpirun_as_nobody("-n", 2, "--vms", 2, "touch", f"{d}/started", shm_dir=d)
         assert cp.returncode == 1
         assert cp.stderr == ("vmpirun: --vms needs CAP_SYS_ADMIN and CAP_SYS_CHROOT to create "
                              "namespaces and mounts (run as root): this process lacks "
