@@ -26,6 +26,7 @@ test-asan:
 	  cmake -S . -B $(ASAN_BUILD) -G Ninja -DVMPI_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j 1 -E 'abi_mpich|netpipe'
 
 # The main job: latency and bandwidth, vmpi next to Debian's MPICH.
