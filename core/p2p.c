@@ -703,9 +703,9 @@ __attribute__((noinline, cold)) static void pull_unexpected(void)
 
 int vmpi_progress(void)
 {
-    static unsigned idle;
+    static unsigned idle, calls;
     int n = vmpi_smp_chan.poll();
-    if (VMPI_UNLIKELY(vmpi_g.net != NULL))
+    if (VMPI_UNLIKELY(vmpi_g.net != NULL) && !(++calls & vmpi_g.net_poll_mask))
         n += vmpi_g.net->poll();
     if (VMPI_UNLIKELY(pend_head != NULL))
         n += pend_progress();

@@ -117,6 +117,12 @@ int vmpi_locality_init(void)
     /* Both set-ups are collective (PMI barriers), so every rank runs them. */
     vmpi_smp_init(local, lpids, nlocal, mine);
     vmpi_ofi_init(net, nnet, net_needed);
+    /* A network poll is a system call with TCP providers, hundreds of ns,
+     * while a shared-memory poll is a few loads: with peers on both, the
+     * network is polled on every 16th progress call, which costs network
+     * messages a few smp polls (well under their latency) and keeps
+     * shared-memory latency at its own level. */
+    vmpi_g.net_poll_mask = nlocal > 1 ? 15 : 0;
     const char *verbose = getenv("VMPI_VERBOSE");
     if (me == 0 && verbose && atoi(verbose) > 0)
         print_table(allowed);
