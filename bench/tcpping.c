@@ -160,18 +160,10 @@ static int drain_bytes(int fd, char *buf, size_t cap, uint64_t total)
 {
     while (total > 0) {
         size_t want = total < cap ? (size_t)total : cap;
-        ssize_t n = recv(fd, buf, want, g_spin ? MSG_DONTWAIT : 0);
 
-        if (n < 0) {
-            if (errno == EINTR || (g_spin && (errno == EAGAIN || errno == EWOULDBLOCK)))
-                continue;
+        if (read_full(fd, buf, want))
             return -1;
-        }
-        if (n == 0) {
-            errno = ECONNRESET;
-            return -1;
-        }
-        total -= (uint64_t)n;
+        total -= want;
     }
     return 0;
 }

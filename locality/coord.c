@@ -93,17 +93,16 @@ int vmpi_locality_init(void)
     if (!local || !lpids || !net)
         vmpi_fatal("out of memory");
     int nlocal = 0, mine = 0, nnet = 0;
-    bool net_needed = false;
-    for (int a = 0; a < n; a++)
-        for (int b = 0; b < n && !net_needed; b++)
-            if (a != b) {
-                int c = channel_of(allowed, a, b);
-                if (!c)
-                    vmpi_fatal("rank %d runs outside the VM of rank %d and VMPI_CHANNELS=%s "
-                               "gives no channel between them (add ofi)",
-                               b, a, getenv("VMPI_CHANNELS"));
-                net_needed = c == CH_OFI;
-            }
+    /* Every rank derives the same answer, so all run the same set-ups. */
+    int other = -1; /* a rank outside rank 0's VM, if any */
+    for (int r = 1; r < n && other < 0; r++)
+        if (place.vm_of[r] != place.vm_of[0])
+            other = r;
+    bool net_needed = n > 1 && (!(allowed & CH_SMP) || other >= 0);
+    if (net_needed && !(allowed & CH_OFI))
+        vmpi_fatal("rank %d runs outside the VM of rank 0 and VMPI_CHANNELS=%s gives no "
+                   "channel between them (add ofi)",
+                   other, getenv("VMPI_CHANNELS"));
     for (int r = 0; r < n; r++) {
         if (r == me || channel_of(allowed, me, r) == CH_SMP) {
             if (r == me)

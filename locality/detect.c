@@ -112,11 +112,12 @@ void vmpi_locality_detect(struct vmpi_placement *pl)
             vmpi_fatal("out of memory reading business cards");
         pl->vm_of[r] = r;
         pl->host_of[r] = r;
-        for (int q = r - 1; q >= 0; q--) {
-            if (!strcmp(vms[q], vms[r]))
-                pl->vm_of[r] = pl->vm_of[q];
-            if (!strcmp(hosts[q], hosts[r]))
-                pl->host_of[r] = pl->host_of[q];
+        /* The first equal card is the lowest rank of that VM or host. */
+        for (int q = 0; q < r && (pl->vm_of[r] == r || pl->host_of[r] == r); q++) {
+            if (pl->vm_of[r] == r && !strcmp(vms[q], vms[r]))
+                pl->vm_of[r] = q;
+            if (pl->host_of[r] == r && !strcmp(hosts[q], hosts[r]))
+                pl->host_of[r] = q;
         }
     }
     for (int r = 0; r < n; r++) {

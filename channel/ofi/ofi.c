@@ -118,8 +118,8 @@ struct xfer {
     void *desc;
     char *buf;       /* where the data is or goes */
     bool tmp;        /* buf is ours (non-contiguous or short receive buffer) */
-    size_t len, chunk;
-    size_t nchunks, posted, done;
+    size_t len;
+    size_t nchunks, posted, done; /* chunks of chunk_max bytes */
     uint64_t scookie; /* X_READ: the send to FIN */
     uint64_t raddr, rkey;
     uint64_t tag;     /* X_RECV, X_SEND: tag of chunk 0 */
@@ -158,7 +158,7 @@ static struct fid_cq *cq;
 static struct fid_ep *ep;
 static bool opened, closing;
 static bool rma, mr_local, mr_virt, mr_prov_key, mr_endpoint;
-static size_t inject_max, max_msg, eager_max, chunk_max;
+static size_t inject_max, eager_max, chunk_max;
 static uint32_t ncredits;
 static uint64_t next_key = 1, next_xfer;
 
@@ -187,7 +187,6 @@ static struct {
     int (*fabric)(struct fi_fabric_attr *, struct fid_fabric **, void *);
     const char *(*strerror)(int);
 } lf;
-static void *lf_handle;
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -408,7 +407,6 @@ static struct xfer *xfer_new(int kind, struct ofi_peer *p, struct vmpi_req *req,
     x->p = p;
     x->req = req;
     x->len = len;
-    x->chunk = chunk_max;
     x->nchunks = n;
     for (size_t i = 0; i < n; i++) {
         x->ch[i].c.kind = CTX_CHUNK;
@@ -439,15 +437,15 @@ static void xfer_finish(struct xfer *x)
 
 static size_t chunk_len(const struct xfer *x, size_t i)
 {
-    size_t off = i * x->chunk;
-    return x->len - off < x->chunk ? x->len - off : x->chunk;
+    size_t off = i * chunk_max;
+    return x->len - off < chunk_max ? x->len - off : chunk_max;
 }
 
 /* Posts the chunks not yet posted; false when the provider queue is full. */
 static bool xfer_post(struct xfer *x)
 {
     while (x->posted < x->nchunks) {
-        size_t i = x->posted, off = i * x->chunk, n = chunk_len(x, i);
+        size_t i = x->posted, off = i * chunk_max, n = chunk_len(x, i);
         void *ctx = &x->ch[i].c;
         ssize_t rc;
         if (x->kind == X_READ)
@@ -465,7 +463,7 @@ static bool xfer_post(struct xfer *x)
     }
     if (x->kind == X_RECV) {
         /* Every chunk has a receive: now the sender may send them. */
-        struct ofi_cts cts = {x->scookie, x->tag, x->chunk};
+        struct ofi_cts cts = {x->scookie, x->tag, chunk_max};
         ctl(x->p, OFI_CTS, &cts, sizeof cts);
     }
     return true;
@@ -917,7 +915,7 @@ static void provider_list(char *out, size_t cap)
 
 static void load_libfabric(void)
 {
-    lf_handle = dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
+    void *lf_handle = dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lf_handle)
         vmpi_fatal("MPI_Init: the network channel needs libfabric (Debian: libfabric1): %s",
                    dlerror());
@@ -963,7 +961,7 @@ static void open_endpoint(size_t npeer)
     mr_prov_key = mm & FI_MR_PROV_KEY;
     mr_endpoint = mm & FI_MR_ENDPOINT;
     inject_max = info->tx_attr->inject_size;
-    max_msg = info->ep_attr->max_msg_size;
+    size_t max_msg = info->ep_attr->max_msg_size;
     if (max_msg < 4096 + sizeof(struct ofi_wire))
         vmpi_fatal("ofi: provider %s sends at most %zu bytes per message",
                    info->fabric_attr->prov_name, max_msg);

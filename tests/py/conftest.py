@@ -106,3 +106,23 @@ def run_vmpirun_as_nobody(*args, shm_dir):
     return subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
                            *vmpirun_cmd(*args)], capture_output=True, text=True, env=env,
                           timeout=20)
+
+
+def start_vmpirun(d, *args, env=None):
+    """Start vmpirun ARGS in the background with DIR=d in the environment."""
+    full = dict(os.environ, DIR=str(d), **(env or {}))
+    return subprocess.Popen(vmpirun_cmd(*args), env=full, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def finish(p, timeout):
+    """Wait for a started vmpirun; kill it if it outlives timeout.
+
+    Returns (exit code, stdout, stderr)."""
+    try:
+        out, err = p.communicate(timeout=timeout)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    return p.returncode, out, err

@@ -19,8 +19,8 @@ import pytest
 
 from vmpi import launcher, netns
 
-from conftest import (nobody_can_run_vmpirun, run_vmpirun, run_vmpirun_as_nobody, vmpirun_cmd,
-                      wait_all_dead)
+from conftest import (finish, nobody_can_run_vmpirun, run_vmpirun, run_vmpirun_as_nobody,
+                      start_vmpirun, wait_all_dead)
 
 IP = netns.find_ip()
 needs_netns = pytest.mark.skipif(
@@ -94,19 +94,7 @@ def wait_ready(d, n, timeout=10.0):
 
 
 def start_waiters(d, *args, env=None):
-    full = dict(os.environ, DIR=str(d), **(env or {}))
-    return subprocess.Popen(vmpirun_cmd(*args, *WAITER), env=full, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-
-
-def finish(p, timeout=15):
-    try:
-        out, err = p.communicate(timeout=timeout)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-    return p.returncode, out, err
+    return start_vmpirun(d, *args, *WAITER, env=env)
 
 
 # --- placement, namespaces, addresses, environment ---------------------------
@@ -259,7 +247,7 @@ def test_root_namespace_untouched_and_everything_removed(tmp_path):
         assert sum("master br0" in line for line in ports) == 4
     finally:
         (tmp_path / "go").touch()
-    rc, _, err = finish(p)
+    rc, _, err = finish(p, 15)
     assert (rc, err) == (0, "")
     assert vmpi_namespaces() == ns0
     assert records() == rec0
@@ -298,7 +286,7 @@ def test_namespaces_removed_when_job_ends_badly(tmp_path, how, code):
         elif how.startswith("SIG"):
             p.send_signal(getattr(signal, how))
     finally:
-        rc, _, err = finish(p)
+        rc, _, err = finish(p, 15)
     assert rc == code, err
     if how == "rank fails":
         assert "rank 2 (pid" in err and "host 2)" in err
@@ -343,7 +331,7 @@ def test_cleanup_after_sigkill_removes_only_stale_namespaces(tmp_path):
         assert set(foreign) <= vmpi_namespaces()
     finally:
         (live / "go").touch()
-        rc, _, err = finish(b)
+        rc, _, err = finish(b, 15)
         for name in foreign:
             subprocess.run([IP, "netns", "del", name])
     assert (rc, err) == (0, "")

@@ -25,8 +25,8 @@ import pytest
 
 from vmpi import launcher, netns, shm, vms
 
-from conftest import (ROOT, fake, nobody_can_run_vmpirun, run_vmpirun, run_vmpirun_as_nobody,
-                      vmpirun_cmd, wait_all_dead)
+from conftest import (ROOT, fake, finish, nobody_can_run_vmpirun, run_vmpirun,
+                      run_vmpirun_as_nobody, start_vmpirun, wait_all_dead)
 
 needs_vms = pytest.mark.skipif(
     bool(netns.missing_caps((vms.CAP_SYS_ADMIN, "admin"), (vms.CAP_SYS_CHROOT, "chroot")))
@@ -269,25 +269,9 @@ def wait_files(d, names, timeout=20.0):
         time.sleep(0.02)
 
 
-def start(d, *args, env=None):
-    full = dict(os.environ, DIR=str(d), **(env or {}))
-    return subprocess.Popen(vmpirun_cmd(*args), env=full, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-
-
-def finish(p, timeout=20):
-    try:
-        out, err = p.communicate(timeout=timeout)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-    return p.returncode, out, err
-
-
 @needs_vms
 def test_dev_shm_is_private_to_each_vm(tmp_path):
-    p = start(tmp_path, "-n", 4, "--vms", 2, *rank_py(SHM))
+    p = start_vmpirun(tmp_path, "-n", 4, "--vms", 2, *rank_py(SHM))
     try:
         wait_files(tmp_path, [f"{r}.json" for r in range(4)])
         seen = {r: json.loads((tmp_path / f"{r}.json").read_text()) for r in range(4)}
@@ -296,7 +280,7 @@ def test_dev_shm_is_private_to_each_vm(tmp_path):
         assert not os.path.exists(f"/dev/shm/vmpi-vmtest-{jobid}")
     finally:
         (tmp_path / "go").touch()
-    rc, _, err = finish(p)
+    rc, _, err = finish(p, 20)
     assert (rc, err) == (0, "")
     assert [seen[r]["exists"] for r in range(4)] == [True, True, False, False]
     # a fresh tmpfs: VM 1 sees nothing at all, VM 0 only rank 0's file
@@ -329,8 +313,8 @@ def test_one_region_per_host_shared_by_its_vms(tmp_path):
     shm_dir.mkdir()
     d = tmp_path / "d"
     d.mkdir()
-    p = start(d, "-n", 4, "--hosts", 2, "--vms", 2, "--ivshmem-size", "64K", *rank_py(REGION),
-              env={"VMPI_SHM_DIR": str(shm_dir)})
+    p = start_vmpirun(d, "-n", 4, "--hosts", 2, "--vms", 2, "--ivshmem-size", "64K",
+                      *rank_py(REGION), env={"VMPI_SHM_DIR": str(shm_dir)})
     try:
         wait_files(d, [f"{r}.json" for r in range(4)])
         seen = {r: json.loads((d / f"{r}.json").read_text()) for r in range(4)}
@@ -350,7 +334,7 @@ def test_one_region_per_host_shared_by_its_vms(tmp_path):
                 assert f.read(32).decode().strip() == f"host {h} written by rank {2 * h}"
     finally:
         (d / "go").touch()
-    rc, _, err = finish(p)
+    rc, _, err = finish(p, 20)
     assert (rc, err) == (0, "")
     for r in range(4):
         h = r // 2
@@ -474,7 +458,7 @@ def test_everything_removed_however_the_job_ends(tmp_path, how, code):
     args = ["-n", 4, "--hosts", 2, "--vms", 2]
     if how == "timeout":
         args[:0] = ["--timeout", 3]
-    p = start(tmp_path, *args, *WAITER)
+    p = start_vmpirun(tmp_path, *args, *WAITER)
     t0 = None
     try:
         ranks, jobid = wait_ready(tmp_path, 4)
@@ -493,7 +477,7 @@ def test_everything_removed_however_the_job_ends(tmp_path, how, code):
         elif how.startswith("SIG"):
             p.send_signal(getattr(signal, how))
     finally:
-        rc, _, err = finish(p)
+        rc, _, err = finish(p, 20)
     took = time.monotonic() - t0
     assert rc == code, err
     if how == "rank fails":
@@ -517,7 +501,7 @@ def test_cleanup_after_the_launcher_was_killed(tmp_path):
     d = tmp_path / "d"
     d.mkdir()
     env = {"VMPI_SHM_DIR": str(shm_dir)}
-    p = start(d, "-n", 4, "--hosts", 2, "--vms", 2, *WAITER, env=env)
+    p = start_vmpirun(d, "-n", 4, "--hosts", 2, "--vms", 2, *WAITER, env=env)
     try:
         ranks, jobid = wait_ready(d, 4)
         p.kill()
