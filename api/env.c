@@ -1,5 +1,6 @@
 /* Environment: init and finalize, time, versions, errors, memory. */
 #include "api.h"
+#include "../channel/ivshmem/ivshmem.h"
 #include "../pmi/pmi.h"
 
 #include <pthread.h>
@@ -229,9 +230,11 @@ int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
                "MPI_Alloc_mem: info %#x is not MPI_INFO_NULL (vmpi has no info objects)",
                (unsigned)info);
     VMPI_CHECK(baseptr, NULL, MPI_ERR_ARG, "MPI_Alloc_mem: baseptr is NULL");
-    void *p = NULL;
+    /* Memory in the host region lets another VM's rank copy a message out
+     * of it directly (channel/ivshmem/). */
+    void *p = vmpi_ivshmem_alloc((size_t)size);
     /* Cache-line alignment keeps rings and pipelines on whole lines. */
-    if (posix_memalign(&p, VMPI_CACHELINE, size ? (size_t)size : 1))
+    if (!p && posix_memalign(&p, VMPI_CACHELINE, size ? (size_t)size : 1))
         return vmpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Alloc_mem: cannot allocate %ld bytes",
                         (long)size);
     memcpy(baseptr, &p, sizeof p);
@@ -242,7 +245,8 @@ VMPI_WEAK(Alloc_mem)
 int PMPI_Free_mem(void *base)
 {
     VMPI_ENTER("MPI_Free_mem");
-    free(base);
+    if (!vmpi_ivshmem_free(base))
+        free(base);
     return MPI_SUCCESS;
 }
 VMPI_WEAK(Free_mem)

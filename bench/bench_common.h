@@ -41,6 +41,7 @@ struct bench_opts {
     long warmup;        /* -x: untimed iterations, -1 = per-size default */
     long window;        /* -W: window size (bw, bibw) */
     int json;           /* --json: JSON lines instead of the OSU table */
+    int alloc_mem;      /* --alloc-mem: message buffers from MPI_Alloc_mem */
     int help;           /* -h / --help given */
 };
 
@@ -105,6 +106,8 @@ static inline int bench_parse_opts(int argc, char **argv, struct bench_opts *o,
 
         if (strcmp(a, "--json") == 0) {
             o->json = 1;
+        } else if (strcmp(a, "--alloc-mem") == 0) {
+            o->alloc_mem = 1;
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             o->help = 1;
         } else if (strncmp(a, "-m", 2) == 0) {

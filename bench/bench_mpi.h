@@ -66,10 +66,18 @@ static inline int bench_mpi_start(int *argc, char ***argv, const char *usage,
     return -1;
 }
 
-/* Abort the whole job on an allocation failure. */
-static inline void *bench_mpi_alloc(size_t len, int fill)
+/* A message buffer (from MPI_Alloc_mem with --alloc-mem: an MPI may place
+ * it where a peer can copy from it directly); aborts the whole job on an
+ * allocation failure. */
+static inline void *bench_mpi_alloc(const struct bench_opts *o, size_t len, int fill)
 {
-    void *p = bench_alloc_touched(len, fill);
+    void *p = NULL;
+    if (!o->alloc_mem)
+        p = bench_alloc_touched(len, fill);
+    else if (MPI_Alloc_mem((MPI_Aint)(len ? len : 1), MPI_INFO_NULL, &p) == MPI_SUCCESS)
+        memset(p, fill, len);
+    else
+        p = NULL;
 
     if (p == NULL) {
         fprintf(stderr, "bench: cannot allocate %zu bytes\n", len);

@@ -26,6 +26,7 @@ static const char usage[] =
     "  -i ITER        measured windows per size (default 100, 20 for sizes > 8192)\n"
     "  -x WARMUP      untimed windows per size (default 10, 2 for sizes > 8192)\n"
     "  -W WINDOW      messages in flight per window (default 64)\n"
+    "  --alloc-mem    message buffers from MPI_Alloc_mem\n"
     "  --json         one JSON object per size instead of the table:\n"
     "                 bench, size, iterations, warmup, window, mbps (aggregate),\n"
     "                 min_mbps, max_mbps, mean_mbps, p50_mbps, p99_mbps,\n"
@@ -52,8 +53,8 @@ int main(int argc, char **argv)
         return rc;
     window = (int)o.window;
 
-    sbuf = bench_mpi_alloc((size_t)o.max_size, 'a');
-    rbuf = bench_mpi_alloc((size_t)o.max_size, 'b');
+    sbuf = bench_mpi_alloc(&o, (size_t)o.max_size, 'a');
+    rbuf = bench_mpi_alloc(&o, (size_t)o.max_size, 'b');
     /* Real status arrays, as OSU passes (MPI_STATUSES_IGNORE trips GCC's
      * -Wstringop-overflow with some mpi.h headers). */
     req = malloc((size_t)window * sizeof *req);

@@ -23,6 +23,7 @@ static const char usage[] =
     "                 (default 10000, 1000 for sizes > 8192)\n"
     "  -x WARMUP      untimed warm-up iterations per size\n"
     "                 (default 1000, 100 for sizes > 8192)\n"
+    "  --alloc-mem    message buffers from MPI_Alloc_mem\n"
     "  --json         one JSON object per size instead of the table:\n"
     "                 bench, size, iterations, warmup, min_us, max_us, mean_us,\n"
     "                 p50_us, p99_us, samples_us (per-iteration one-way latency\n"
@@ -44,8 +45,8 @@ int main(int argc, char **argv)
     if (rc >= 0)
         return rc;
 
-    sbuf = bench_mpi_alloc((size_t)o.max_size, 'a');
-    rbuf = bench_mpi_alloc((size_t)o.max_size, 'b');
+    sbuf = bench_mpi_alloc(&o, (size_t)o.max_size, 'a');
+    rbuf = bench_mpi_alloc(&o, (size_t)o.max_size, 'b');
 
     if (rank == 0 && !o.json) {
         printf("# vmpi latency test\n");

@@ -80,6 +80,7 @@ void *vmpi_req_rdata(struct vmpi_req *rreq, size_t *n);
 void vmpi_req_recv_done(struct vmpi_req *rreq);
 
 extern const struct vmpi_chan vmpi_smp_chan;
+extern const struct vmpi_chan vmpi_ivshmem_chan;
 extern const struct vmpi_chan vmpi_ofi_chan;
 
 #endif

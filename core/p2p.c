@@ -705,6 +705,8 @@ int vmpi_progress(void)
 {
     static unsigned idle, calls;
     int n = vmpi_smp_chan.poll();
+    if (vmpi_g.ivshmem)
+        n += vmpi_ivshmem_chan.poll();
     if (VMPI_UNLIKELY(vmpi_g.net != NULL) && !(++calls & vmpi_g.net_poll_mask))
         n += vmpi_g.net->poll();
     if (VMPI_UNLIKELY(pend_head != NULL))
@@ -724,6 +726,7 @@ int vmpi_progress(void)
 bool vmpi_p2p_idle(void)
 {
     return !pend_head && !pulling && !inflight_total && !vmpi_smp_chan.busy() &&
+           !(vmpi_g.ivshmem && vmpi_ivshmem_chan.busy()) &&
            !(vmpi_g.net && vmpi_g.net->busy());
 }
 

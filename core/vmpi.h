@@ -295,6 +295,7 @@ struct vmpi_global {
     struct vmpi_peer *peers; /* indexed by world rank */
     const struct vmpi_chan *net; /* the network channel when it has peers, or NULL */
     unsigned net_poll_mask;      /* poll net on progress calls where (count & mask) == 0 */
+    bool ivshmem;                /* some peers are reached through the host region */
     struct vmpi_comm *world; /* MPI_COMM_WORLD, for the lookup fast path */
     char job_id[40];         /* from VMPI_JOB_ID or PMI kvsname */
     size_t unexp_bytes, unexp_max; /* unexpected eager data held, and its cap */

@@ -1,20 +1,33 @@
 /* Locality detector: which ranks share a VM, which share a host.
  *
  * Each rank publishes a business card "pid|vm-identity|host-identity|
- * hostname" in the PMI key-value space. The VM identity is the kernel's
- * boot id plus the inodes of the IPC, mount and network namespaces: ranks
- * that share all of them can share /dev/shm and see each other's pids
- * (VMPI_VM_ID overrides it). The host identity is the boot id plus the
- * network namespace, so the emulated hosts of vmpirun --hosts (one network
- * namespace each) count as different hosts (VMPI_HOST_ID overrides it).
- * Ranks with equal identities share a VM, or a host. */
+ * hostname|region" in the PMI key-value space. The VM identity is the
+ * kernel's boot id plus the inodes of the IPC, mount and network
+ * namespaces: ranks that share all of them can share /dev/shm and see each
+ * other's pids (VMPI_VM_ID overrides it). The host identity is the id of
+ * the host region the rank mapped (every VM of a host maps the same one);
+ * without a region it is the boot id plus the network namespace, so the
+ * emulated hosts of vmpirun --hosts count as different hosts (VMPI_HOST_ID
+ * overrides both). Rank 0's card comes with the job's random 128-bit key.
+ *
+ * With a region, the ranks of a host then meet in the job's area (claimed
+ * under the key by the host's lowest rank): each claims its VM's slot in the
+ * VM table (CAS on a hash of the VM identity) and writes slot + 1 at its
+ * byte of the VM list. After one more PMI barrier each rank scans the list
+ * once: 0 = another host (or no region), its own slot = same VM, another
+ * slot = same host, other VM. The list is in memory every VM of the host can
+ * write, so its answer must agree with the cards, or the job stops with an
+ * error naming the region. */
 #include "locality.h"
+#include "../channel/ivshmem/ivshmem.h"
 #include "../core/vmpi.h"
 #include "../pmi/pmi.h"
+#include "../shm/region.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,7 +47,7 @@ static void card_safe(char *s)
             *s = '_';
 }
 
-static void identities(char *vm, char *host, size_t cap)
+static void identities(char *vm, char *host, size_t cap, uint64_t region)
 {
     char boot[64] = "noboot";
     FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
@@ -53,6 +66,8 @@ static void identities(char *vm, char *host, size_t cap)
     env = getenv("VMPI_HOST_ID");
     if (env && *env)
         snprintf(host, cap, "%s", env);
+    else if (region)
+        snprintf(host, cap, "region-%016llx", (unsigned long long)region);
     else
         snprintf(host, cap, "%s:%lu", boot, net);
     card_safe(vm);
@@ -75,36 +90,140 @@ static char *field(char **s)
     return f;
 }
 
-void vmpi_locality_detect(struct vmpi_placement *pl)
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h ? h : 1;
+}
+
+/* Rank 0 draws the job key; the others read it after the barrier. */
+static void put_key(void)
+{
+    uint64_t k[2];
+    char v[40];
+    if (getrandom(k, sizeof k, 0) != (ssize_t)sizeof k)
+        vmpi_fatal("getrandom failed drawing the job key");
+    snprintf(v, sizeof v, "%016llx%016llx", (unsigned long long)k[0], (unsigned long long)k[1]);
+    if (vmpi_pmi_put("vmpi-jobkey", v))
+        vmpi_fatal("cannot publish the job key through PMI");
+}
+
+static void get_key(uint64_t k[2])
+{
+    char v[VMPI_PMI_VALLEN], half[17];
+    if (vmpi_pmi_get("vmpi-jobkey", v, sizeof v) || strlen(v) != 32)
+        vmpi_fatal("no job key from rank 0 in the PMI key-value space");
+    for (int i = 0; i < 2; i++) {
+        memcpy(half, v + 16 * i, 16);
+        half[16] = '\0';
+        k[i] = strtoull(half, NULL, 16);
+    }
+}
+
+/* Claims this VM's slot in the VM table; returns it. */
+static uint32_t vm_slot(char *area, const struct vmpi_area_hdr *d, const char *vm)
+{
+    _Atomic uint64_t *tab = (_Atomic uint64_t *)(area + d->vmtab_off);
+    uint64_t id = fnv1a(vm);
+    for (uint32_t i = 0; i < d->nvm; i++) {
+        uint64_t v = atomic_load(&tab[i]);
+        if (v == 0 && atomic_compare_exchange_strong(&tab[i], &v, id))
+            return i;
+        if (v == id)
+            return i;
+    }
+    vmpi_fatal("ivshmem region %s: the VM table of this job (%u slots) is full", vmpi_region.path,
+               d->nvm);
+}
+
+/* Joins the area and writes this rank's VM-list byte (before the barrier). */
+static void region_enter(struct vmpi_placement *pl, const uint64_t *uuid, const char *vm,
+                         struct vmpi_area_hdr *d, uint32_t *slot)
+{
+    int n = vmpi_g.size, me = vmpi_g.rank, nlocal = 0, claimant = -1;
+    for (int r = 0; r < n; r++)
+        if (uuid[r] == uuid[me] && nlocal++ == 0)
+            claimant = r;
+    uint64_t key[2];
+    get_key(key);
+    vmpi_ivshmem_plan(d, n, nlocal);
+    vmpi_region_join(key, d->area_bytes, me == claimant, vmpi_ivshmem_area_init, d);
+    vmpi_ivshmem_area_dir(d, n);
+    *slot = vm_slot(vmpi_region.area, d, vm);
+    volatile uint8_t *list = (volatile uint8_t *)(vmpi_region.area + d->vmlist_off);
+    list[me] = (uint8_t)(*slot + 1);
+    pl->ngroup = nlocal;
+}
+
+/* Reads the VM list once and checks it against the cards. */
+static void region_scan(struct vmpi_placement *pl, const uint64_t *uuid, char **vms,
+                        const struct vmpi_area_hdr *d, uint32_t slot)
+{
+    int n = vmpi_g.size, me = vmpi_g.rank, k = 0;
+    const volatile uint8_t *list = (const volatile uint8_t *)(vmpi_region.area + d->vmlist_off);
+    pl->group = malloc((size_t)pl->ngroup * sizeof *pl->group);
+    if (!pl->group)
+        vmpi_fatal("out of memory");
+    for (int r = 0; r < n; r++) {
+        unsigned b = list[r];
+        bool here = b != 0, same_vm = b == slot + 1;
+        if (b > d->nvm || here != (uuid[r] == uuid[me]) ||
+            same_vm != (here && !strcmp(vms[r], vms[me])) || (here && k == pl->ngroup))
+            vmpi_fatal("ivshmem region %s: the VM list says rank %d is %s, its business card "
+                       "disagrees (the region was overwritten)",
+                       vmpi_region.path, r,
+                       b > d->nvm ? "nowhere" : !here ? "on another host"
+                                              : same_vm ? "in this VM" : "in another VM here");
+        if (here) {
+            if (r == me)
+                pl->me_in_group = k;
+            pl->group[k++] = r;
+        }
+    }
+}
+
+void vmpi_locality_detect(struct vmpi_placement *pl, bool use_region)
 {
     int n = vmpi_g.size;
     char key[VMPI_PMI_KEYLEN], card[VMPI_PMI_VALLEN], vm[256], host[256], name[128];
-    identities(vm, host, sizeof vm);
+    uint64_t region = use_region && vmpi_region_open() ? vmpi_region.uuid : 0;
+    identities(vm, host, sizeof vm, region);
     if (gethostname(name, sizeof name))
         strcpy(name, "unknown");
     name[sizeof name - 1] = '\0';
     card_safe(name);
     snprintf(key, sizeof key, "vmpi-card-%d", vmpi_g.rank);
-    snprintf(card, sizeof card, "%ld|%s|%s|%s", (long)getpid(), vm, host, name);
+    snprintf(card, sizeof card, "%ld|%s|%s|%s|%llx", (long)getpid(), vm, host, name,
+             (unsigned long long)region);
+    if (use_region && vmpi_g.rank == 0)
+        put_key();
     if (vmpi_pmi_put(key, card) || vmpi_pmi_fence())
         vmpi_fatal("cannot publish this rank's business card through PMI");
 
+    *pl = (struct vmpi_placement){.me_in_group = -1};
     pl->vm_of = malloc((size_t)n * sizeof *pl->vm_of);
     pl->host_of = malloc((size_t)n * sizeof *pl->host_of);
     pl->pid = malloc((size_t)n * sizeof *pl->pid);
     pl->hostname = calloc((size_t)n, sizeof *pl->hostname);
+    pl->region = calloc((size_t)n, sizeof *pl->region);
     char **vms = calloc((size_t)n, sizeof *vms), **hosts = calloc((size_t)n, sizeof *hosts);
-    if (!pl->vm_of || !pl->host_of || !pl->pid || !pl->hostname || !vms || !hosts)
+    uint64_t *uuid = calloc((size_t)n, sizeof *uuid);
+    if (!pl->vm_of || !pl->host_of || !pl->pid || !pl->hostname || !pl->region || !vms ||
+        !hosts || !uuid)
         vmpi_fatal("out of memory reading business cards");
     for (int r = 0; r < n; r++) {
         snprintf(key, sizeof key, "vmpi-card-%d", r);
         if (vmpi_pmi_get(key, card, sizeof card))
             vmpi_fatal("no business card from rank %d in the PMI key-value space", r);
         char *rest = card, *pid = field(&rest), *v = field(&rest), *h = field(&rest),
-             *hn = field(&rest);
-        if (!hn)
+             *hn = field(&rest), *rg = field(&rest);
+        if (!rg)
             vmpi_fatal("malformed business card of rank %d", r);
         pl->pid[r] = atoi(pid);
+        uuid[r] = strtoull(rg, NULL, 16);
+        pl->region[r] = uuid[r];
         vms[r] = strdup(v);
         hosts[r] = strdup(h);
         pl->hostname[r] = strdup(hn);
@@ -120,12 +239,28 @@ void vmpi_locality_detect(struct vmpi_placement *pl)
                 pl->host_of[r] = q;
         }
     }
+    if (use_region) {
+        struct vmpi_area_hdr d;
+        uint32_t slot = 0;
+        /* A rank alone on its region has nobody to meet there. */
+        int here = 0;
+        for (int r = 0; region && r < n; r++)
+            here += uuid[r] == region;
+        bool enter = here > 1;
+        if (enter)
+            region_enter(pl, uuid, vms[vmpi_g.rank], &d, &slot);
+        if (vmpi_pmi_fence())
+            vmpi_fatal("PMI barrier failed in the locality detector");
+        if (enter)
+            region_scan(pl, uuid, vms, &d, slot);
+    }
     for (int r = 0; r < n; r++) {
         free(vms[r]);
         free(hosts[r]);
     }
     free(vms);
     free(hosts);
+    free(uuid);
 }
 
 void vmpi_locality_placement_free(struct vmpi_placement *pl)
@@ -136,5 +271,7 @@ void vmpi_locality_placement_free(struct vmpi_placement *pl)
     free(pl->vm_of);
     free(pl->host_of);
     free(pl->pid);
+    free(pl->region);
+    free(pl->group);
     *pl = (struct vmpi_placement){0};
 }

@@ -3,17 +3,25 @@
 #ifndef VMPI_LOCALITY_H
 #define VMPI_LOCALITY_H
 
-/* Where every rank of the job runs, from the business cards. */
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Where every rank of the job runs, from the business cards, and this
+ * rank's own view from the VM list in the host region. */
 struct vmpi_placement {
     int *vm_of;     /* world rank -> lowest world rank of its VM */
     int *host_of;   /* world rank -> lowest world rank of its host */
     int *pid;       /* world rank -> process id (in its own PID namespace) */
     char **hostname;
+    uint64_t *region; /* world rank -> id of the host region it mapped, 0 if none */
+    int *group;     /* this rank's host in the region: world ranks, ascending */
+    int ngroup, me_in_group; /* 0 and -1 without a region */
 };
 
-/* Collective over the job: publishes this rank's card through PMI (one
- * barrier) and reads everyone's. */
-void vmpi_locality_detect(struct vmpi_placement *pl);
+/* Collective over the job: publishes this rank's card through PMI, and,
+ * when use_region, opens the host region, joins the job's area and runs the
+ * VM-list detection (two PMI barriers). */
+void vmpi_locality_detect(struct vmpi_placement *pl, bool use_region);
 void vmpi_locality_placement_free(struct vmpi_placement *pl);
 
 /* Collective over the job: detects the placement, gives every other rank a

@@ -399,7 +399,6 @@ class Job:
         self.n = opts.nranks
         self.jobid = secrets.token_hex(16)
         self.kvsname = f"kvs_{os.getpid()}_0"
-        self.server = pmi.PMIServer(self.n, self.kvsname)
         self.ranks = [_Rank(r) for r in range(self.n)]
         # without --hosts, the machine is the one host of every rank; without
         # --vms, each host is one "VM": the unit of the local rank and size
@@ -409,6 +408,9 @@ class Job:
         self.vm_of = [g for g in range(len(self.vm_start) - 1)
                       for _ in range(self.vm_start[g], self.vm_start[g + 1])]
         self.host_of = [g // self.nvms for g in self.vm_of]
+        # each VM is a node for MPICH-derived ranks (they share memory only there)
+        self.server = pmi.PMIServer(self.n, self.kvsname, node_sizes=[
+            b - a for a, b in zip(self.vm_start, self.vm_start[1:])])
         self.net: netns.Network | None = None   # the emulated hosts, once made
         self.vms: vms.VMs | None = None         # the emulated VMs, once made
         self.stdout = _Out(1)

@@ -179,11 +179,26 @@ class _Conn:
     mcmd_spawns_left: int = 0
 
 
+def process_mapping(node_sizes: list[int]) -> str:
+    """MPICH's vector form: runs of (first node, nodes, ranks per node)."""
+    runs: list[list[int]] = []
+    node = 0
+    for n in node_sizes:
+        if not n:
+            continue
+        if runs and runs[-1][2] == n:
+            runs[-1][1] += 1
+        else:
+            runs.append([node, 1, n])
+        node += 1
+    return "(vector," + ",".join(f"({a},{b},{c})" for a, b, c in runs) + ")"
+
+
 class PMIServer:
     """State of one job's PMI-1 service: the KVS, the barrier, per-rank status."""
 
     def __init__(self, size: int, kvsname: str, *, appnum: int = 0,
-                 universe_size: int | None = None, ranks_per_node: int | None = None):
+                 universe_size: int | None = None, node_sizes: list[int] | None = None):
         if size < 1:
             raise ValueError("size must be >= 1")
         self.size = size
@@ -195,9 +210,9 @@ class PMIServer:
         self.published: dict[str, str] = {}
         self.barrier_epoch = 0
         # Hydra answers this key itself; MPICH-derived code reads it to learn
-        # which ranks share a node.  All ranks are on one node here.
-        rpn = size if ranks_per_node is None else ranks_per_node
-        self.kvs[kvsname]["PMI_process_mapping"] = f"(vector,(0,{(size + rpn - 1) // rpn},{rpn}))"
+        # which ranks share a node (an OS instance: with emulated VMs, a VM).
+        # node_sizes: ranks of each node, placed in blocks; default one node.
+        self.kvs[kvsname]["PMI_process_mapping"] = process_mapping(node_sizes or [size])
 
     # -- state queries ------------------------------------------------------
 

@@ -28,4 +28,17 @@ static inline int t_check_rank(void)
 
 #define OK(call) CHECK((call) == MPI_SUCCESS, "%s failed", #call)
 
+/* Two-rank tests run on the pairs (2k, 2k + 1) of the job, each pair on its
+ * own communicator, so they also run with 4 ranks across VMs and hosts. */
+static inline MPI_Comm t_pair_comm(void)
+{
+    int rank, size;
+    MPI_Comm c;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    CHECK(size % 2 == 0, "needs an even number of ranks");
+    OK(MPI_Comm_split(MPI_COMM_WORLD, rank / 2, rank, &c));
+    return c;
+}
+
 #endif

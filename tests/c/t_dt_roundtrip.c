@@ -2,6 +2,7 @@
 /* env: VMPI_SMP_CMA=1 */
 /* env: VMPI_SMP_CMA=0 */
 /* net: ofi h2 */
+/* vms: v2 v4 h2v2 v2net v2iv */
 /* Non-contiguous datatypes through point-to-point, checked byte by byte
  * against a reference computed here, element by element, from the MPI
  * type-map rules (MPI-3.1 4.1): vector, hvector, indexed, indexed_block
@@ -24,6 +25,9 @@
 static int rank, size;
 
 #include "t_check.h"
+
+/* The communicator of this rank's pair (t_pair_comm). */
+static MPI_Comm tw;
 
 /* ---- the reference model: a type map as a list of basic elements --------- */
 
@@ -306,7 +310,7 @@ static void roundtrip(const struct ty *S, long cs, const struct ty *R, long cr, 
     long len;
     unsigned char *stream = model_pack(&sb, &S->m, cs, &len);
     if (rank == from) {
-        OK(MPI_Send(sb.base, (int)cs, S->h, 1 - from, seed, MPI_COMM_WORLD));
+        OK(MPI_Send(sb.base, (int)cs, S->h, 1 - from, seed, tw));
     } else {
         struct buf rb;
         buf_alloc(&rb, &R->m, cr);
@@ -317,7 +321,7 @@ static void roundtrip(const struct ty *S, long cs, const struct ty *R, long cr, 
         memcpy(want, rb.mem, (size_t)(rb.hi - rb.lo));
         model_unpack(want, rb.lo, &R->m, cr, stream, len);
         MPI_Status st;
-        OK(MPI_Recv(rb.base, (int)cr, R->h, from, seed, MPI_COMM_WORLD, &st));
+        OK(MPI_Recv(rb.base, (int)cr, R->h, from, seed, tw, &st));
         compare(&rb, want, what);
         int cnt, el;
         OK(MPI_Get_count(&st, R->h, &cnt));
@@ -348,19 +352,19 @@ static void packtrip(const struct ty *S, long cs, const struct ty *R, long cr, i
     long len;
     unsigned char *stream = model_pack(&sb, &S->m, cs, &len);
     int psz, isz;
-    OK(MPI_Pack_size((int)cs, S->h, MPI_COMM_WORLD, &psz));
-    OK(MPI_Pack_size(1, MPI_INT, MPI_COMM_WORLD, &isz));
+    OK(MPI_Pack_size((int)cs, S->h, tw, &psz));
+    OK(MPI_Pack_size(1, MPI_INT, tw, &isz));
     CHECK(psz >= len, "%s: Pack_size %d < %ld data bytes", what, psz, len);
     int total = psz + isz + isz;
     unsigned char *pk = malloc((size_t)total);
     CHECK(pk, "malloc");
     int pos = 0, marker = 0x12345678 + seed, tail = -seed;
-    OK(MPI_Pack(&marker, 1, MPI_INT, pk, total, &pos, MPI_COMM_WORLD));
+    OK(MPI_Pack(&marker, 1, MPI_INT, pk, total, &pos, tw));
     int p1 = pos;
-    OK(MPI_Pack(sb.base, (int)cs, S->h, pk, total, &pos, MPI_COMM_WORLD));
+    OK(MPI_Pack(sb.base, (int)cs, S->h, pk, total, &pos, tw));
     CHECK(pos - p1 <= psz && pos - p1 >= len, "%s: Pack advanced %d bytes (size %d, data %ld)",
           what, pos - p1, psz, len);
-    OK(MPI_Pack(&tail, 1, MPI_INT, pk, total, &pos, MPI_COMM_WORLD));
+    OK(MPI_Pack(&tail, 1, MPI_INT, pk, total, &pos, tw));
     int used = pos;
 
     for (int via_msg = 0; via_msg < 2; via_msg++) {
@@ -369,13 +373,13 @@ static void packtrip(const struct ty *S, long cs, const struct ty *R, long cr, i
         if (via_msg) {
             /* rank 0 sends its packed buffer as MPI_PACKED; rank 1 unpacks */
             if (rank == 0) {
-                OK(MPI_Send(pk, used, MPI_PACKED, 1, 900 + seed, MPI_COMM_WORLD));
+                OK(MPI_Send(pk, used, MPI_PACKED, 1, 900 + seed, tw));
                 break;
             }
             MPI_Status st;
             in = malloc((size_t)total);
             CHECK(in, "malloc");
-            OK(MPI_Recv(in, total, MPI_PACKED, 0, 900 + seed, MPI_COMM_WORLD, &st));
+            OK(MPI_Recv(in, total, MPI_PACKED, 0, 900 + seed, tw, &st));
             OK(MPI_Get_count(&st, MPI_PACKED, &insz));
             CHECK(insz == used, "%s: MPI_PACKED message of %d bytes, want %d", what, insz, used);
         }
@@ -387,10 +391,10 @@ static void packtrip(const struct ty *S, long cs, const struct ty *R, long cr, i
         model_unpack(want, rb.lo, &R->m, cr, stream, len);
         int m2 = 0, t2 = 0;
         pos = 0;
-        OK(MPI_Unpack(in, insz, &pos, &m2, 1, MPI_INT, MPI_COMM_WORLD));
+        OK(MPI_Unpack(in, insz, &pos, &m2, 1, MPI_INT, tw));
         CHECK(m2 == marker, "%s: leading int %#x, want %#x", what, m2, marker);
-        OK(MPI_Unpack(in, insz, &pos, rb.base, (int)cr, R->h, MPI_COMM_WORLD));
-        OK(MPI_Unpack(in, insz, &pos, &t2, 1, MPI_INT, MPI_COMM_WORLD));
+        OK(MPI_Unpack(in, insz, &pos, rb.base, (int)cr, R->h, tw));
+        OK(MPI_Unpack(in, insz, &pos, &t2, 1, MPI_INT, tw));
         CHECK(t2 == tail, "%s: trailing int %d, want %d", what, t2, tail);
         CHECK(pos == insz, "%s: Unpack consumed %d of %d bytes", what, pos, insz);
         compare(&rb, want, what);
@@ -424,8 +428,9 @@ static struct ty make(const char *name, MPI_Datatype h, struct model m)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    tw = t_pair_comm();
+    MPI_Comm_rank(tw, &rank);
+    MPI_Comm_size(tw, &size);
     CHECK(size == 2, "needs 2 ranks");
 
     struct model mi = m_basic(4), md = m_basic(8), ms = m_basic(2), mc = m_basic(1),
@@ -534,7 +539,7 @@ int main(int argc, char **argv)
                 roundtrip(S, steps * unit, R, steps * per, dir, seed++);
             }
         }
-        OK(MPI_Barrier(MPI_COMM_WORLD));
+        OK(MPI_Barrier(tw));
     }
     /* The receive may be larger than the message: partial last element. */
     roundtrip(&INT, 7, &c3, 5, 0, seed++);
@@ -562,7 +567,7 @@ int main(int argc, char **argv)
     free(ms.e);
     free(mc.e);
     free(mf.e);
-    OK(MPI_Barrier(MPI_COMM_WORLD));
+    OK(MPI_Barrier(tw));
     if (rank == 0)
         printf("t_dt_roundtrip: OK (%d transfers)\n", ncases);
     MPI_Finalize();

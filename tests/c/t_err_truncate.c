@@ -3,6 +3,7 @@
 /* env: VMPI_SMP_CMA=0 */
 /* env: VMPI_SMP_EAGER_MAX=0 */
 /* net: ofi h2 */
+/* vms: v2 v4 h2v2 v2net v2iv */
 /* Truncated receives (message longer than the receive buffer) with
  * MPI_ERRORS_RETURN: the call returns an MPI_ERR_TRUNCATE code naming the
  * function, the status has the source and tag, MPI_Get_count gives the
@@ -21,6 +22,9 @@
 static int rank, size;
 
 #include "t_check.h"
+
+/* The communicator of this rank's pair (t_pair_comm). */
+static MPI_Comm tw;
 
 #define GUARD 64
 
@@ -56,15 +60,15 @@ static void one(size_t len, size_t cap, int posted, int nonblocking, int seed)
         for (size_t i = 0; i < len; i++)
             s[i] = pat(seed, i);
         if (posted)
-            OK(MPI_Barrier(MPI_COMM_WORLD));
+            OK(MPI_Barrier(tw));
         if (seed % 3 == 2)
-            OK(MPI_Ssend(s, (int)len, MPI_BYTE, 1, tag, MPI_COMM_WORLD));
+            OK(MPI_Ssend(s, (int)len, MPI_BYTE, 1, tag, tw));
         else
-            OK(MPI_Send(s, (int)len, MPI_BYTE, 1, tag, MPI_COMM_WORLD));
+            OK(MPI_Send(s, (int)len, MPI_BYTE, 1, tag, tw));
         int follow = 5000 + seed;
-        OK(MPI_Send(&follow, 1, MPI_INT, 1, tag + 1, MPI_COMM_WORLD));
+        OK(MPI_Send(&follow, 1, MPI_INT, 1, tag + 1, tw));
         if (!posted)
-            OK(MPI_Barrier(MPI_COMM_WORLD));
+            OK(MPI_Barrier(tw));
         free(s);
         return;
     }
@@ -77,16 +81,16 @@ static void one(size_t len, size_t cap, int posted, int nonblocking, int seed)
     st.MPI_ERROR = -12345;
     if (!posted) {
         /* Make sure the whole message is here (or announced) first. */
-        OK(MPI_Probe(0, tag, MPI_COMM_WORLD, &st));
+        OK(MPI_Probe(0, tag, tw, &st));
         int n;
         OK(MPI_Get_count(&st, MPI_BYTE, &n));
         CHECK((size_t)n == len, "%s: Probe says %d bytes", what, n);
     }
     if (nonblocking) {
         MPI_Request q;
-        OK(MPI_Irecv(r, (int)cap, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &q));
+        OK(MPI_Irecv(r, (int)cap, MPI_BYTE, 0, tag, tw, &q));
         if (posted)
-            OK(MPI_Barrier(MPI_COMM_WORLD));
+            OK(MPI_Barrier(tw));
         rc = MPI_Wait(&q, &st);
         fname = "MPI_Wait";
         CHECK(q == MPI_REQUEST_NULL, "%s: Wait with an error did not free the request", what);
@@ -94,8 +98,8 @@ static void one(size_t len, size_t cap, int posted, int nonblocking, int seed)
         /* Posted: the blocking receive is entered right after the barrier,
          * usually before the message arrives (either order is legal). */
         if (posted)
-            OK(MPI_Barrier(MPI_COMM_WORLD));
-        rc = MPI_Recv(r, (int)cap, MPI_BYTE, posted ? MPI_ANY_SOURCE : 0, tag, MPI_COMM_WORLD,
+            OK(MPI_Barrier(tw));
+        rc = MPI_Recv(r, (int)cap, MPI_BYTE, posted ? MPI_ANY_SOURCE : 0, tag, tw,
                       &st);
         fname = "MPI_Recv";
     }
@@ -115,10 +119,10 @@ static void one(size_t len, size_t cap, int posted, int nonblocking, int seed)
     for (size_t i = got; i < cap + GUARD; i++)
         CHECK(r[i] == 0xcc, "%s: byte %zu past the %zu delivered was written", what, i, got);
     int follow = -1;
-    OK(MPI_Recv(&follow, 1, MPI_INT, 0, tag + 1, MPI_COMM_WORLD, &st));
+    OK(MPI_Recv(&follow, 1, MPI_INT, 0, tag + 1, tw, &st));
     CHECK(follow == 5000 + seed, "%s: the next message is %d", what, follow);
     if (!posted)
-        OK(MPI_Barrier(MPI_COMM_WORLD));
+        OK(MPI_Barrier(tw));
     free(r);
 }
 
@@ -131,7 +135,7 @@ static void vector_trunc(int nsend, int k, int seed)
         CHECK(s, "malloc");
         for (int i = 0; i < nsend; i++)
             s[i] = seed * 1000000 + i;
-        OK(MPI_Send(s, nsend, MPI_INT, 1, tag, MPI_COMM_WORLD));
+        OK(MPI_Send(s, nsend, MPI_INT, 1, tag, tw));
         free(s);
         return;
     }
@@ -144,7 +148,7 @@ static void vector_trunc(int nsend, int k, int seed)
     for (size_t i = 0; i < words; i++)
         r[i] = -1;
     MPI_Status st;
-    int rc = MPI_Recv(r, 1, v, 0, tag, MPI_COMM_WORLD, &st);
+    int rc = MPI_Recv(r, 1, v, 0, tag, tw, &st);
     char what[80];
     snprintf(what, sizeof what, "%d ints into vector(%d,1,2)", nsend, k);
     expect_class(rc, MPI_ERR_TRUNCATE, "MPI_Recv", what);
@@ -171,9 +175,9 @@ static void multi(int big, int seed)
             s[i] = pat(seed, i);
         int ok[5] = {1, 2, 3, 4, 5};
         for (int round = 0; round < 4; round++) {
-            OK(MPI_Barrier(MPI_COMM_WORLD));
-            OK(MPI_Send(ok, 5, MPI_INT, 1, tag, MPI_COMM_WORLD));
-            OK(MPI_Send(s, (int)len, MPI_BYTE, 1, tag + 1, MPI_COMM_WORLD));
+            OK(MPI_Barrier(tw));
+            OK(MPI_Send(ok, 5, MPI_INT, 1, tag, tw));
+            OK(MPI_Send(s, (int)len, MPI_BYTE, 1, tag + 1, tw));
         }
         free(s);
         return;
@@ -187,9 +191,9 @@ static void multi(int big, int seed)
         MPI_Status st[3];
         memset(r, 0xcc, cap + GUARD);
         q[0] = MPI_REQUEST_NULL;
-        OK(MPI_Irecv(ok, 5, MPI_INT, 0, tag, MPI_COMM_WORLD, &q[1]));
-        OK(MPI_Irecv(r, (int)cap, MPI_BYTE, 0, tag + 1, MPI_COMM_WORLD, &q[2]));
-        OK(MPI_Barrier(MPI_COMM_WORLD));
+        OK(MPI_Irecv(ok, 5, MPI_INT, 0, tag, tw, &q[1]));
+        OK(MPI_Irecv(r, (int)cap, MPI_BYTE, 0, tag + 1, tw, &q[2]));
+        OK(MPI_Barrier(tw));
         for (int i = 0; i < 3; i++)
             st[i].MPI_ERROR = -777;
         char what[96];
@@ -277,7 +281,7 @@ static void sendrecv_trunc(void)
     for (int i = 0; i < 9; i++)
         r[i] = -1;
     MPI_Status st;
-    int rc = MPI_Sendrecv(s, 20, MPI_INT, peer, 400, r, 5, MPI_INT, peer, 400, MPI_COMM_WORLD,
+    int rc = MPI_Sendrecv(s, 20, MPI_INT, peer, 400, r, 5, MPI_INT, peer, 400, tw,
                           &st);
     expect_class(rc, MPI_ERR_TRUNCATE, "MPI_Sendrecv", "Sendrecv 20 ints into 5");
     int n;
@@ -285,20 +289,20 @@ static void sendrecv_trunc(void)
     CHECK(n == 5 && r[0] == peer * 100 && r[4] == peer * 100 + 4 && r[5] == -1,
           "Sendrecv truncated: count %d data %d %d %d", n, r[0], r[4], r[5]);
     /* count 0 receive of a non-empty message */
-    rc = MPI_Sendrecv(s, 3, MPI_INT, peer, 401, r, 0, MPI_INT, peer, 401, MPI_COMM_WORLD, &st);
+    rc = MPI_Sendrecv(s, 3, MPI_INT, peer, 401, r, 0, MPI_INT, peer, 401, tw, &st);
     expect_class(rc, MPI_ERR_TRUNCATE, "MPI_Sendrecv", "3 ints into count 0");
     OK(MPI_Get_count(&st, MPI_INT, &n));
     CHECK(n == 0 && r[0] == peer * 100, "count-0 receive: count %d", n);
 }
 
 /* The communicator of the failing request decides: with MPI_ERRORS_RETURN
- * on a duplicate and MPI_ERRORS_ARE_FATAL still on MPI_COMM_WORLD, a
+ * on a duplicate and MPI_ERRORS_ARE_FATAL still on tw, a
  * truncation reported by Waitall / Waitsome / Testall returns
  * MPI_ERR_IN_STATUS instead of aborting. */
 static void handler_of_request_comm(void)
 {
     MPI_Comm c;
-    OK(MPI_Comm_dup(MPI_COMM_WORLD, &c));
+    OK(MPI_Comm_dup(tw, &c));
     OK(MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN));
     int big[100] = {0}, small[10];
     for (int round = 0; round < 3; round++) {
@@ -331,11 +335,12 @@ static void handler_of_request_comm(void)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    tw = t_pair_comm();
+    MPI_Comm_rank(tw, &rank);
+    MPI_Comm_size(tw, &size);
     CHECK(size == 2, "needs 2 ranks");
     handler_of_request_comm(); /* before WORLD gets MPI_ERRORS_RETURN */
-    OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    OK(MPI_Comm_set_errhandler(tw, MPI_ERRORS_RETURN));
 
     int seed = 0;
     for (int posted = 0; posted < 2; posted++)
@@ -353,7 +358,7 @@ int main(int argc, char **argv)
     multi(1, seed++);
     sendrecv_trunc();
 
-    OK(MPI_Barrier(MPI_COMM_WORLD));
+    OK(MPI_Barrier(tw));
     if (rank == 0)
         printf("t_err_truncate: OK\n");
     MPI_Finalize();

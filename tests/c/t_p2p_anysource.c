@@ -2,6 +2,7 @@
 /* env: VMPI_SMP_CMA=1 */
 /* env: VMPI_SMP_CMA=0 */
 /* net: ofi h2 h4 */
+/* vms: v2 v4 h2v2 v2net v2iv */
 /* MPI_ANY_SOURCE under races: every other rank floods rank 0 at once with
  * messages of mixed sizes (eager and rendezvous) and send modes; rank 0
  * takes them with ANY_SOURCE receives -- Irecvs posted before the senders

@@ -2,6 +2,7 @@
 /* env: VMPI_SMP_CMA=1 */
 /* env: VMPI_SMP_CMA=0 */
 /* net: ofi h2 */
+/* vms: v2 v4 h2v2 v2net v2iv */
 /* Crossing large messages: both ranks block in MPI_Send of 1 MiB and 8 MiB
  * to each other before either receives (vmpi pulls unexpected rendezvous
  * data, so this must not deadlock), several in a row; crossing
@@ -17,6 +18,9 @@
 static int rank, size;
 
 #include "t_check.h"
+
+/* The communicator of this rank's pair (t_pair_comm). */
+static MPI_Comm tw;
 
 static uint32_t val(int seed, size_t i)
 {
@@ -46,13 +50,13 @@ static void blocking_cross(size_t n, int reps, int seed)
     for (int k = 0; k < reps; k++)
         fill(s + (size_t)k * n, n, seed + 10 * rank + k);
     for (int k = 0; k < reps; k++)
-        OK(MPI_Send(s + (size_t)k * n, (int)n, MPI_UINT32_T, peer, 5 + k, MPI_COMM_WORLD));
+        OK(MPI_Send(s + (size_t)k * n, (int)n, MPI_UINT32_T, peer, 5 + k, tw));
     for (int k = 0; k < reps; k++) {
         MPI_Status st;
         int cnt;
         char what[80];
         memset(r, 0, n * 4);
-        OK(MPI_Recv(r, (int)n, MPI_UINT32_T, peer, 5 + k, MPI_COMM_WORLD, &st));
+        OK(MPI_Recv(r, (int)n, MPI_UINT32_T, peer, 5 + k, tw, &st));
         OK(MPI_Get_count(&st, MPI_UINT32_T, &cnt));
         CHECK((size_t)cnt == n && st.MPI_SOURCE == peer && st.MPI_TAG == 5 + k,
               "count %d source %d tag %d", cnt, st.MPI_SOURCE, st.MPI_TAG);
@@ -74,11 +78,11 @@ static void nonblocking_cross(size_t n, int recv_first, int seed)
     MPI_Request q[2];
     MPI_Status st[2];
     if (recv_first) {
-        OK(MPI_Irecv(r, (int)n, MPI_UINT32_T, peer, 9, MPI_COMM_WORLD, &q[0]));
-        OK(MPI_Isend(s, (int)n, MPI_UINT32_T, peer, 9, MPI_COMM_WORLD, &q[1]));
+        OK(MPI_Irecv(r, (int)n, MPI_UINT32_T, peer, 9, tw, &q[0]));
+        OK(MPI_Isend(s, (int)n, MPI_UINT32_T, peer, 9, tw, &q[1]));
     } else {
-        OK(MPI_Isend(s, (int)n, MPI_UINT32_T, peer, 9, MPI_COMM_WORLD, &q[1]));
-        OK(MPI_Irecv(r, (int)n, MPI_UINT32_T, peer, 9, MPI_COMM_WORLD, &q[0]));
+        OK(MPI_Isend(s, (int)n, MPI_UINT32_T, peer, 9, tw, &q[1]));
+        OK(MPI_Irecv(r, (int)n, MPI_UINT32_T, peer, 9, tw, &q[0]));
     }
     OK(MPI_Waitall(2, q, st));
     int cnt;
@@ -105,7 +109,7 @@ static void sendrecv_cross(size_t n0, size_t n1, int seed)
         r[i] = 0xdeadbeef;
     MPI_Status st;
     OK(MPI_Sendrecv(s, (int)mine, MPI_UINT32_T, peer, 20 + rank, r, (int)cap, MPI_UINT32_T,
-                    peer, 20 + peer, MPI_COMM_WORLD, &st));
+                    peer, 20 + peer, tw, &st));
     int cnt;
     OK(MPI_Get_count(&st, MPI_UINT32_T, &cnt));
     CHECK((size_t)cnt == theirs && st.MPI_SOURCE == peer && st.MPI_TAG == 20 + peer,
@@ -133,7 +137,7 @@ static void sendrecv_replace_vector(int count, int seed)
     for (size_t i = 0; i < words; i++)
         b[i] = ((i % stride) < (size_t)bl) ? val(seed + rank, i) : 0xf0000000u + (uint32_t)rank;
     MPI_Status st;
-    OK(MPI_Sendrecv_replace(b, 1, vec, peer, 30, peer, 30, MPI_COMM_WORLD, &st));
+    OK(MPI_Sendrecv_replace(b, 1, vec, peer, 30, peer, 30, tw, &st));
     int cnt;
     OK(MPI_Get_count(&st, vec, &cnt));
     CHECK(cnt == 1, "Sendrecv_replace: count %d of the vector type", cnt);
@@ -153,15 +157,16 @@ static void sendrecv_replace_vector(int count, int seed)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    tw = t_pair_comm();
+    MPI_Comm_rank(tw, &rank);
+    MPI_Comm_size(tw, &size);
     CHECK(size == 2, "needs 2 ranks");
 
     blocking_cross((1 << 20) / 4, 1, 100);      /* 1 MiB */
     blocking_cross((8 << 20) / 4, 1, 200);      /* 8 MiB */
     blocking_cross((1 << 20) / 4 + 3, 4, 300);  /* 4 x ~1 MiB in a row */
     blocking_cross(10, 3, 400);                 /* small (eager) too */
-    OK(MPI_Barrier(MPI_COMM_WORLD));
+    OK(MPI_Barrier(tw));
 
     for (int rf = 0; rf < 2; rf++) {
         nonblocking_cross((8 << 20) / 4, rf, 500 + rf);
@@ -169,7 +174,7 @@ int main(int argc, char **argv)
         /* one rank posts receive first, the other send first */
         nonblocking_cross((1 << 20) / 4, rank ^ rf, 520 + rf);
     }
-    OK(MPI_Barrier(MPI_COMM_WORLD));
+    OK(MPI_Barrier(tw));
 
     sendrecv_cross(10, 1 << 20, 600);
     sendrecv_cross((2 << 20) + 5, 7, 610);
@@ -179,7 +184,7 @@ int main(int argc, char **argv)
     sendrecv_replace_vector(7, 700);                 /* 56 bytes */
     sendrecv_replace_vector(300000, 710);            /* 2.4 MB of data */
 
-    OK(MPI_Barrier(MPI_COMM_WORLD));
+    OK(MPI_Barrier(tw));
     if (rank == 0)
         printf("t_p2p_crossing: OK\n");
     MPI_Finalize();

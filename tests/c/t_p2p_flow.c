@@ -2,6 +2,7 @@
 /* env: VMPI_UNEXPECTED_MAX=1048576 */
 /* env: VMPI_UNEXPECTED_MAX=1048576 VMPI_SMP_RING_CELLS=64 */
 /* net: ofi h2 */
+/* vms: v2 v4 h2v2 v2net v2iv */
 /* Flow control of unexpected eager messages. Rank 0 sends 20000 messages
  * of 1 KiB (20 MiB in all) with MPI_Send to rank 1, which first sleeps and
  * then keeps its progress engine busy for a while without receiving them
@@ -26,6 +27,9 @@
 static int rank, size;
 
 #include "t_check.h"
+
+/* The communicator of this rank's pair (t_pair_comm). */
+static MPI_Comm tw;
 
 #define NMSG 20000
 #define LEN 1024
@@ -52,26 +56,27 @@ static unsigned char pat(int seq, int i)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    tw = t_pair_comm();
+    MPI_Comm_rank(tw, &rank);
+    MPI_Comm_size(tw, &size);
     CHECK(size == 2, "needs 2 ranks");
     const char *um = getenv("VMPI_UNEXPECTED_MAX");
     CHECK(um && strtol(um, NULL, 0) == 1048576, "run with VMPI_UNEXPECTED_MAX=1048576");
 
     unsigned char buf[LEN];
-    OK(MPI_Barrier(MPI_COMM_WORLD));
+    OK(MPI_Barrier(tw));
     if (rank == 0) {
         double t0 = MPI_Wtime();
         for (int s = 0; s < NMSG; s++) {
             memcpy(buf, &s, sizeof s);
             for (int i = (int)sizeof s; i < LEN; i++)
                 buf[i] = pat(s, i);
-            OK(MPI_Send(buf, LEN, MPI_BYTE, 1, 1, MPI_COMM_WORLD));
+            OK(MPI_Send(buf, LEN, MPI_BYTE, 1, 1, tw));
         }
         double tend = MPI_Wtime(), trecv;
         long grown;
-        OK(MPI_Recv(&trecv, 1, MPI_DOUBLE, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-        OK(MPI_Recv(&grown, 1, MPI_LONG, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        OK(MPI_Recv(&trecv, 1, MPI_DOUBLE, 1, 2, tw, MPI_STATUS_IGNORE));
+        OK(MPI_Recv(&grown, 1, MPI_LONG, 1, 3, tw, MPI_STATUS_IGNORE));
         /* MPI_Wtime is CLOCK_MONOTONIC: comparable across the two ranks. */
         CHECK(tend >= trecv,
               "all %d sends (20 MiB) completed %.3f s before rank 1 started receiving: "
@@ -89,10 +94,10 @@ int main(int argc, char **argv)
         double t1 = MPI_Wtime();
         int flag = 0;
         while (MPI_Wtime() - t1 < 1.0) {
-            OK(MPI_Iprobe(1, 99, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE));
+            OK(MPI_Iprobe(1, 99, tw, &flag, MPI_STATUS_IGNORE));
             CHECK(!flag, "message with tag 99 was never sent");
         }
-        OK(MPI_Iprobe(0, 1, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE));
+        OK(MPI_Iprobe(0, 1, tw, &flag, MPI_STATUS_IGNORE));
         CHECK(flag, "no message arrived from rank 0 in 2 s");
         long held = maxrss_kib() - base;
         double trecv = MPI_Wtime();
@@ -100,7 +105,7 @@ int main(int argc, char **argv)
             MPI_Status st;
             int cnt, seq;
             memset(buf, 0, sizeof buf);
-            OK(MPI_Recv(buf, LEN, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &st));
+            OK(MPI_Recv(buf, LEN, MPI_BYTE, 0, 1, tw, &st));
             OK(MPI_Get_count(&st, MPI_BYTE, &cnt));
             CHECK(cnt == LEN, "message %d: %d bytes", s, cnt);
             memcpy(&seq, buf, sizeof seq);
@@ -114,8 +119,8 @@ int main(int argc, char **argv)
               "max RSS grew by %ld KiB while 20 MiB of messages were sent unexpected with "
               "VMPI_UNEXPECTED_MAX=1 MiB: no backpressure",
               held);
-        OK(MPI_Send(&trecv, 1, MPI_DOUBLE, 0, 2, MPI_COMM_WORLD));
-        OK(MPI_Send(&grown, 1, MPI_LONG, 0, 3, MPI_COMM_WORLD));
+        OK(MPI_Send(&trecv, 1, MPI_DOUBLE, 0, 2, tw));
+        OK(MPI_Send(&grown, 1, MPI_LONG, 0, 3, tw));
     }
     MPI_Finalize();
     return 0;

@@ -2,6 +2,7 @@
 /* env: VMPI_SMP_CMA=1 */
 /* env: VMPI_SMP_CMA=0 */
 /* net: ofi h2 */
+/* vms: v2 v4 h2v2 v2net v2iv */
 /* Send modes and completion calls:
  *  - MPI_Ssend / MPI_Issend do not complete before the matching receive is
  *    posted (small and rendezvous sizes; the receiver sleeps 300 ms);
@@ -22,6 +23,9 @@
 static int rank, size;
 
 #include "t_check.h"
+
+/* The communicator of this rank's pair (t_pair_comm). */
+static MPI_Comm tw;
 
 static void sleep_ms(int ms)
 {
@@ -49,20 +53,20 @@ static void ssend_waits(size_t n, int nonblocking)
     const int tag = nonblocking ? 11 : 10;
     unsigned char *b = malloc(n ? n : 1);
     CHECK(b, "malloc");
-    OK(MPI_Barrier(MPI_COMM_WORLD));
+    OK(MPI_Barrier(tw));
     if (rank == 0) {
         for (size_t i = 0; i < n; i++)
             b[i] = (unsigned char)(i * 7 + n);
         double t0 = MPI_Wtime(), tdone;
         if (!nonblocking) {
-            OK(MPI_Ssend(b, (int)n, MPI_BYTE, 1, tag, MPI_COMM_WORLD));
+            OK(MPI_Ssend(b, (int)n, MPI_BYTE, 1, tag, tw));
             tdone = MPI_Wtime();
         } else {
             MPI_Request q;
             MPI_Status st;
             int flag = 0;
             long falses = 0;
-            OK(MPI_Issend(b, (int)n, MPI_BYTE, 1, tag, MPI_COMM_WORLD, &q));
+            OK(MPI_Issend(b, (int)n, MPI_BYTE, 1, tag, tw, &q));
             while (!flag) {
                 OK(MPI_Test(&q, &flag, &st));
                 if (!flag)
@@ -74,7 +78,7 @@ static void ssend_waits(size_t n, int nonblocking)
             CHECK(q == MPI_REQUEST_NULL, "completed Issend left handle %#x", (unsigned)q);
         }
         double tpost;
-        OK(MPI_Recv(&tpost, 1, MPI_DOUBLE, 1, tag + 100, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        OK(MPI_Recv(&tpost, 1, MPI_DOUBLE, 1, tag + 100, tw, MPI_STATUS_IGNORE));
         CHECK(tdone >= tpost, "%s of %zu bytes completed %.6f s before the receive was posted",
               nonblocking ? "Issend" : "Ssend", n, tpost - tdone);
         CHECK(tdone - t0 >= 0.25, "%s of %zu bytes took only %.3f s (receiver slept 0.3 s)",
@@ -84,12 +88,12 @@ static void ssend_waits(size_t n, int nonblocking)
         double tpost = MPI_Wtime();
         MPI_Status st;
         int cnt;
-        OK(MPI_Recv(b, (int)n, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &st));
+        OK(MPI_Recv(b, (int)n, MPI_BYTE, 0, tag, tw, &st));
         OK(MPI_Get_count(&st, MPI_BYTE, &cnt));
         CHECK((size_t)cnt == n, "Ssend payload %d bytes, want %zu", cnt, n);
         for (size_t i = 0; i < n; i++)
             CHECK(b[i] == (unsigned char)(i * 7 + n), "Ssend payload byte %zu", i);
-        OK(MPI_Send(&tpost, 1, MPI_DOUBLE, 0, tag + 100, MPI_COMM_WORLD));
+        OK(MPI_Send(&tpost, 1, MPI_DOUBLE, 0, tag + 100, tw));
     }
     free(b);
 }
@@ -99,39 +103,39 @@ static void rsend(void)
     int x[4] = {0, 0, 0, 0};
     if (rank == 1) {
         MPI_Request q;
-        OK(MPI_Irecv(x, 4, MPI_INT, 0, 20, MPI_COMM_WORLD, &q));
-        OK(MPI_Barrier(MPI_COMM_WORLD));
+        OK(MPI_Irecv(x, 4, MPI_INT, 0, 20, tw, &q));
+        OK(MPI_Barrier(tw));
         OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
         CHECK(x[0] == 1 && x[3] == 4, "Rsend data %d..%d", x[0], x[3]);
     } else {
         int y[4] = {1, 2, 3, 4};
-        OK(MPI_Barrier(MPI_COMM_WORLD));
-        OK(MPI_Rsend(y, 4, MPI_INT, 1, 20, MPI_COMM_WORLD));
+        OK(MPI_Barrier(tw));
+        OK(MPI_Rsend(y, 4, MPI_INT, 1, 20, tw));
     }
 }
 
 static void cancel_tests(void)
 {
-    OK(MPI_Barrier(MPI_COMM_WORLD));
+    OK(MPI_Barrier(tw));
     if (rank == 0) {
         /* Unmatched receive: cancelled. */
         int a = -1, b = -1;
         MPI_Request q;
         MPI_Status st;
         int flag = -1;
-        OK(MPI_Irecv(&a, 1, MPI_INT, 1, 30, MPI_COMM_WORLD, &q));
+        OK(MPI_Irecv(&a, 1, MPI_INT, 1, 30, tw, &q));
         OK(MPI_Cancel(&q));
         OK(MPI_Wait(&q, &st));
         CHECK(q == MPI_REQUEST_NULL, "cancelled request not freed by Wait");
         OK(MPI_Test_cancelled(&st, &flag));
         CHECK(flag == 1, "Test_cancelled after cancelling an unmatched Irecv gave %d", flag);
         /* The message sent afterwards goes to the next receive. */
-        OK(MPI_Barrier(MPI_COMM_WORLD));
-        OK(MPI_Recv(&b, 1, MPI_INT, 1, 30, MPI_COMM_WORLD, &st));
+        OK(MPI_Barrier(tw));
+        OK(MPI_Recv(&b, 1, MPI_INT, 1, 30, tw, &st));
         CHECK(a == -1 && b == 300, "after cancel: cancelled buffer %d, next receive %d", a, b);
 
         /* Cancel + Test (not Wait) also completes it. */
-        OK(MPI_Irecv(&a, 1, MPI_INT, MPI_ANY_SOURCE, 31, MPI_COMM_WORLD, &q));
+        OK(MPI_Irecv(&a, 1, MPI_INT, MPI_ANY_SOURCE, 31, tw, &q));
         OK(MPI_Cancel(&q));
         flag = 0;
         while (!flag)
@@ -143,9 +147,9 @@ static void cancel_tests(void)
          * so by the time rank 0 leaves it the message has been matched
          * (same ordered channel). */
         a = -1;
-        OK(MPI_Irecv(&a, 1, MPI_INT, 1, 32, MPI_COMM_WORLD, &q));
-        OK(MPI_Barrier(MPI_COMM_WORLD));
-        OK(MPI_Barrier(MPI_COMM_WORLD));
+        OK(MPI_Irecv(&a, 1, MPI_INT, 1, 32, tw, &q));
+        OK(MPI_Barrier(tw));
+        OK(MPI_Barrier(tw));
         OK(MPI_Cancel(&q));
         OK(MPI_Wait(&q, &st));
         OK(MPI_Test_cancelled(&st, &flag));
@@ -156,25 +160,25 @@ static void cancel_tests(void)
         /* Cancel of a send: vmpi may refuse; either way the outcome must be
          * consistent with what the receiver sees. */
         int s = 330;
-        OK(MPI_Isend(&s, 1, MPI_INT, 1, 33, MPI_COMM_WORLD, &q));
+        OK(MPI_Isend(&s, 1, MPI_INT, 1, 33, tw, &q));
         OK(MPI_Cancel(&q));
         OK(MPI_Wait(&q, &st));
         OK(MPI_Test_cancelled(&st, &flag));
-        OK(MPI_Send(&flag, 1, MPI_INT, 1, 34, MPI_COMM_WORLD));
+        OK(MPI_Send(&flag, 1, MPI_INT, 1, 34, tw));
     } else {
-        OK(MPI_Barrier(MPI_COMM_WORLD));
+        OK(MPI_Barrier(tw));
         int b = 300;
-        OK(MPI_Send(&b, 1, MPI_INT, 0, 30, MPI_COMM_WORLD));
+        OK(MPI_Send(&b, 1, MPI_INT, 0, 30, tw));
         b = 320;
-        OK(MPI_Barrier(MPI_COMM_WORLD));
-        OK(MPI_Send(&b, 1, MPI_INT, 0, 32, MPI_COMM_WORLD));
-        OK(MPI_Barrier(MPI_COMM_WORLD));
+        OK(MPI_Barrier(tw));
+        OK(MPI_Send(&b, 1, MPI_INT, 0, 32, tw));
+        OK(MPI_Barrier(tw));
         int cancelled, got = -1, flag = 0;
         MPI_Status st;
-        OK(MPI_Recv(&cancelled, 1, MPI_INT, 0, 34, MPI_COMM_WORLD, &st));
-        OK(MPI_Iprobe(0, 33, MPI_COMM_WORLD, &flag, &st));
+        OK(MPI_Recv(&cancelled, 1, MPI_INT, 0, 34, tw, &st));
+        OK(MPI_Iprobe(0, 33, tw, &flag, &st));
         if (flag)
-            OK(MPI_Recv(&got, 1, MPI_INT, 0, 33, MPI_COMM_WORLD, &st));
+            OK(MPI_Recv(&got, 1, MPI_INT, 0, 33, tw, &st));
         CHECK(cancelled ? !flag : (flag && got == 330),
               "send cancel: Test_cancelled %d but message %s", cancelled,
               flag ? "arrived" : "did not arrive");
@@ -184,7 +188,7 @@ static void cancel_tests(void)
 /* Waitany / Waitsome / Testany / Testsome / Testall / Waitall semantics. */
 static void multi_tests(void)
 {
-    OK(MPI_Barrier(MPI_COMM_WORLD));
+    OK(MPI_Barrier(tw));
     MPI_Request nul[3] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     MPI_Status st, sts[4];
     int idx = -5, flag = -5, out = -5, ind[4];
@@ -221,8 +225,8 @@ static void multi_tests(void)
         int a = -1, b = -1, c = -1;
         MPI_Request q[4] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL,
                             MPI_REQUEST_NULL};
-        OK(MPI_Irecv(&a, 1, MPI_INT, 1, 41, MPI_COMM_WORLD, &q[1]));
-        OK(MPI_Irecv(&b, 1, MPI_INT, 1, 42, MPI_COMM_WORLD, &q[3]));
+        OK(MPI_Irecv(&a, 1, MPI_INT, 1, 41, tw, &q[1]));
+        OK(MPI_Irecv(&b, 1, MPI_INT, 1, 42, tw, &q[3]));
         /* Nothing sent yet: Testany/Testsome/Testall say so. */
         idx = -5;
         flag = -5;
@@ -239,14 +243,14 @@ static void multi_tests(void)
         CHECK(q[1] != MPI_REQUEST_NULL && q[3] != MPI_REQUEST_NULL,
               "Testall with flag 0 freed requests");
         /* Rank 1 sends tag 42 only: Waitany picks index 3. */
-        OK(MPI_Send(NULL, 0, MPI_INT, 1, 40, MPI_COMM_WORLD));
+        OK(MPI_Send(NULL, 0, MPI_INT, 1, 40, tw));
         OK(MPI_Waitany(4, q, &idx, &st));
         CHECK(idx == 3 && b == 42 && st.MPI_TAG == 42 && q[3] == MPI_REQUEST_NULL,
               "Waitany: index %d b %d tag %d", idx, b, st.MPI_TAG);
         CHECK(q[1] != MPI_REQUEST_NULL, "Waitany freed the pending request");
         /* Then tag 41 and 43: Waitsome returns what is done. */
-        OK(MPI_Irecv(&c, 1, MPI_INT, 1, 43, MPI_COMM_WORLD, &q[0]));
-        OK(MPI_Send(NULL, 0, MPI_INT, 1, 40, MPI_COMM_WORLD));
+        OK(MPI_Irecv(&c, 1, MPI_INT, 1, 43, tw, &q[0]));
+        OK(MPI_Send(NULL, 0, MPI_INT, 1, 40, tw));
         int got = 0, seen[4] = {0, 0, 0, 0};
         while (got < 2) {
             OK(MPI_Waitsome(4, q, &out, ind, sts));
@@ -265,8 +269,8 @@ static void multi_tests(void)
         OK(MPI_Waitsome(4, q, &out, ind, sts));
         CHECK(out == MPI_UNDEFINED, "Waitsome once all are null: %d", out);
         /* Testall completes everything at once and leaves nulls' statuses empty. */
-        OK(MPI_Irecv(&a, 1, MPI_INT, 1, 44, MPI_COMM_WORLD, &q[2]));
-        OK(MPI_Send(NULL, 0, MPI_INT, 1, 40, MPI_COMM_WORLD));
+        OK(MPI_Irecv(&a, 1, MPI_INT, 1, 44, tw, &q[2]));
+        OK(MPI_Send(NULL, 0, MPI_INT, 1, 40, tw));
         flag = 0;
         while (!flag)
             OK(MPI_Testall(4, q, &flag, sts));
@@ -274,16 +278,16 @@ static void multi_tests(void)
               a, sts[2].MPI_TAG);
         expect_empty(&sts[0], "Testall null entry");
         /* Testany that finds one done. */
-        OK(MPI_Irecv(&a, 1, MPI_INT, 1, 45, MPI_COMM_WORLD, &q[1]));
-        OK(MPI_Send(NULL, 0, MPI_INT, 1, 40, MPI_COMM_WORLD));
+        OK(MPI_Irecv(&a, 1, MPI_INT, 1, 45, tw, &q[1]));
+        OK(MPI_Send(NULL, 0, MPI_INT, 1, 40, tw));
         flag = 0;
         while (!flag)
             OK(MPI_Testany(4, q, &idx, &flag, &st));
         CHECK(idx == 1 && a == 45 && st.MPI_TAG == 45 && q[1] == MPI_REQUEST_NULL,
               "Testany: index %d a %d", idx, a);
         /* Testsome that finds one done. */
-        OK(MPI_Irecv(&a, 1, MPI_INT, 1, 46, MPI_COMM_WORLD, &q[3]));
-        OK(MPI_Send(NULL, 0, MPI_INT, 1, 40, MPI_COMM_WORLD));
+        OK(MPI_Irecv(&a, 1, MPI_INT, 1, 46, tw, &q[3]));
+        OK(MPI_Send(NULL, 0, MPI_INT, 1, 40, tw));
         out = 0;
         while (out == 0)
             OK(MPI_Testsome(4, q, &out, ind, sts));
@@ -291,17 +295,17 @@ static void multi_tests(void)
               "Testsome: outcount %d index %d a %d", out, ind[0], a);
     } else {
         int v;
-        OK(MPI_Recv(NULL, 0, MPI_INT, 0, 40, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        OK(MPI_Recv(NULL, 0, MPI_INT, 0, 40, tw, MPI_STATUS_IGNORE));
         v = 42;
-        OK(MPI_Send(&v, 1, MPI_INT, 0, 42, MPI_COMM_WORLD));
-        OK(MPI_Recv(NULL, 0, MPI_INT, 0, 40, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        OK(MPI_Send(&v, 1, MPI_INT, 0, 42, tw));
+        OK(MPI_Recv(NULL, 0, MPI_INT, 0, 40, tw, MPI_STATUS_IGNORE));
         v = 41;
-        OK(MPI_Send(&v, 1, MPI_INT, 0, 41, MPI_COMM_WORLD));
+        OK(MPI_Send(&v, 1, MPI_INT, 0, 41, tw));
         v = 43;
-        OK(MPI_Send(&v, 1, MPI_INT, 0, 43, MPI_COMM_WORLD));
+        OK(MPI_Send(&v, 1, MPI_INT, 0, 43, tw));
         for (int t = 44; t <= 46; t++) {
-            OK(MPI_Recv(NULL, 0, MPI_INT, 0, 40, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-            OK(MPI_Send(&t, 1, MPI_INT, 0, t, MPI_COMM_WORLD));
+            OK(MPI_Recv(NULL, 0, MPI_INT, 0, 40, tw, MPI_STATUS_IGNORE));
+            OK(MPI_Send(&t, 1, MPI_INT, 0, t, tw));
         }
     }
 }
@@ -312,29 +316,29 @@ static void proc_null(void)
     MPI_Status st;
     MPI_Request q;
     int cnt = -1;
-    OK(MPI_Send(&x, 1, MPI_INT, MPI_PROC_NULL, 1, MPI_COMM_WORLD));
-    OK(MPI_Ssend(&x, 1, MPI_INT, MPI_PROC_NULL, 1, MPI_COMM_WORLD));
+    OK(MPI_Send(&x, 1, MPI_INT, MPI_PROC_NULL, 1, tw));
+    OK(MPI_Ssend(&x, 1, MPI_INT, MPI_PROC_NULL, 1, tw));
     memset(&st, 0x7f, sizeof st);
-    OK(MPI_Recv(&y, 1, MPI_INT, MPI_PROC_NULL, 1, MPI_COMM_WORLD, &st));
+    OK(MPI_Recv(&y, 1, MPI_INT, MPI_PROC_NULL, 1, tw, &st));
     OK(MPI_Get_count(&st, MPI_INT, &cnt));
     CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG && cnt == 0 && y == 7,
           "Recv(PROC_NULL): source %d tag %d count %d y %d (raw %#x %#x)", st.MPI_SOURCE, st.MPI_TAG, cnt, y, (unsigned)st.count_lo, (unsigned)st.count_hi_and_cancelled);
-    OK(MPI_Irecv(&y, 1, MPI_INT, MPI_PROC_NULL, 1, MPI_COMM_WORLD, &q));
+    OK(MPI_Irecv(&y, 1, MPI_INT, MPI_PROC_NULL, 1, tw, &q));
     memset(&st, 0x7f, sizeof st);
     OK(MPI_Wait(&q, &st));
     OK(MPI_Get_count(&st, MPI_INT, &cnt));
     CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG && cnt == 0,
           "Irecv(PROC_NULL): source %d tag %d count %d", st.MPI_SOURCE, st.MPI_TAG, cnt);
-    OK(MPI_Isend(&x, 1, MPI_INT, MPI_PROC_NULL, 1, MPI_COMM_WORLD, &q));
+    OK(MPI_Isend(&x, 1, MPI_INT, MPI_PROC_NULL, 1, tw, &q));
     OK(MPI_Wait(&q, &st));
     memset(&st, 0x7f, sizeof st);
     OK(MPI_Sendrecv(&x, 1, MPI_INT, MPI_PROC_NULL, 1, &y, 1, MPI_INT, MPI_PROC_NULL, 1,
-                    MPI_COMM_WORLD, &st));
+                    tw, &st));
     OK(MPI_Get_count(&st, MPI_INT, &cnt));
     CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG && cnt == 0 && y == 7,
           "Sendrecv(PROC_NULL): source %d tag %d count %d", st.MPI_SOURCE, st.MPI_TAG, cnt);
     int flag = 0;
-    OK(MPI_Iprobe(MPI_PROC_NULL, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st));
+    OK(MPI_Iprobe(MPI_PROC_NULL, MPI_ANY_TAG, tw, &flag, &st));
     OK(MPI_Get_count(&st, MPI_INT, &cnt));
     CHECK(flag == 1 && st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG && cnt == 0,
           "Iprobe(PROC_NULL): flag %d source %d tag %d count %d", flag, st.MPI_SOURCE,
@@ -348,8 +352,8 @@ static void self_sends(void)
     int cnt;
     /* small */
     int a[3] = {rank, 2, 3}, b[3] = {0, 0, 0};
-    OK(MPI_Isend(a, 3, MPI_INT, rank, 50, MPI_COMM_WORLD, &q));
-    OK(MPI_Recv(b, 3, MPI_INT, rank, 50, MPI_COMM_WORLD, &st));
+    OK(MPI_Isend(a, 3, MPI_INT, rank, 50, tw, &q));
+    OK(MPI_Recv(b, 3, MPI_INT, rank, 50, tw, &st));
     OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
     OK(MPI_Get_count(&st, MPI_INT, &cnt));
     CHECK(b[0] == rank && b[2] == 3 && cnt == 3 && st.MPI_SOURCE == rank && st.MPI_TAG == 50,
@@ -361,8 +365,8 @@ static void self_sends(void)
     for (size_t i = 0; i < n; i++)
         s[i] = (uint32_t)(i * 2654435761u) ^ (uint32_t)rank;
     memset(r, 0, n * 4);
-    OK(MPI_Isend(s, (int)n, MPI_UINT32_T, rank, 51, MPI_COMM_WORLD, &q));
-    OK(MPI_Recv(r, (int)n, MPI_UINT32_T, MPI_ANY_SOURCE, 51, MPI_COMM_WORLD, &st));
+    OK(MPI_Isend(s, (int)n, MPI_UINT32_T, rank, 51, tw, &q));
+    OK(MPI_Recv(r, (int)n, MPI_UINT32_T, MPI_ANY_SOURCE, 51, tw, &st));
     OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
     OK(MPI_Get_count(&st, MPI_UINT32_T, &cnt));
     CHECK((size_t)cnt == n && st.MPI_SOURCE == rank, "4 MiB self send: count %d source %d", cnt,
@@ -371,25 +375,25 @@ static void self_sends(void)
     /* Receive posted first, then the send. */
     memset(r, 0, n * 4);
     MPI_Request rq;
-    OK(MPI_Irecv(r, (int)n, MPI_UINT32_T, rank, 52, MPI_COMM_WORLD, &rq));
-    OK(MPI_Send(s, (int)n, MPI_UINT32_T, rank, 52, MPI_COMM_WORLD));
+    OK(MPI_Irecv(r, (int)n, MPI_UINT32_T, rank, 52, tw, &rq));
+    OK(MPI_Send(s, (int)n, MPI_UINT32_T, rank, 52, tw));
     OK(MPI_Wait(&rq, &st));
     CHECK(memcmp(s, r, n * 4) == 0, "self send to a posted receive: data differs");
     /* Synchronous: Issend does not complete before the Recv. */
     int flag = 1;
     b[0] = -1;
-    OK(MPI_Issend(a, 3, MPI_INT, rank, 53, MPI_COMM_WORLD, &q));
+    OK(MPI_Issend(a, 3, MPI_INT, rank, 53, tw, &q));
     OK(MPI_Test(&q, &flag, &st));
     CHECK(flag == 0, "Issend to self completed before the receive was posted");
-    OK(MPI_Recv(b, 3, MPI_INT, rank, 53, MPI_COMM_WORLD, &st));
+    OK(MPI_Recv(b, 3, MPI_INT, rank, 53, tw, &st));
     OK(MPI_Wait(&q, &st));
     CHECK(b[0] == rank, "Issend to self: %d", b[0]);
     /* Large synchronous to self. */
     memset(r, 0, n * 4);
-    OK(MPI_Issend(s, (int)n, MPI_UINT32_T, rank, 54, MPI_COMM_WORLD, &q));
+    OK(MPI_Issend(s, (int)n, MPI_UINT32_T, rank, 54, tw, &q));
     OK(MPI_Test(&q, &flag, &st));
     CHECK(flag == 0, "4 MiB Issend to self completed before the receive was posted");
-    OK(MPI_Recv(r, (int)n, MPI_UINT32_T, rank, 54, MPI_COMM_WORLD, &st));
+    OK(MPI_Recv(r, (int)n, MPI_UINT32_T, rank, 54, tw, &st));
     OK(MPI_Wait(&q, &st));
     CHECK(memcmp(s, r, n * 4) == 0, "4 MiB Issend to self: data differs");
     free(s);
@@ -399,8 +403,9 @@ static void self_sends(void)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    tw = t_pair_comm();
+    MPI_Comm_rank(tw, &rank);
+    MPI_Comm_size(tw, &size);
     CHECK(size == 2, "needs 2 ranks");
 
     ssend_waits(100, 0);
@@ -414,7 +419,7 @@ int main(int argc, char **argv)
     proc_null();
     self_sends();
 
-    OK(MPI_Barrier(MPI_COMM_WORLD));
+    OK(MPI_Barrier(tw));
     if (rank == 0)
         printf("t_p2p_modes: OK\n");
     MPI_Finalize();

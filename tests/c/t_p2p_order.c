@@ -3,6 +3,7 @@
 /* env: VMPI_SMP_CMA=0 */
 /* env: VMPI_SMP_EAGER_MAX=0 */
 /* net: ofi h2 h4 */
+/* vms: v2 v4 h2v2 v2net v2iv */
 /* MPI's non-overtaking rule and tag matching, across the eager/rendezvous
  * threshold: messages of one (source, tag) arrive in send order whatever
  * their sizes, receives posted with other tags in another order match the

@@ -2,6 +2,7 @@
 /* env: VMPI_SMP_CMA=1 */
 /* env: VMPI_SMP_CMA=0 */
 /* net: ofi h2 */
+/* vms: v2 v4 h2v2 v2net v2iv */
 /* Persistent requests: Send_init / Ssend_init / Rsend_init / Recv_init,
  * restarted 100 times with Start and Startall while the buffers change, and
  * completed alternately with Wait, Test loops, Waitall and Testall; a
@@ -19,6 +20,9 @@
 static int rank, size;
 
 #include "t_check.h"
+
+/* The communicator of this rank's pair (t_pair_comm). */
+static MPI_Comm tw;
 
 #define ITERS 100
 #define NSMALL 37
@@ -60,8 +64,9 @@ static void complete(MPI_Request *q, int it, MPI_Status *st)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    tw = t_pair_comm();
+    MPI_Comm_rank(tw, &rank);
+    MPI_Comm_size(tw, &size);
     CHECK(size == 2, "needs 2 ranks");
     int peer = 1 - rank;
 
@@ -73,18 +78,18 @@ int main(int argc, char **argv)
     MPI_Status st, sts[3];
 
     if (rank == 0) {
-        OK(MPI_Send_init(small[0], NSMALL, MPI_INT, 1, 1, MPI_COMM_WORLD, &q[0]));
-        OK(MPI_Ssend_init(small[1], NSMALL, MPI_INT, 1, 2, MPI_COMM_WORLD, &q[1]));
-        OK(MPI_Rsend_init(small[2], NSMALL, MPI_INT, 1, 3, MPI_COMM_WORLD, &q[2]));
-        OK(MPI_Send_init(big, NBIG, MPI_INT, 1, 4, MPI_COMM_WORLD, &qbig));
-        OK(MPI_Recv_init(&ackv, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, &qack));
-        OK(MPI_Recv_init(NULL, 0, MPI_INT, 1, 6, MPI_COMM_WORLD, &qready));
+        OK(MPI_Send_init(small[0], NSMALL, MPI_INT, 1, 1, tw, &q[0]));
+        OK(MPI_Ssend_init(small[1], NSMALL, MPI_INT, 1, 2, tw, &q[1]));
+        OK(MPI_Rsend_init(small[2], NSMALL, MPI_INT, 1, 3, tw, &q[2]));
+        OK(MPI_Send_init(big, NBIG, MPI_INT, 1, 4, tw, &qbig));
+        OK(MPI_Recv_init(&ackv, 1, MPI_INT, 1, 5, tw, &qack));
+        OK(MPI_Recv_init(NULL, 0, MPI_INT, 1, 6, tw, &qready));
     } else {
         for (int k = 0; k < 3; k++)
-            OK(MPI_Recv_init(small[k], NSMALL, MPI_INT, 0, 1 + k, MPI_COMM_WORLD, &q[k]));
-        OK(MPI_Recv_init(big, NBIG, MPI_INT, 0, 4, MPI_COMM_WORLD, &qbig));
-        OK(MPI_Send_init(&ack, 1, MPI_INT, 0, 5, MPI_COMM_WORLD, &qack));
-        OK(MPI_Send_init(NULL, 0, MPI_INT, 0, 6, MPI_COMM_WORLD, &qready));
+            OK(MPI_Recv_init(small[k], NSMALL, MPI_INT, 0, 1 + k, tw, &q[k]));
+        OK(MPI_Recv_init(big, NBIG, MPI_INT, 0, 4, tw, &qbig));
+        OK(MPI_Send_init(&ack, 1, MPI_INT, 0, 5, tw, &qack));
+        OK(MPI_Send_init(NULL, 0, MPI_INT, 0, 6, tw, &qready));
     }
 
     /* Inactive requests: Wait/Test return at once with an empty status. */
@@ -201,17 +206,17 @@ int main(int argc, char **argv)
 
     /* A persistent request never started, freed. */
     MPI_Request never;
-    OK(MPI_Send_init(small[0], 1, MPI_INT, peer, 50, MPI_COMM_WORLD, &never));
+    OK(MPI_Send_init(small[0], 1, MPI_INT, peer, 50, tw, &never));
     OK(MPI_Request_free(&never));
     CHECK(never == MPI_REQUEST_NULL, "Request_free of a never-started request");
 
     /* An active persistent send freed: its message still arrives. */
-    OK(MPI_Barrier(MPI_COMM_WORLD));
+    OK(MPI_Barrier(tw));
     if (rank == 0) {
         for (int i = 0; i < NBIG; i++)
             big[i] = v(777, 1, i);
         MPI_Request fs;
-        OK(MPI_Send_init(big, NBIG, MPI_INT, 1, 60, MPI_COMM_WORLD, &fs));
+        OK(MPI_Send_init(big, NBIG, MPI_INT, 1, 60, tw, &fs));
         OK(MPI_Start(&fs));
         OK(MPI_Request_free(&fs));
         CHECK(fs == MPI_REQUEST_NULL, "Request_free of an active request left %#x",
@@ -223,7 +228,7 @@ int main(int argc, char **argv)
         CHECK(ackv == 4242, "final ack %d", ackv);
     } else {
         memset(big, 0, sizeof(int) * NBIG);
-        OK(MPI_Recv(big, NBIG, MPI_INT, 0, 60, MPI_COMM_WORLD, &st));
+        OK(MPI_Recv(big, NBIG, MPI_INT, 0, 60, tw, &st));
         for (int i = 0; i < NBIG; i++)
             CHECK(big[i] == v(777, 1, i), "freed active send: int %d is %d", i, big[i]);
         ack = 4242;
@@ -234,33 +239,33 @@ int main(int argc, char **argv)
 
     /* A persistent receive freed while active and then matched: the message
      * is consumed by it, not by a later receive. */
-    OK(MPI_Barrier(MPI_COMM_WORLD));
+    OK(MPI_Barrier(tw));
     if (rank == 1) {
         static int sink[4];
         MPI_Request fr;
-        OK(MPI_Recv_init(sink, 4, MPI_INT, 0, 70, MPI_COMM_WORLD, &fr));
+        OK(MPI_Recv_init(sink, 4, MPI_INT, 0, 70, tw, &fr));
         OK(MPI_Start(&fr));
         OK(MPI_Request_free(&fr));
-        OK(MPI_Barrier(MPI_COMM_WORLD));
+        OK(MPI_Barrier(tw));
         int x = 0;
-        OK(MPI_Recv(&x, 1, MPI_INT, 0, 70, MPI_COMM_WORLD, &st));
+        OK(MPI_Recv(&x, 1, MPI_INT, 0, 70, tw, &st));
         CHECK(x == 2, "second message on tag 70 is %d, want 2 (the freed receive did not "
                       "take the first)", x);
     } else {
-        OK(MPI_Barrier(MPI_COMM_WORLD));
+        OK(MPI_Barrier(tw));
         int x = 1;
-        OK(MPI_Send(&x, 1, MPI_INT, 1, 70, MPI_COMM_WORLD));
+        OK(MPI_Send(&x, 1, MPI_INT, 1, 70, tw));
         x = 2;
-        OK(MPI_Send(&x, 1, MPI_INT, 1, 70, MPI_COMM_WORLD));
+        OK(MPI_Send(&x, 1, MPI_INT, 1, 70, tw));
     }
 
     /* Cancel of a started persistent receive: the operation is cancelled,
      * the request stays allocated (inactive) and can be started again. */
-    OK(MPI_Barrier(MPI_COMM_WORLD));
+    OK(MPI_Barrier(tw));
     if (rank == 1) {
         int z = -1, canc = -1;
         MPI_Request cr;
-        OK(MPI_Recv_init(&z, 1, MPI_INT, 0, 80, MPI_COMM_WORLD, &cr));
+        OK(MPI_Recv_init(&z, 1, MPI_INT, 0, 80, tw, &cr));
         OK(MPI_Start(&cr));
         OK(MPI_Cancel(&cr));
         OK(MPI_Wait(&cr, &st));
@@ -269,7 +274,7 @@ int main(int argc, char **argv)
               "cancelled persistent receive: cancelled %d handle %#x z %d", canc, (unsigned)cr,
               z);
         OK(MPI_Start(&cr));
-        OK(MPI_Send(NULL, 0, MPI_INT, 0, 81, MPI_COMM_WORLD)); /* go */
+        OK(MPI_Send(NULL, 0, MPI_INT, 0, 81, tw)); /* go */
         OK(MPI_Wait(&cr, &st));
         OK(MPI_Test_cancelled(&st, &canc));
         CHECK(canc == 0 && z == 8080 && st.MPI_TAG == 80,
@@ -277,12 +282,12 @@ int main(int argc, char **argv)
         OK(MPI_Request_free(&cr));
     } else {
         int z = 8080;
-        OK(MPI_Recv(NULL, 0, MPI_INT, 1, 81, MPI_COMM_WORLD, &st));
-        OK(MPI_Send(&z, 1, MPI_INT, 1, 80, MPI_COMM_WORLD));
+        OK(MPI_Recv(NULL, 0, MPI_INT, 1, 81, tw, &st));
+        OK(MPI_Send(&z, 1, MPI_INT, 1, 80, tw));
     }
 
     free(big);
-    OK(MPI_Barrier(MPI_COMM_WORLD));
+    OK(MPI_Barrier(tw));
     if (rank == 0)
         printf("t_p2p_persistent: OK (%d iterations)\n", ITERS);
     MPI_Finalize();

@@ -1,5 +1,6 @@
 /* np: 1 2 */
 /* net: ofi h2 */
+/* vms: v2 v4 h2v2 v2net v2iv */
 /* A periodic shift on each rank's own data (Sendrecv and Sendrecv_replace
  * to self), and synchronous sends to self posted after the receive: each
  * message arrives exactly once and carries this iteration's value. */

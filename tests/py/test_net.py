@@ -44,7 +44,7 @@ def test_pingpong_across_hosts_and_verbose_table(jobs):
     assert cp.returncode == 0, cp.stdout + cp.stderr
     assert "pingpong ok 1000" in cp.stdout
     err = cp.stderr
-    assert re.search(r"channels smp,ofi \(ofi provider \S+", err), err
+    assert re.search(r"channels smp,ivshmem,ofi \(ofi provider \S+", err), err
     # block placement: ranks 0,1 on the first host, 2,3 on the second
     hosts = dict(re.findall(r"vmpi: rank (\d): host (\d+)", err))
     assert hosts == {"0": "0", "1": "0", "2": "2", "3": "2"}, err
@@ -65,7 +65,7 @@ def test_unknown_channel_is_a_clear_error(jobs):
     cp, _ = run([VMPIRUN, "-n", 2, "-x", "VMPI_CHANNELS=smp,carrier-pigeon", jobs, "pingpong"],
                 timeout=60)
     assert cp.returncode != 0
-    assert 'unknown channel "carrier-pigeon" (available: smp, ofi)' in cp.stderr, cp.stderr
+    assert 'unknown channel "carrier-pigeon" (available: smp, ivshmem, ofi)' in cp.stderr, cp.stderr
 
 
 def test_no_channel_between_hosts_is_a_clear_error(jobs):
@@ -121,9 +121,9 @@ def test_nonexistent_provider_is_a_clear_error(jobs):
 
 def test_missing_network_address_is_an_error_not_a_hang(jobs):
     # Rank 1 publishes a business card of another host but no address; vmpi's
-    # MPI_Init runs 4 PMI barriers before it reads the addresses (cards,
-    # two for the smp segment, one for the address exchange).
-    script = (f'if [ "$PMI_RANK" = 1 ]; then exec {sys.executable} -S {FAKE} nonet 4; '
+    # MPI_Init runs 5 PMI barriers before it reads the addresses (cards, VM
+    # list, two for the smp segment, one for the address exchange).
+    script = (f'if [ "$PMI_RANK" = 1 ]; then exec {sys.executable} -S {FAKE} nonet 5; '
               f'else exec {jobs} pingpong; fi')
     cp, took = run([VMPIRUN, "-n", 2, "--timeout", 60, "sh", "-c", script], timeout=90)
     assert cp.returncode != 0

@@ -119,3 +119,10 @@ def test_spawn_block_is_refused_after_endcmd():
     assert out == [(0, "cmd=spawn_result rc=-1 msg=spawn_not_supported\n")]
     # the connection is usable afterwards
     assert replies(s.feed(0, b"cmd=get_appnum\n")) == [(0, "cmd=appnum appnum=0\n")]
+
+
+def test_process_mapping_lists_each_node_block():
+    assert pmi.process_mapping([4]) == "(vector,(0,1,4))"
+    assert pmi.process_mapping([2, 2, 2, 2]) == "(vector,(0,4,2))"
+    # uneven blocks and empty VMs (fewer ranks than VMs)
+    assert pmi.process_mapping([3, 3, 2, 0]) == "(vector,(0,2,3),(2,1,2))"

@@ -1,0 +1,129 @@
+/* The protocol both shared-memory channels speak between two ranks: smp
+ * (same VM, pairs in a per-VM segment) and ivshmem (other VM of the host,
+ * pairs in the job's area of the host region).
+ *
+ * Per ordered pair (from, to) a block of shared memory holds
+ *   ring    vmpi_ring_bytes(ncells): packets from `from` to `to`
+ *   claims  struct vmpi_pair_claims: split-copy offers made by `to`
+ *   bulk    nslots * (sizeof(struct vmpi_pair_slot) + slot_bytes): chunks
+ *           of a pipelined rendezvous from `from` to `to`
+ *
+ * Rendezvous: the RTS carries the sender's data address as the channel's
+ * `addr_of` names it (smp: the virtual address, read with CMA; ivshmem: an
+ * offset into the sender's heap slice in the region, read with memcpy), or
+ * VMPI_PAIR_NOADDR. With an address the receiver copies once (and may offer
+ * the sender the second half, see pair.c); without one, or when the kernel
+ * refuses CMA, the data streams through the bulk slots after a CTS.
+ *
+ * Everything read from the pair's memory is checked before use: with
+ * ivshmem, another VM can write it. */
+#ifndef VMPI_CHANNEL_PAIR_H
+#define VMPI_CHANNEL_PAIR_H
+
+#include "../chan.h"
+#include "../../shm/ring.h"
+
+#include <sys/types.h>
+
+#define VMPI_PAIR_NOADDR UINT64_MAX
+
+/* A bulk slot: `full` is written by the producer (chunk number + 1, release,
+ * after data and len), `empty` by the consumer after copying out. */
+struct vmpi_pair_slot {
+    alignas(64) _Atomic uint64_t full;
+    uint64_t len;
+    alignas(64) _Atomic uint64_t empty;
+    char pad[56];
+};
+static_assert(sizeof(struct vmpi_pair_slot) == 128, "slot header is two cache lines");
+
+/* Split-copy claims of the pair (from, to). For each offer the receiver
+ * `to` stores a fresh even id in word[(id / 2) % VMPI_PAIR_NSPLIT]; the side
+ * that moves it to id + 1 (CAS) copies the offered range, and a stale id
+ * means the offer is gone. At most VMPI_PAIR_NSPLIT offers are open at once:
+ * as many as the usual window of a bandwidth benchmark, since the sender's
+ * replies queue behind the requests still in the ring. Claims are rare (two
+ * per large message), so they share cache lines. */
+#define VMPI_PAIR_NSPLIT 64
+struct vmpi_pair_claims {
+    alignas(64) _Atomic uint64_t word[VMPI_PAIR_NSPLIT];
+};
+static_assert(sizeof(struct vmpi_pair_claims) == 8 * VMPI_PAIR_NSPLIT, "claims are packed words");
+
+struct vmpi_pair_peer;
+
+/* What differs between the channels: how a buffer is named to the peer and
+ * how one copy reaches the peer's memory. */
+struct vmpi_pair_ops {
+    /* The name of [buf, buf + n) for the peer, or VMPI_PAIR_NOADDR. */
+    uint64_t (*addr_of)(const void *buf, size_t n);
+    /* Copies n bytes between local memory and the peer's memory named
+     * remote (write: to the peer). False when the kernel refuses single
+     * copies (then the channel streams); a bad name is a fatal error. */
+    bool (*copy)(struct vmpi_pair_peer *p, char *local, uint64_t remote, size_t n, bool write);
+};
+
+/* One channel's pairs, owned by that channel. */
+struct vmpi_pair_inst {
+    const struct vmpi_chan *chan;
+    const struct vmpi_pair_ops *ops;
+    const char *where; /* for error messages: "smp", "ivshmem region <path>" */
+    struct vmpi_pair_peer *peers;
+    int npeers;
+    uint32_t ncells, nslots;
+    size_t slot_bytes;
+    size_t split_min; /* smallest transfer shared by both sides */
+};
+
+struct vmpi_pair_ctl;
+
+struct vmpi_pair_peer {
+    struct vmpi_pair_inst *in;
+    int world;
+    pid_t pid;                /* smp: the peer's process (CMA) */
+    uint64_t lo, hi;          /* ivshmem: the peer's heap slice, area offsets */
+    bool single;              /* try single copies */
+    bool single_seen;         /* a single copy from this peer has worked */
+    bool split_ok;            /* the sender's writes have not been refused */
+    struct vmpi_ring_tx tx;
+    struct vmpi_ring_rx rx;
+    char *resv;               /* record reserved by reserve() */
+    struct vmpi_pair_ctl *bl_head, *bl_tail; /* control packets waiting for ring room */
+    char *bulk_out, *bulk_in;
+    uint64_t out_chunk, in_chunk;
+    struct vmpi_req *out_stream;   /* send being streamed after its CTS */
+    struct vmpi_req *in_stream;    /* receive being filled */
+    struct vmpi_req *in_wait, *in_wait_tail; /* matched, waiting for in_stream */
+    struct vmpi_pair_claims *claim_in;  /* claims of the pair (peer, me) */
+    struct vmpi_pair_claims *claim_out; /* claims of the pair (me, peer) */
+    uint64_t offer;                /* last offer id made to this peer */
+    int nsplit;                    /* receives whose second half the sender copies */
+    struct {
+        struct vmpi_req *r;
+        uint64_t scookie;
+        uint64_t addr;             /* the sender's data, for a refused half */
+        size_t from;
+        uint64_t offer;
+    } split[VMPI_PAIR_NSPLIT];     /* indexed like the claims */
+};
+
+/* Bytes of one pair's block. */
+uint64_t vmpi_pair_stride(uint32_t ncells, uint32_t nslots, uint64_t slot_bytes);
+/* Zeroes the control words of the pair block at base (not the bulk data). */
+void vmpi_pair_clear(char *base, uint32_t ncells, uint32_t nslots, uint64_t slot_bytes);
+/* Sets p up to send through the block `out` and receive through `in`, and
+ * enters it in the peer table with eager messages up to eager_max bytes. */
+void vmpi_pair_attach(struct vmpi_pair_inst *in, struct vmpi_pair_peer *p, int world, char *out,
+                      char *inb, size_t eager_max);
+
+int vmpi_pair_send(void *cs, const struct vmpi_hdr *h, const void *buf, size_t len);
+void *vmpi_pair_reserve(void *cs, size_t paylen);
+void vmpi_pair_commit(void *cs, const struct vmpi_hdr *h, size_t paylen);
+void vmpi_pair_send_ctl(void *cs, const struct vmpi_hdr *h, const void *pay, size_t paylen);
+int vmpi_pair_rndv_send(void *cs, struct vmpi_req *sreq, const struct vmpi_hdr *h);
+void vmpi_pair_rndv_recv(void *cs, struct vmpi_req *r, const void *info, size_t infolen);
+int vmpi_pair_poll(struct vmpi_pair_inst *in);
+bool vmpi_pair_busy(const struct vmpi_pair_inst *in);
+void vmpi_pair_finalize(struct vmpi_pair_inst *in);
+
+#endif

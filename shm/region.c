@@ -1,0 +1,412 @@
+/* The host-wide shared region and the job areas in it (layout and
+ * protocols: region.h). */
+#include "region.h"
+#include "../core/vmpi.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+struct vmpi_region vmpi_region;
+
+static struct vmpi_region_chunk *table;
+static uint32_t nchunks, first_chunk, chunk_shift;
+static uint64_t *mystate;   /* expected state of each chunk of our area */
+static unsigned lease_ms;
+static bool attached;
+
+static pthread_t beat_thread;
+static pthread_mutex_t beat_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t beat_cv;
+static bool beat_stop, beat_running;
+
+static uint64_t random64(void)
+{
+    uint64_t v = 0;
+    while (getrandom(&v, sizeof v, 0) != sizeof v)
+        if (errno != EINTR)
+            vmpi_fatal("getrandom failed: %s", strerror(errno));
+    return v;
+}
+
+static void sleep_ms(unsigned ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) && errno == EINTR)
+        ;
+}
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static bool read_hex(const char *dir, const char *name, unsigned long *v)
+{
+    char path[512], buf[32];
+    snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    bool ok = fgets(buf, sizeof buf, f) != NULL;
+    fclose(f);
+    if (ok)
+        *v = strtoul(buf, NULL, 16);
+    return ok;
+}
+
+/* Inside a real VM the region is BAR2 of QEMU's ivshmem device. */
+static bool pci_find(char *out, size_t cap)
+{
+    DIR *d = opendir("/sys/bus/pci/devices");
+    if (!d)
+        return false;
+    bool found = false;
+    for (struct dirent *e; !found && (e = readdir(d));) {
+        unsigned long vendor, device;
+        if (e->d_name[0] == '.' || !read_hex(e->d_name, "vendor", &vendor) ||
+            !read_hex(e->d_name, "device", &device) || vendor != 0x1af4 || device != 0x1110)
+            continue;
+        found = (size_t)snprintf(out, cap, "/sys/bus/pci/devices/%s/resource2", e->d_name) < cap;
+    }
+    closedir(d);
+    return found;
+}
+
+static void write_header(struct vmpi_region_hdr *h, size_t size)
+{
+    uint64_t n = size >> VMPI_REGION_CHUNK_SHIFT;
+    if (n > (1u << 20))
+        n = 1u << 20;
+    h->magic = VMPI_REGION_MAGIC;
+    h->version = VMPI_REGION_VERSION;
+    h->chunk_shift = VMPI_REGION_CHUNK_SHIFT;
+    h->size = size;
+    h->nchunks = (uint32_t)n;
+    uint64_t meta = sizeof *h + n * sizeof(struct vmpi_region_chunk);
+    h->first_chunk = (uint32_t)((meta + (1u << VMPI_REGION_CHUNK_SHIFT) - 1) >>
+                                VMPI_REGION_CHUNK_SHIFT);
+    uint64_t u;
+    while (!(u = random64()))
+        ;
+    h->uuid = u;
+}
+
+/* Brings a blank region to READY (or waits for whoever does) and checks
+ * the header. */
+static void setup_header(void)
+{
+    struct vmpi_region_hdr *h = (struct vmpi_region_hdr *)vmpi_region.base;
+    const char *path = vmpi_region.path;
+    uint64_t token = VMPI_REGION_INIT_TAG << 32 | (random64() & 0xffffffffu) | 1;
+    uint64_t seen = 0, since = 0;
+    for (;;) {
+        uint64_t v = atomic_load_explicit(&h->init, memory_order_acquire);
+        if (v == VMPI_REGION_READY)
+            break;
+        if (v != 0 && v >> 32 != VMPI_REGION_INIT_TAG)
+            vmpi_fatal("ivshmem region %s is not a vmpi region (bad header)", path);
+        if (v != 0 && (v != seen || !since)) {
+            seen = v; /* someone is initializing: give them a lease */
+            since = now_ms();
+        }
+        if (v == 0 || now_ms() - since > lease_ms) {
+            if (atomic_compare_exchange_strong(&h->init, &v, token)) {
+                write_header(h, vmpi_region.size);
+                atomic_store_explicit(&h->init, VMPI_REGION_READY, memory_order_release);
+                break;
+            }
+            continue;
+        }
+        sleep_ms(1);
+    }
+    if (h->magic != VMPI_REGION_MAGIC)
+        vmpi_fatal("ivshmem region %s is not a vmpi region (bad magic)", path);
+    if (h->version != VMPI_REGION_VERSION)
+        vmpi_fatal("ivshmem region %s has layout version %u; this vmpi uses version %u", path,
+                   h->version, VMPI_REGION_VERSION);
+    uint32_t shift = h->chunk_shift, n = h->nchunks, first = h->first_chunk;
+    uint64_t meta = sizeof *h + (uint64_t)n * sizeof(struct vmpi_region_chunk);
+    if (shift < 16 || shift > 30 || n > (1u << 20) || ((uint64_t)n << shift) > vmpi_region.size ||
+        first != (meta + (1ull << shift) - 1) >> shift || first >= n)
+        vmpi_fatal("ivshmem region %s: header describes an impossible layout (%u chunks of "
+                   "2^%u bytes in %zu bytes)",
+                   path, n, shift, vmpi_region.size);
+    chunk_shift = shift;
+    nchunks = n;
+    first_chunk = first;
+    vmpi_region.uuid = h->uuid ? h->uuid : 1;
+    table = (struct vmpi_region_chunk *)(vmpi_region.base + sizeof *h);
+}
+
+bool vmpi_region_open(void)
+{
+    const char *env = getenv("VMPI_IVSHMEM_PATH");
+    char found[256];
+    if (!env || !*env) {
+        if (!pci_find(found, sizeof found))
+            return false;
+        env = found;
+    }
+    lease_ms = (unsigned)vmpi_env_u64("VMPI_IVSHMEM_LEASE_MS", 2000, 50, 600000);
+    if ((size_t)snprintf(vmpi_region.path, sizeof vmpi_region.path, "%s", env) >=
+        sizeof vmpi_region.path)
+        vmpi_fatal("VMPI_IVSHMEM_PATH is longer than %zu bytes", sizeof vmpi_region.path - 1);
+    int fd = open(env, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        vmpi_fatal("ivshmem region %s: cannot open: %s", env, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) || st.st_size < (off_t)VMPI_REGION_MIN) {
+        close(fd);
+        vmpi_fatal("ivshmem region %s is too small (%lld bytes; at least %u MiB)", env,
+                   (long long)st.st_size, VMPI_REGION_MIN >> 20);
+    }
+    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    int e = errno;
+    close(fd);
+    if (p == MAP_FAILED)
+        vmpi_fatal("ivshmem region %s: cannot map %lld bytes: %s", env, (long long)st.st_size,
+                   strerror(e));
+    vmpi_region.base = p;
+    vmpi_region.size = (size_t)st.st_size;
+    setup_header();
+    return true;
+}
+
+static bool key_is(const struct vmpi_region_chunk *c, const uint64_t key[2])
+{
+    return c->key[0] == key[0] && c->key[1] == key[1];
+}
+
+/* The first chunk of the area published under key, or 0. */
+static uint32_t find_head(const uint64_t key[2])
+{
+    for (uint32_t i = first_chunk; i < nchunks; i++) {
+        uint64_t s = atomic_load_explicit(&table[i].state, memory_order_acquire);
+        if (VMPI_CHUNK_KIND(s) == VMPI_CHUNK_HEAD && key_is(&table[i], key))
+            return i;
+    }
+    return 0;
+}
+
+static void free_chunk(uint32_t i, uint64_t expect)
+{
+    atomic_compare_exchange_strong(&table[i].state, &expect,
+                                   VMPI_CHUNK_STATE(VMPI_CHUNK_GEN(expect) + 1, VMPI_CHUNK_FREE));
+}
+
+/* Claims `need` consecutive free chunks; their states (CLAIMING) go to
+ * mystate. Returns the first chunk, or 0 if no free run exists. */
+static uint32_t claim_run(uint32_t need)
+{
+    for (uint32_t start = first_chunk; start + need <= nchunks;) {
+        uint32_t got = 0;
+        for (; got < need; got++) {
+            uint32_t i = start + got;
+            uint64_t s = atomic_load_explicit(&table[i].state, memory_order_acquire);
+            uint64_t to = VMPI_CHUNK_STATE(VMPI_CHUNK_GEN(s) + 1, VMPI_CHUNK_CLAIMING);
+            if (VMPI_CHUNK_KIND(s) != VMPI_CHUNK_FREE ||
+                !atomic_compare_exchange_strong(&table[i].state, &s, to))
+                break;
+            mystate[got] = to;
+        }
+        if (got == need)
+            return start;
+        for (uint32_t k = 0; k < got; k++)
+            free_chunk(start + k, mystate[k]);
+        start += got + 1;
+    }
+    return 0;
+}
+
+/* Frees the chunks of jobs whose heartbeat stopped; returns how many. */
+static uint32_t reclaim(void)
+{
+    uint32_t n = nchunks - first_chunk, freed = 0;
+    uint64_t *st = malloc(2 * (size_t)n * sizeof *st);
+    if (!st)
+        vmpi_fatal("out of memory");
+    for (uint32_t k = 0; k < n; k++) {
+        st[2 * k] = atomic_load(&table[first_chunk + k].state);
+        st[2 * k + 1] = atomic_load(&table[first_chunk + k].beat);
+    }
+    sleep_ms(lease_ms);
+    for (uint32_t k = 0; k < n; k++) {
+        struct vmpi_region_chunk *c = &table[first_chunk + k];
+        uint64_t s = st[2 * k];
+        if (VMPI_CHUNK_KIND(s) == VMPI_CHUNK_FREE || atomic_load(&c->beat) != st[2 * k + 1])
+            continue;
+        freed += atomic_compare_exchange_strong(
+            &c->state, &s, VMPI_CHUNK_STATE(VMPI_CHUNK_GEN(s) + 1, VMPI_CHUNK_FREE));
+    }
+    free(st);
+    return freed;
+}
+
+static void *beat_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&beat_mu);
+    while (!beat_stop) {
+        for (uint32_t k = 0; k < vmpi_region.count; k++) {
+            struct vmpi_region_chunk *c = &table[vmpi_region.head + k];
+            if (atomic_load(&c->state) != mystate[k] || !key_is(c, vmpi_region.key))
+                vmpi_fatal("ivshmem region %s: this job's area (chunk %u of %u..%u) was taken "
+                           "over or overwritten by someone else",
+                           vmpi_region.path, vmpi_region.head + k, vmpi_region.head,
+                           vmpi_region.head + vmpi_region.count - 1);
+            atomic_fetch_add(&c->beat, 1);
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        long ns = ts.tv_nsec + (long)(lease_ms / 8) * 1000000L;
+        ts.tv_sec += ns / 1000000000L;
+        ts.tv_nsec = ns % 1000000000L;
+        pthread_cond_timedwait(&beat_cv, &beat_mu, &ts);
+    }
+    pthread_mutex_unlock(&beat_mu);
+    return NULL;
+}
+
+static void beat_start(void)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&beat_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    beat_stop = false;
+    if (pthread_create(&beat_thread, NULL, beat_main, NULL))
+        vmpi_fatal("ivshmem region %s: cannot start the heartbeat thread", vmpi_region.path);
+    beat_running = true;
+}
+
+/* Attaches to the area whose first chunk is i (checked against the table,
+ * which anyone on the host can write). */
+static void attach(uint32_t i)
+{
+    struct vmpi_region_chunk *h = &table[i];
+    uint64_t s = atomic_load_explicit(&h->state, memory_order_acquire);
+    uint32_t count = h->count;
+    if (VMPI_CHUNK_KIND(s) != VMPI_CHUNK_HEAD || count == 0 || count > nchunks - i)
+        vmpi_fatal("ivshmem region %s: job table entry %u is inconsistent", vmpi_region.path, i);
+    uint64_t *st = realloc(mystate, count * sizeof *st);
+    if (!st)
+        vmpi_fatal("out of memory");
+    mystate = st;
+    mystate[0] = s;
+    for (uint32_t k = 1; k < count; k++) {
+        mystate[k] = atomic_load(&table[i + k].state);
+        if (VMPI_CHUNK_KIND(mystate[k]) != VMPI_CHUNK_CONT || table[i + k].head != i)
+            vmpi_fatal("ivshmem region %s: job table entry %u is inconsistent",
+                       vmpi_region.path, i + k);
+    }
+    vmpi_region.head = i;
+    vmpi_region.count = count;
+    vmpi_region.gen = VMPI_CHUNK_GEN(s);
+    vmpi_region.area = vmpi_region.base + ((size_t)i << chunk_shift);
+    vmpi_region.area_bytes = (size_t)count << chunk_shift;
+    attached = true;
+}
+
+void vmpi_region_join(const uint64_t key[2], size_t bytes, bool claimant,
+                      void (*init)(char *area, void *arg), void *arg)
+{
+    const char *path = vmpi_region.path;
+    vmpi_region.key[0] = key[0];
+    vmpi_region.key[1] = key[1];
+    uint64_t need64 = (bytes + (1ull << chunk_shift) - 1) >> chunk_shift;
+    if (need64 > nchunks - first_chunk)
+        vmpi_fatal("ivshmem region %s is too small for this job: its area needs %llu MiB, "
+                   "the region has %llu MiB for job areas (vmpirun --ivshmem-size)",
+                   path, (unsigned long long)((need64 << chunk_shift) >> 20),
+                   (unsigned long long)(((uint64_t)(nchunks - first_chunk) << chunk_shift) >> 20));
+    uint32_t need = (uint32_t)need64;
+    if (!claimant) {
+        uint64_t t0 = now_ms();
+        uint32_t i;
+        while (!(i = find_head(key))) {
+            if (now_ms() - t0 > 60000 + 4ull * lease_ms)
+                vmpi_fatal("ivshmem region %s: this job's area did not appear (its claimant "
+                           "died, or the job table was overwritten)",
+                           path);
+            sleep_ms(1);
+        }
+        attach(i);
+        atomic_fetch_add(&table[i].users, 1);
+        beat_start();
+        return;
+    }
+    mystate = malloc(need * sizeof *mystate);
+    if (!mystate)
+        vmpi_fatal("out of memory");
+    uint32_t start = claim_run(need);
+    if (!start) {
+        uint32_t freed = reclaim();
+        const char *verbose = getenv("VMPI_VERBOSE");
+        if (freed && verbose && atoi(verbose) > 0)
+            fprintf(stderr, "vmpi: ivshmem region %s: reclaimed %u chunks of dead jobs\n", path,
+                    freed);
+        start = claim_run(need);
+    }
+    if (!start) {
+        uint32_t used = 0;
+        for (uint32_t i = first_chunk; i < nchunks; i++)
+            used += VMPI_CHUNK_KIND(atomic_load(&table[i].state)) != VMPI_CHUNK_FREE;
+        vmpi_fatal("ivshmem region %s has no room for this job's area (%u MiB): %u of %u MiB "
+                   "are held by live jobs (vmpirun --ivshmem-size)",
+                   path, (unsigned)((need64 << chunk_shift) >> 20),
+                   (unsigned)(((uint64_t)used << chunk_shift) >> 20),
+                   (unsigned)(((uint64_t)(nchunks - first_chunk) << chunk_shift) >> 20));
+    }
+    char *area = vmpi_region.base + ((size_t)start << chunk_shift);
+    init(area, arg);
+    for (uint32_t k = need; k-- > 0;) {
+        struct vmpi_region_chunk *c = &table[start + k];
+        c->key[0] = key[0];
+        c->key[1] = key[1];
+        c->head = start;
+        c->count = k ? 0 : need;
+        if (!k)
+            atomic_store(&c->users, 1);
+        uint64_t to = VMPI_CHUNK_STATE(VMPI_CHUNK_GEN(mystate[k]), k ? VMPI_CHUNK_CONT
+                                                                     : VMPI_CHUNK_HEAD);
+        atomic_store_explicit(&c->state, to, memory_order_release);
+    }
+    attach(start);
+    beat_start();
+}
+
+void vmpi_region_close(void)
+{
+    if (beat_running) {
+        pthread_mutex_lock(&beat_mu);
+        beat_stop = true;
+        pthread_cond_signal(&beat_cv);
+        pthread_mutex_unlock(&beat_mu);
+        pthread_join(beat_thread, NULL);
+        pthread_cond_destroy(&beat_cv);
+        beat_running = false;
+    }
+    if (attached && atomic_fetch_sub(&table[vmpi_region.head].users, 1) == 1)
+        for (uint32_t k = vmpi_region.count; k-- > 0;)
+            free_chunk(vmpi_region.head + k, mystate[k]);
+    attached = false;
+    free(mystate);
+    mystate = NULL;
+    if (vmpi_region.base)
+        munmap(vmpi_region.base, vmpi_region.size);
+    vmpi_region = (struct vmpi_region){0};
+    table = NULL;
+}
