@@ -86,4 +86,13 @@ static inline void *bench_mpi_alloc(const struct bench_opts *o, size_t len, int 
     return p;
 }
 
+/* Releases a buffer from bench_mpi_alloc. */
+static inline void bench_mpi_free(const struct bench_opts *o, void *p)
+{
+    if (o->alloc_mem)
+        MPI_Free_mem(p);
+    else
+        free(p);
+}
+
 #endif /* VMPI_BENCH_MPI_H */

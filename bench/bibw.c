@@ -141,8 +141,8 @@ int main(int argc, char **argv)
     free(bw);
     free(req);
     free(stat);
-    free(sbuf);
-    free(rbuf);
+    bench_mpi_free(&o, sbuf);
+    bench_mpi_free(&o, rbuf);
     MPI_Finalize();
     return 0;
 }

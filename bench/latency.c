@@ -124,8 +124,8 @@ int main(int argc, char **argv)
 
     free(ts);
     free(lat);
-    free(sbuf);
-    free(rbuf);
+    bench_mpi_free(&o, sbuf);
+    bench_mpi_free(&o, rbuf);
     MPI_Finalize();
     return 0;
 }

@@ -23,7 +23,11 @@
  *    (release) lazily: every ncells/4 cells, and whenever it finds the ring
  *    empty;
  *  - everything read from the ring is checked before use (len against the
- *    ring's bounds), since with ivshmem another VM can write these bytes. */
+ *    ring's bounds), since with ivshmem another VM can write these bytes;
+ *    so are the seq word at the consumer's position (a record that starts
+ *    at cell pos has seq - 1 == pos modulo ncells, in any lap, so any other
+ *    nonzero value is corruption, not a record still to come) and the
+ *    published position (never beyond the producer's). */
 #ifndef VMPI_SHM_RING_H
 #define VMPI_SHM_RING_H
 
@@ -65,6 +69,7 @@ struct vmpi_ring_tx {
     uint64_t tail;      /* absolute cell of the next record */
     uint64_t consumed;  /* last value read from ctl */
     uint32_t pending;   /* cells of the reserved record */
+    bool corrupt;       /* ctl held a position beyond ours */
 };
 
 /* Private consumer state. */
@@ -88,6 +93,7 @@ static inline void vmpi_ring_tx_attach(struct vmpi_ring_tx *t, void *base, uint3
     t->ncells = ncells;
     t->tail = t->consumed = 0;
     t->pending = 0;
+    t->corrupt = false;
 }
 
 static inline void vmpi_ring_rx_attach(struct vmpi_ring_rx *r, void *base, uint32_t ncells)
@@ -113,7 +119,12 @@ static inline bool vmpi_ring_has_room(struct vmpi_ring_tx *t, uint64_t need)
 {
     if (t->tail + need - t->consumed <= t->ncells)
         return true;
-    t->consumed = atomic_load_explicit(&t->ctl->consumed, memory_order_acquire);
+    uint64_t c = atomic_load_explicit(&t->ctl->consumed, memory_order_acquire);
+    if (c > t->tail) {
+        t->corrupt = true;
+        return false;
+    }
+    t->consumed = c;
     return t->tail + need - t->consumed <= t->ncells;
 }
 
@@ -149,6 +160,19 @@ static inline void vmpi_ring_commit(struct vmpi_ring_tx *t, size_t len)
 
 enum { VMPI_RING_EMPTY = 0, VMPI_RING_OK = 1, VMPI_RING_CORRUPT = -1 };
 
+/* An idle consumer publishes everything, so a producer waiting for a large
+ * record never waits on the lazy threshold; it also rewrites a published
+ * position that someone else changed, which would stall the producer. The
+ * line stays in this core's cache until the producer looks. */
+static inline void ring_idle(struct vmpi_ring_rx *r)
+{
+    if (r->published != r->head ||
+        atomic_load_explicit(&r->ctl->consumed, memory_order_relaxed) != r->head) {
+        r->published = r->head;
+        atomic_store_explicit(&r->ctl->consumed, r->head, memory_order_release);
+    }
+}
+
 /* Looks at the next record: VMPI_RING_OK with data and len set, EMPTY, or
  * CORRUPT when the bytes in the ring cannot be a record. SKIP records are
  * consumed here. */
@@ -157,14 +181,11 @@ static inline int vmpi_ring_peek(struct vmpi_ring_rx *r, const void **data, size
     for (;;) {
         uint32_t pos = (uint32_t)(r->head & (r->ncells - 1));
         struct vmpi_ring_cell *c = &r->cells[pos];
-        if (atomic_load_explicit(&c->seq, memory_order_acquire) != (uint32_t)(r->head + 1)) {
-            /* An idle consumer publishes everything, so a producer waiting
-             * for a large record never waits on the lazy threshold. The
-             * line stays in this core's cache until the producer looks. */
-            if (r->published != r->head) {
-                r->published = r->head;
-                atomic_store_explicit(&r->ctl->consumed, r->head, memory_order_release);
-            }
+        uint32_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
+        if (seq != (uint32_t)(r->head + 1)) {
+            if (seq && ((seq - 1) & (r->ncells - 1)) != pos)
+                return VMPI_RING_CORRUPT;
+            ring_idle(r);
             return VMPI_RING_EMPTY;
         }
         uint32_t l = c->len;
@@ -187,13 +208,12 @@ static inline int vmpi_ring_peek(struct vmpi_ring_rx *r, const void **data, size
  * idle consumer publishes its position here, as in vmpi_ring_peek. */
 static inline bool vmpi_ring_ready(struct vmpi_ring_rx *r)
 {
-    struct vmpi_ring_cell *c = &r->cells[r->head & (r->ncells - 1)];
-    if (atomic_load_explicit(&c->seq, memory_order_acquire) == (uint32_t)(r->head + 1))
+    uint32_t pos = (uint32_t)(r->head & (r->ncells - 1));
+    uint32_t seq = atomic_load_explicit(&r->cells[pos].seq, memory_order_acquire);
+    /* A seq that no record can have there is left for peek to report. */
+    if (seq == (uint32_t)(r->head + 1) || (seq && ((seq - 1) & (r->ncells - 1)) != pos))
         return true;
-    if (r->published != r->head) {
-        r->published = r->head;
-        atomic_store_explicit(&r->ctl->consumed, r->head, memory_order_release);
-    }
+    ring_idle(r);
     return false;
 }
 
