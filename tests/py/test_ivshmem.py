@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import finish, run_vmpirun, start_vmpirun
-from test_mpi_jobs import MPICC, PROGS, pytestmark  # noqa: F401  (same skip rule)
+from test_mpi_jobs import build_prog, pytestmark  # noqa: F401  (same skip rule)
 from test_vms import needs_hosts, needs_vms
 
 CHUNK = 1 << 20
@@ -30,11 +30,7 @@ PER_RANK_VM = ["sh", "-c", 'VMPI_VM_ID=vm$PMI_RANK exec "$0" "$@"']
 
 @pytest.fixture(scope="module")
 def ivjob(tmp_path_factory):
-    out = tmp_path_factory.mktemp("progs") / "ivjob"
-    cp = subprocess.run([str(MPICC), "-O1", "-g", "-o", str(out), str(PROGS / "ivjob.c")],
-                        capture_output=True, text=True, timeout=120)
-    assert cp.returncode == 0, f"mpicc failed:\n{cp.stdout}\n{cp.stderr}"
-    return out
+    return build_prog(tmp_path_factory, "ivjob")
 
 
 def make_region(path, size):

@@ -91,14 +91,19 @@ def shm_clean(before, jobids, timeout=3.0):
         time.sleep(0.05)
 
 
-@pytest.fixture(scope="module")
-def jobs(tmp_path_factory):
-    """The helper program, built with the tested mpicc."""
-    out = tmp_path_factory.mktemp("progs") / "jobs"
-    cp = subprocess.run([str(MPICC), "-O1", "-g", "-o", str(out), str(PROGS / "jobs.c")],
+def build_prog(tmp_path_factory, name):
+    """tests/py/progs/NAME.c built with the tested mpicc."""
+    out = tmp_path_factory.mktemp("progs") / name
+    cp = subprocess.run([str(MPICC), "-O1", "-g", "-o", str(out), str(PROGS / f"{name}.c")],
                         capture_output=True, text=True, timeout=120)
     assert cp.returncode == 0, f"mpicc failed:\n{cp.stdout}\n{cp.stderr}"
     return out
+
+
+@pytest.fixture(scope="module")
+def jobs(tmp_path_factory):
+    """The helper program, built with the tested mpicc."""
+    return build_prog(tmp_path_factory, "jobs")
 
 
 # --- (a) a rank dies of SIGSEGV --------------------------------------------------
