@@ -121,6 +121,17 @@ static inline bool matches(const struct vmpi_req *r, const struct vmpi_hdr *h)
            (r->tag == h->tag || r->tag == MPI_ANY_TAG);
 }
 
+/* A matched header must name the sender's own rank in the receive's
+ * communicator: headers from another VM's memory are untrusted, and the
+ * source and tag end up in the user's status. */
+static void src_check(const struct vmpi_comm *c, const struct vmpi_hdr *h, int world)
+{
+    if (VMPI_UNLIKELY(h->src < 0 || h->src >= c->size || h->tag < 0 ||
+                      vmpi_comm_world_rank(c, h->src) != world))
+        vmpi_fatal("rank %d sent a message claiming source %d, tag %d in a communicator of %d",
+                   world, (int)h->src, (int)h->tag, c->size);
+}
+
 /* ---- data movement helpers used by channels ----------------------------- */
 
 const void *vmpi_req_sdata(const struct vmpi_req *sreq)
@@ -242,6 +253,7 @@ int vmpi_core_incoming(int src, const struct vmpi_hdr *h, const void *pay, size_
     for (struct vmpi_req *r = pq_head; r; r = r->next) {
         if (!matches(r, h))
             continue;
+        src_check(r->comm, h, src);
         posted_remove(r);
         if (h->type == VMPI_PKT_EAGER) {
             if (scookie)
@@ -463,6 +475,7 @@ int vmpi_p2p_isend(const void *buf, MPI_Count count, struct vmpi_dtype *dt, int 
 /* Takes an unexpected message for receive r. */
 static void recv_unexpected(struct vmpi_req *r, struct unexp *u)
 {
+    src_check(r->comm, &u->h, u->src_world);
     unexp_remove(u);
     if (u->pull) {
         /* The receive completes when the pull does (see finish_pulls), so
@@ -572,6 +585,7 @@ bool vmpi_p2p_iprobe(int src, int tag, struct vmpi_comm *c, MPI_Status *st)
     }
     if (!u)
         return false;
+    src_check(c, &u->h, u->src_world);
     if (st != MPI_STATUS_IGNORE) {
         st->MPI_SOURCE = u->h.src;
         st->MPI_TAG = u->h.tag;
