@@ -607,17 +607,22 @@ VMPI_API(int, MPI_Cart_shift, (MPI_Comm comm, int direction, int disp,
                                int *rank_source, int *rank_dest))
 VMPI_API(int, MPI_Topo_test, (MPI_Comm comm, int *status))
 
-/* --- Collectives ------------------------------------------------------- */
+/* --- Collectives that move data ---------------------------------------- */
 
 VMPI_API(int, MPI_Barrier, (MPI_Comm comm))
 VMPI_API(int, MPI_Bcast, (void *buffer, int count, MPI_Datatype datatype,
                           int root, MPI_Comm comm))
+
+/* --- Reductions and user operations -------------------------------------- */
+
 VMPI_API(int, MPI_Reduce, (const void *sendbuf, void *recvbuf, int count,
                            MPI_Datatype datatype, MPI_Op op, int root,
                            MPI_Comm comm))
 VMPI_API(int, MPI_Allreduce, (const void *sendbuf, void *recvbuf, int count,
                               MPI_Datatype datatype, MPI_Op op,
                               MPI_Comm comm))
+
+/* --- Non-blocking collectives ------------------------------------------- */
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,46 @@
+/* Argument checks shared by the collective entry points (api/coll.c,
+ * api/reduce.c, api/icoll.c). */
+#ifndef VMPI_API_COLL_ARGS_H
+#define VMPI_API_COLL_ARGS_H
+
+#include "api.h"
+
+#define COMM_ARG(c, h, fn)                                                              \
+    struct vmpi_comm *c = vmpi_comm_get(h);                                             \
+    VMPI_CHECK(c, NULL, MPI_ERR_COMM, "%s: comm is not a valid communicator (0x%x)", fn, \
+               (unsigned)(h))
+
+#define COUNT_ARG(count, c, fn) \
+    VMPI_CHECK((count) >= 0, c, MPI_ERR_COUNT, "%s: count = %d is negative", fn, (count))
+
+#define TYPE_ARG(dt, h, c, fn)                                                           \
+    struct vmpi_dtype *dt = vmpi_dtype_get(h);                                           \
+    VMPI_CHECK(dt, c, MPI_ERR_TYPE, "%s: datatype is not a valid datatype (0x%x)", fn,    \
+               (unsigned)(h));                                                           \
+    VMPI_CHECK(vmpi_dtype_committed(dt), c, MPI_ERR_TYPE,                                \
+               "%s: datatype is not committed (call MPI_Type_commit)", fn)
+
+#define ROOT_ARG(root, c, fn)                                                         \
+    VMPI_CHECK((root) >= 0 && (root) < (c)->size, c, MPI_ERR_ROOT,                   \
+               "%s: root = %d is not a rank of the communicator (size %d)", fn, (root), \
+               (c)->size)
+
+/* A NULL buffer is an error only with a predefined datatype: with a derived
+ * one it may be MPI_BOTTOM plus absolute displacements. */
+#define BUF_ARG(buf, count, h, c, fn, name)                                              \
+    VMPI_CHECK(!((count) > 0 && (buf) == NULL && VMPI_HKIND(h) != VMPI_HK_INDIRECT), c, \
+               MPI_ERR_BUFFER, "%s: %s is NULL with count = %d", fn, name, (count))
+
+static inline int op_arg(struct vmpi_comm *c, MPI_Op op, struct vmpi_dtype *dt, MPI_Datatype h,
+                  const char *fn)
+{
+    if (op == MPI_REPLACE || op == MPI_NO_OP)
+        return vmpi_err(c, MPI_ERR_OP, "%s: MPI_REPLACE and MPI_NO_OP are for one-sided "
+                        "accumulates only", fn);
+    if (vmpi_op_check(op, dt) != MPI_SUCCESS)
+        return vmpi_err(c, MPI_ERR_OP, "%s: op (0x%x) is not a valid operation for datatype "
+                        "0x%x", fn, (unsigned)op, (unsigned)h);
+    return MPI_SUCCESS;
+}
+
+#endif

@@ -1,0 +1,94 @@
+/* Interfaces between the parts of coll/.
+ *
+ *   coll/util.c         scratch buffers, local copies, the p2p helpers on a view
+ *   coll/flat_move.c    flat algorithms that move data (barrier, bcast, gather,
+ *                       scatter, allgather, alltoall and their v/w forms)
+ *   coll/flat_reduce.c  flat reductions (reduce, allreduce, reduce_scatter,
+ *                       scan, exscan)
+ *   coll/sched.c        non-blocking collectives: schedules run by progress
+ *   coll/hier.c         hierarchical versions: node-local part in shared
+ *                       memory, leaders' part with the flat algorithms
+ *   coll/select.c       vmpi_coll_*: picks flat or hierarchical (VMPI_COLL_*)
+ *
+ * A flat algorithm runs on a view: a list of the communicator's ranks (all of
+ * them, or e.g. the node leaders), addressed by view rank. All traffic uses
+ * the communicator's collective context (coll = 1), so it never matches user
+ * receives. Blocking collectives use the fixed tags below: every member calls
+ * them in the same order and pairs are FIFO, so reusing a tag from one call to
+ * the next cannot mismatch. Non-blocking ones use tags from COLL_TAG_NBC up,
+ * numbered per communicator (coll/sched.c). */
+#ifndef VMPI_COLL_COLL_H
+#define VMPI_COLL_COLL_H
+
+#include "../core/vmpi.h"
+
+enum {
+    COLL_TAG_BARRIER = 0x100, /* + round */
+    COLL_TAG_BCAST = 0x200,
+    COLL_TAG_REDUCE = 0x300,
+    COLL_TAG_ALLREDUCE = 0x400, /* + step */
+    COLL_TAG_ALLGATHER = 0x500,
+    COLL_TAG_GATHER = 0x600,
+    COLL_TAG_SCATTER = 0x700,
+    COLL_TAG_ALLTOALL = 0x800,
+    COLL_TAG_REDSCAT = 0x900,
+    COLL_TAG_SCAN = 0xa00,
+    COLL_TAG_HIER = 0xb00,  /* hierarchical glue (coll/hier.c) */
+    COLL_TAG_NBC = 0x10000  /* first tag of non-blocking collectives */
+};
+
+/* View rank i is communicator rank map[i] (map NULL: the identity). The
+ * map is increasing, so view order is communicator order (what
+ * non-commutative reductions and rank-ordered results rely on). */
+struct coll_view {
+    struct vmpi_comm *comm;
+    int size, rank; /* rank: this process's view rank */
+    const int *map;
+};
+
+static inline int coll_peer(const struct coll_view *v, int i)
+{
+    return v->map ? v->map[i] : i;
+}
+
+static inline struct coll_view coll_view_all(struct vmpi_comm *c)
+{
+    return (struct coll_view){.comm = c, .size = c->size, .rank = c->rank, .map = NULL};
+}
+
+/* ---- coll/util.c ----------------------------------------------------------- */
+/* Scratch space laid out like (count, dt) in user memory: the returned
+ * pointer is the buffer address to use with (count, dt); free *raw. NULL when
+ * out of memory. */
+void *coll_tmp_alloc(MPI_Count count, const struct vmpi_dtype *dt, void **raw);
+/* dst = src for (count, dt) layouts (either may be non-contiguous). */
+int coll_local_copy(void *dst, const void *src, MPI_Count count, const struct vmpi_dtype *dt);
+/* Copy between layouts of possibly different type signatures of equal
+ * packed size (e.g. a gather's send and receive types). */
+int coll_local_copy2(void *dst, MPI_Count dcount, const struct vmpi_dtype *ddt,
+                     const void *src, MPI_Count scount, const struct vmpi_dtype *sdt);
+struct vmpi_dtype *coll_byte_type(void);
+
+/* Point-to-point between view ranks, in the collective context. */
+int coll_send(const struct coll_view *v, const void *buf, MPI_Count count,
+              struct vmpi_dtype *dt, int to, int tag);
+int coll_recv(const struct coll_view *v, void *buf, MPI_Count count, struct vmpi_dtype *dt,
+              int from, int tag);
+int coll_sendrecv(const struct coll_view *v, const void *sbuf, MPI_Count scount,
+                  struct vmpi_dtype *sdt, int to, void *rbuf, MPI_Count rcount,
+                  struct vmpi_dtype *rdt, int from, int tag);
+
+/* ---- coll/flat_move.c --------------------------------------------------- */
+int vmpi_flat_barrier(const struct coll_view *v);
+int vmpi_flat_bcast(const struct coll_view *v, void *buf, MPI_Count count,
+                    struct vmpi_dtype *dt, int root);
+int vmpi_flat_allgather(const struct coll_view *v, const void *sbuf, void *rbuf,
+                        MPI_Count count, struct vmpi_dtype *dt);
+
+/* ---- coll/flat_reduce.c ------------------------------------------------- */
+int vmpi_flat_reduce(const struct coll_view *v, const void *sbuf, void *rbuf, MPI_Count count,
+                     struct vmpi_dtype *dt, MPI_Op op, int root);
+int vmpi_flat_allreduce(const struct coll_view *v, const void *sbuf, void *rbuf,
+                        MPI_Count count, struct vmpi_dtype *dt, MPI_Op op);
+
+#endif
