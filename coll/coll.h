@@ -37,6 +37,32 @@ enum {
     COLL_TAG_NBC = 0x10000  /* first tag of non-blocking collectives */
 };
 
+/* Which collective, for the algorithm choices below. */
+enum coll_id {
+    COLL_BARRIER, COLL_BCAST, COLL_REDUCE, COLL_ALLREDUCE, COLL_GATHER, COLL_SCATTER,
+    COLL_ALLGATHER, COLL_ALLTOALL, COLL_REDUCE_SCATTER, COLL_SCAN, COLL_N
+};
+
+/* Network-level (flat) algorithms; 0 always means "by message size and
+ * process count" (each flat file documents its thresholds). The names are
+ * those VMPI_COLL_<NAME> accepts (coll/select.c). */
+enum { BCAST_BINOMIAL = 1, BCAST_SCATTER_ALLGATHER };
+enum { REDUCE_BINOMIAL = 1, REDUCE_RABENSEIFNER };
+enum { ALLREDUCE_RECURSIVE_DOUBLING = 1, ALLREDUCE_RABENSEIFNER, ALLREDUCE_RING };
+enum { GATHER_BINOMIAL = 1, GATHER_LINEAR };
+enum { SCATTER_BINOMIAL = 1, SCATTER_LINEAR };
+enum { ALLGATHER_RING = 1, ALLGATHER_RECURSIVE_DOUBLING, ALLGATHER_BRUCK };
+enum { ALLTOALL_BRUCK = 1, ALLTOALL_PAIRWISE, ALLTOALL_LINEAR };
+enum { REDUCE_SCATTER_RECURSIVE_HALVING = 1, REDUCE_SCATTER_PAIRWISE };
+
+/* Hierarchical or flat: COLL_PATH_AUTO lets coll/select.c decide. */
+enum { COLL_PATH_AUTO, COLL_PATH_FLAT, COLL_PATH_HIER };
+struct coll_choice {
+    int path;
+    int alg; /* one of the enums above, 0 = by size */
+};
+extern struct coll_choice coll_choice[COLL_N]; /* from VMPI_COLL_*, at MPI_Init */
+
 /* View rank i is communicator rank map[i] (map NULL: the identity). The
  * map is increasing, so view order is communicator order (what
  * non-commutative reductions and rank-ordered results rely on). */

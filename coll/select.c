@@ -1,6 +1,82 @@
 /* vmpi_coll_*: the collectives the API and the communicator code call. Each
- * picks an algorithm for the communicator and the message (coll/coll.h). */
+ * picks an algorithm for the communicator and the message (coll/coll.h).
+ *
+ * VMPI_COLL_<NAME> (NAME: BARRIER, BCAST, REDUCE, ALLREDUCE, GATHER, SCATTER,
+ * ALLGATHER, ALLTOALL, REDUCE_SCATTER, SCAN) overrides the choice: a comma
+ * list of at most one path (auto, flat, hier) and at most one network
+ * algorithm from the table below, e.g. VMPI_COLL_ALLREDUCE=flat,ring. The
+ * v/w variants follow their base collective; Exscan follows SCAN. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "coll.h"
+
+struct coll_choice coll_choice[COLL_N];
+
+static const struct {
+    const char *env;
+    const char *algs[4]; /* algs[i] is algorithm i + 1 */
+} coll_names[COLL_N] = {
+    [COLL_BARRIER] = {"VMPI_COLL_BARRIER", {"dissemination"}},
+    [COLL_BCAST] = {"VMPI_COLL_BCAST", {"binomial", "scatter_allgather"}},
+    [COLL_REDUCE] = {"VMPI_COLL_REDUCE", {"binomial", "rabenseifner"}},
+    [COLL_ALLREDUCE] = {"VMPI_COLL_ALLREDUCE", {"recursive_doubling", "rabenseifner", "ring"}},
+    [COLL_GATHER] = {"VMPI_COLL_GATHER", {"binomial", "linear"}},
+    [COLL_SCATTER] = {"VMPI_COLL_SCATTER", {"binomial", "linear"}},
+    [COLL_ALLGATHER] = {"VMPI_COLL_ALLGATHER", {"ring", "recursive_doubling", "bruck"}},
+    [COLL_ALLTOALL] = {"VMPI_COLL_ALLTOALL", {"bruck", "pairwise", "linear"}},
+    [COLL_REDUCE_SCATTER] = {"VMPI_COLL_REDUCE_SCATTER", {"recursive_halving", "pairwise"}},
+    [COLL_SCAN] = {"VMPI_COLL_SCAN", {"recursive_doubling"}},
+};
+
+static void parse_choice(int id)
+{
+    const char *val = getenv(coll_names[id].env);
+    coll_choice[id] = (struct coll_choice){COLL_PATH_AUTO, 0};
+    if (!val || !*val)
+        return;
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", val);
+    char *save = NULL;
+    for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(w, "auto")) {
+            coll_choice[id].path = COLL_PATH_AUTO;
+            continue;
+        }
+        if (!strcmp(w, "flat")) {
+            coll_choice[id].path = COLL_PATH_FLAT;
+            continue;
+        }
+        if (!strcmp(w, "hier")) {
+            coll_choice[id].path = COLL_PATH_HIER;
+            continue;
+        }
+        int found = 0;
+        for (int a = 0; a < 4 && coll_names[id].algs[a]; a++)
+            if (!strcmp(w, coll_names[id].algs[a])) {
+                coll_choice[id].alg = a + 1;
+                found = 1;
+            }
+        if (!found) {
+            char list[160] = "";
+            for (int a = 0; a < 4 && coll_names[id].algs[a]; a++) {
+                strncat(list, ", ", sizeof list - strlen(list) - 1);
+                strncat(list, coll_names[id].algs[a], sizeof list - strlen(list) - 1);
+            }
+            vmpi_fatal("%s=%s: unknown word '%s' (expected auto, flat, hier%s)",
+                       coll_names[id].env, val, w, list);
+        }
+    }
+}
+
+void vmpi_coll_init(void)
+{
+    for (int id = 0; id < COLL_N; id++)
+        parse_choice(id);
+}
+
+/* ---- data movement (coll/flat_move.c) ------------------------------------ */
 
 int vmpi_coll_barrier(struct vmpi_comm *c)
 {
@@ -15,6 +91,15 @@ int vmpi_coll_bcast(void *buf, MPI_Count count, struct vmpi_dtype *dt, int root,
     return vmpi_flat_bcast(&v, buf, count, dt, root);
 }
 
+int vmpi_coll_allgather(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
+                        struct vmpi_comm *c)
+{
+    struct coll_view v = coll_view_all(c);
+    return vmpi_flat_allgather(&v, sbuf, rbuf, count, dt);
+}
+
+/* ---- reductions (coll/flat_reduce.c) ------------------------------------- */
+
 int vmpi_coll_reduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
                      MPI_Op op, int root, struct vmpi_comm *c)
 {
@@ -27,11 +112,4 @@ int vmpi_coll_allreduce(const void *sbuf, void *rbuf, MPI_Count count, struct vm
 {
     struct coll_view v = coll_view_all(c);
     return vmpi_flat_allreduce(&v, sbuf, rbuf, count, dt, op);
-}
-
-int vmpi_coll_allgather(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
-                        struct vmpi_comm *c)
-{
-    struct coll_view v = coll_view_all(c);
-    return vmpi_flat_allgather(&v, sbuf, rbuf, count, dt);
 }

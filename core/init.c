@@ -65,6 +65,7 @@ int vmpi_core_init(int required, int *provided)
     vmpi_g.peers = calloc((size_t)vmpi_g.size, sizeof *vmpi_g.peers);
     if (!vmpi_g.peers || vmpi_p2p_init())
         vmpi_fatal("out of memory during MPI_Init");
+    vmpi_coll_init();
     if (vmpi_dtype_init() || vmpi_comm_init())
         vmpi_fatal("cannot set up predefined datatypes and communicators");
     vmpi_g.state = 1;

@@ -179,16 +179,23 @@ int vmpi_topo_cart_rank(const struct vmpi_comm *c, const int *coords, int *rank)
 void vmpi_topo_cart_shift(const struct vmpi_comm *c, int dir, int disp, int *src, int *dst);
 int vmpi_topo_dims_create(int nnodes, int ndims, int *dims);
 
-/* ---- collectives (coll/) --------------------------------------------------- */
+/* ---- collectives (coll/select.c) ------------------------------------------ */
+void vmpi_coll_init(void); /* reads VMPI_COLL_* */
+
+/* data movement */
 int vmpi_coll_barrier(struct vmpi_comm *c);
 int vmpi_coll_bcast(void *buf, MPI_Count count, struct vmpi_dtype *dt, int root,
                     struct vmpi_comm *c);
+int vmpi_coll_allgather(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
+                        struct vmpi_comm *c);
+
+/* reductions */
 int vmpi_coll_reduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
                      MPI_Op op, int root, struct vmpi_comm *c);
 int vmpi_coll_allreduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
                         MPI_Op op, struct vmpi_comm *c);
-int vmpi_coll_allgather(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
-                        struct vmpi_comm *c);
+
+/* non-blocking */
 
 /* ---- requests and point-to-point (core/request.c, core/p2p.c) ----------- */
 enum vmpi_req_kind { VMPI_REQ_SEND = 1, VMPI_REQ_RECV = 2 };
