@@ -117,4 +117,15 @@ int vmpi_flat_reduce(const struct coll_view *v, const void *sbuf, void *rbuf, MP
 int vmpi_flat_allreduce(const struct coll_view *v, const void *sbuf, void *rbuf,
                         MPI_Count count, struct vmpi_dtype *dt, MPI_Op op);
 
+/* ---- coll/hier.c ---------------------------------------------------------- */
+/* Whether c spans several nodes and some node holds several of its ranks. */
+bool vmpi_hier_useful(struct vmpi_comm *c);
+int vmpi_hier_barrier(struct vmpi_comm *c);
+int vmpi_hier_bcast(void *buf, MPI_Count count, struct vmpi_dtype *dt, int root,
+                    struct vmpi_comm *c);
+int vmpi_hier_reduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
+                     MPI_Op op, int root, struct vmpi_comm *c);
+int vmpi_hier_allreduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
+                        MPI_Op op, struct vmpi_comm *c);
+
 #endif

@@ -76,10 +76,22 @@ void vmpi_coll_init(void)
         parse_choice(id);
 }
 
+/* Hierarchical unless told otherwise, when the communicator spans several
+ * nodes with several ranks on some node; forced hier also runs on one node
+ * (the leaders' part is then empty), which keeps that path testable. */
+static bool use_hier(int id, struct vmpi_comm *c)
+{
+    if (coll_choice[id].path == COLL_PATH_FLAT || c->size == 1)
+        return false;
+    return coll_choice[id].path == COLL_PATH_HIER || vmpi_hier_useful(c);
+}
+
 /* ---- data movement (coll/flat_move.c) ------------------------------------ */
 
 int vmpi_coll_barrier(struct vmpi_comm *c)
 {
+    if (use_hier(COLL_BARRIER, c))
+        return vmpi_hier_barrier(c);
     struct coll_view v = coll_view_all(c);
     return vmpi_flat_barrier(&v);
 }
@@ -87,6 +99,8 @@ int vmpi_coll_barrier(struct vmpi_comm *c)
 int vmpi_coll_bcast(void *buf, MPI_Count count, struct vmpi_dtype *dt, int root,
                     struct vmpi_comm *c)
 {
+    if (use_hier(COLL_BCAST, c))
+        return vmpi_hier_bcast(buf, count, dt, root, c);
     struct coll_view v = coll_view_all(c);
     return vmpi_flat_bcast(&v, buf, count, dt, root);
 }
@@ -103,6 +117,8 @@ int vmpi_coll_allgather(const void *sbuf, void *rbuf, MPI_Count count, struct vm
 int vmpi_coll_reduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
                      MPI_Op op, int root, struct vmpi_comm *c)
 {
+    if (use_hier(COLL_REDUCE, c))
+        return vmpi_hier_reduce(sbuf, rbuf, count, dt, op, root, c);
     struct coll_view v = coll_view_all(c);
     return vmpi_flat_reduce(&v, sbuf, rbuf, count, dt, op, root);
 }
@@ -110,6 +126,8 @@ int vmpi_coll_reduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_
 int vmpi_coll_allreduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
                         MPI_Op op, struct vmpi_comm *c)
 {
+    if (use_hier(COLL_ALLREDUCE, c))
+        return vmpi_hier_allreduce(sbuf, rbuf, count, dt, op, c);
     struct coll_view v = coll_view_all(c);
     return vmpi_flat_allreduce(&v, sbuf, rbuf, count, dt, op);
 }

@@ -92,6 +92,7 @@ static void comm_fill(struct vmpi_comm *c, int handle, struct vmpi_group *g, uin
     c->ndims = 0;
     c->dims = c->periods = NULL;
     c->name[0] = '\0';
+    c->coll = NULL;
 }
 
 /* A user communicator over g (takes the caller's reference on g) with id ctx,
@@ -113,6 +114,7 @@ static struct vmpi_comm *comm_new(struct vmpi_group *g, uint32_t ctx, MPI_Errhan
 static void comm_destroy(struct vmpi_comm *c)
 {
     ctx_mark(c->ctx, 0);
+    vmpi_coll_comm_free(c);
     vmpi_group_release(c->group);
     free(c->dims);
     free(c->periods);
@@ -309,6 +311,8 @@ void vmpi_comm_finalize(void)
             comm_destroy(c);
     }
     vmpi_htab_destroy(&comm_tab);
+    vmpi_coll_comm_free(&comm_world);
+    vmpi_coll_comm_free(&comm_self);
     free(comm_world.dims);
     free(comm_world.periods);
     free(comm_self.dims);

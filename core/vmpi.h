@@ -133,6 +133,7 @@ struct vmpi_comm {
     int ndims;
     int *dims, *periods;
     char name[MPI_MAX_OBJECT_NAME];
+    struct coll_layout *coll; /* node layout, computed on first use (coll/hier.c) */
 };
 
 struct vmpi_comm *vmpi_comm_get(MPI_Comm h); /* NULL: invalid */
@@ -181,6 +182,7 @@ int vmpi_topo_dims_create(int nnodes, int ndims, int *dims);
 
 /* ---- collectives (coll/select.c) ------------------------------------------ */
 void vmpi_coll_init(void); /* reads VMPI_COLL_* */
+void vmpi_coll_comm_free(struct vmpi_comm *c); /* what coll/ keeps per communicator */
 
 /* data movement */
 int vmpi_coll_barrier(struct vmpi_comm *c);

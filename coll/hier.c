@@ -1,0 +1,205 @@
+/* Hierarchical collectives: a communicator's ranks are grouped by node,
+ * the set of ranks that can share memory (one VM, or every VM of a host when
+ * the ivshmem channel is on: vmpi_locality_shared_id). Each node's lowest
+ * rank is its leader. A hierarchical collective runs a node-local part among
+ * the ranks of each node and the flat network algorithm among the leaders
+ * only, so each message crosses the network once per node instead of once
+ * per rank.
+ *
+ *   barrier    node barrier, leaders' barrier, node barrier
+ *   bcast      node of the root (from the root), leaders (from the root's
+ *              leader), the other nodes (from their leader)
+ *   reduce     node reduce to the leader, leaders' reduce to the root's
+ *              leader, which hands the result to the root if that is
+ *              another rank; commutative ops only (coll/select.c)
+ *   allreduce  node reduce to the leader, leaders' allreduce, node bcast
+ *
+ * Reduction order, for reproducible floating-point results: within a node
+ * the flat reduce's binomial order over node ranks; across nodes the flat
+ * algorithm's order over leaders. Both depend only on the layout and the
+ * count, never on timing.
+ *
+ * The layout needs no communication: every rank knows every rank's node
+ * from the locality map, so it is computed on first use. */
+#include <stdlib.h>
+
+#include "../locality/locality.h"
+#include "coll.h"
+
+struct coll_layout {
+    int nnodes, my_node;
+    int *leaders;  /* node index -> comm rank of its leader (increasing) */
+    int *node_of;  /* comm rank -> node index */
+    int *local;    /* comm ranks of this rank's node (increasing) */
+    int nlocal, me_local;
+};
+
+void vmpi_coll_comm_free(struct vmpi_comm *c)
+{
+    struct coll_layout *l = c->coll;
+    if (!l)
+        return;
+    free(l->leaders);
+    free(l->node_of);
+    free(l->local);
+    free(l);
+    c->coll = NULL;
+}
+
+static struct coll_layout *layout_build(struct vmpi_comm *c)
+{
+    int p = c->size;
+    struct coll_layout *l = calloc(1, sizeof *l);
+    int *sid = malloc((size_t)p * sizeof *sid);
+    if (!l || !sid)
+        goto nomem;
+    l->leaders = malloc((size_t)p * sizeof *l->leaders);
+    l->node_of = malloc((size_t)p * sizeof *l->node_of);
+    l->local = malloc((size_t)p * sizeof *l->local);
+    if (!l->leaders || !l->node_of || !l->local)
+        goto nomem;
+    /* A node's leader is the first comm rank with its shared id, so leaders
+     * come out in increasing order. Quadratic in the worst case, once per
+     * communicator. */
+    for (int r = 0; r < p; r++) {
+        sid[r] = vmpi_locality_shared_id(vmpi_comm_world_rank(c, r));
+        int n = 0;
+        while (n < l->nnodes && sid[l->leaders[n]] != sid[r])
+            n++;
+        if (n == l->nnodes)
+            l->leaders[l->nnodes++] = r;
+        l->node_of[r] = n;
+    }
+    l->my_node = l->node_of[c->rank];
+    for (int r = 0; r < p; r++)
+        if (l->node_of[r] == l->my_node) {
+            if (r == c->rank)
+                l->me_local = l->nlocal;
+            l->local[l->nlocal++] = r;
+        }
+    free(sid);
+    return l;
+nomem:
+    free(sid);
+    if (l) {
+        free(l->leaders);
+        free(l->node_of);
+        free(l->local);
+        free(l);
+    }
+    vmpi_fatal("out of memory computing a communicator's node layout");
+}
+
+static const struct coll_layout *layout(struct vmpi_comm *c)
+{
+    if (!c->coll)
+        c->coll = layout_build(c);
+    return c->coll;
+}
+
+bool vmpi_hier_useful(struct vmpi_comm *c)
+{
+    const struct coll_layout *l = layout(c);
+    return l->nnodes > 1 && l->nnodes < c->size;
+}
+
+static struct coll_view node_view(struct vmpi_comm *c, const struct coll_layout *l)
+{
+    return (struct coll_view){.comm = c, .size = l->nlocal, .rank = l->me_local, .map = l->local};
+}
+
+/* The leaders' view; rank -1 on ranks that are not leaders. */
+static struct coll_view leader_view(struct vmpi_comm *c, const struct coll_layout *l)
+{
+    int me = l->leaders[l->my_node] == c->rank ? l->my_node : -1;
+    return (struct coll_view){.comm = c, .size = l->nnodes, .rank = me, .map = l->leaders};
+}
+
+/* The node rank of comm rank r, which must be on this rank's node. */
+static int node_rank(const struct coll_layout *l, int r)
+{
+    int i = 0;
+    while (l->local[i] != r)
+        i++;
+    return i;
+}
+
+int vmpi_hier_barrier(struct vmpi_comm *c)
+{
+    const struct coll_layout *l = layout(c);
+    struct coll_view nv = node_view(c, l), lv = leader_view(c, l);
+    int rc = vmpi_flat_barrier(&nv);
+    if (rc == MPI_SUCCESS && lv.rank >= 0)
+        rc = vmpi_flat_barrier(&lv);
+    if (rc == MPI_SUCCESS)
+        rc = vmpi_flat_barrier(&nv);
+    return rc;
+}
+
+int vmpi_hier_bcast(void *buf, MPI_Count count, struct vmpi_dtype *dt, int root,
+                    struct vmpi_comm *c)
+{
+    const struct coll_layout *l = layout(c);
+    struct coll_view nv = node_view(c, l), lv = leader_view(c, l);
+    int root_node = l->node_of[root];
+    int rc = MPI_SUCCESS;
+    if (l->my_node == root_node)
+        rc = vmpi_flat_bcast(&nv, buf, count, dt, node_rank(l, root));
+    if (rc == MPI_SUCCESS && lv.rank >= 0)
+        rc = vmpi_flat_bcast(&lv, buf, count, dt, root_node);
+    if (rc == MPI_SUCCESS && l->my_node != root_node)
+        rc = vmpi_flat_bcast(&nv, buf, count, dt, 0);
+    return rc;
+}
+
+/* Leaders accumulate in scratch laid out like (count, dt), or in rbuf on
+ * a leader that is the root. */
+int vmpi_hier_reduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
+                     MPI_Op op, int root, struct vmpi_comm *c)
+{
+    const struct coll_layout *l = layout(c);
+    struct coll_view nv = node_view(c, l), lv = leader_view(c, l);
+    int root_node = l->node_of[root], root_leader = l->leaders[root_node];
+    const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    void *raw = NULL, *acc = NULL;
+    int rc = MPI_SUCCESS;
+    if (lv.rank >= 0) {
+        /* The root's leader accumulates into rbuf when it is the root. */
+        if (c->rank == root) {
+            acc = rbuf;
+        } else if (!(acc = coll_tmp_alloc(count, dt, &raw))) {
+            return vmpi_err(c, MPI_ERR_NO_MEM, "MPI_Reduce: out of memory");
+        }
+    }
+    rc = vmpi_flat_reduce(&nv, lv.rank >= 0 && in == acc ? MPI_IN_PLACE : in, acc, count, dt,
+                          op, 0);
+    if (rc == MPI_SUCCESS && lv.rank >= 0)
+        rc = vmpi_flat_reduce(&lv, lv.rank == root_node ? MPI_IN_PLACE : acc, acc, count, dt, op,
+                              root_node);
+    if (rc == MPI_SUCCESS && root != root_leader) {
+        if (c->rank == root_leader)
+            rc = coll_send(&nv, acc, count, dt, node_rank(l, root), COLL_TAG_HIER);
+        else if (c->rank == root)
+            rc = coll_recv(&nv, rbuf, count, dt, 0, COLL_TAG_HIER);
+    }
+    free(raw);
+    return rc;
+}
+
+int vmpi_hier_allreduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
+                        MPI_Op op, struct vmpi_comm *c)
+{
+    const struct coll_layout *l = layout(c);
+    struct coll_view nv = node_view(c, l), lv = leader_view(c, l);
+    int rc;
+    if (lv.rank >= 0) {
+        rc = vmpi_flat_reduce(&nv, sbuf, rbuf, count, dt, op, 0);
+        if (rc == MPI_SUCCESS)
+            rc = vmpi_flat_allreduce(&lv, MPI_IN_PLACE, rbuf, count, dt, op);
+    } else {
+        rc = vmpi_flat_reduce(&nv, sbuf == MPI_IN_PLACE ? rbuf : sbuf, NULL, count, dt, op, 0);
+    }
+    if (rc == MPI_SUCCESS)
+        rc = vmpi_flat_bcast(&nv, rbuf, count, dt, 0);
+    return rc;
+}
