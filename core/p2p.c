@@ -31,6 +31,7 @@
 #include "dtype_impl.h"
 #include "../channel/chan.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -727,19 +728,29 @@ int vmpi_progress(void)
         n += pend_progress();
     if (VMPI_UNLIKELY(pulling != NULL))
         n += finish_pulls();
+    if (VMPI_UNLIKELY(vmpi_coll_nbc_active))
+        n += vmpi_coll_nbc_progress();
     if (n) {
         idle = 0;
-    } else if (VMPI_UNLIKELY(++idle >= PULL_IDLE_POLLS)) {
+        return n;
+    }
+    ++idle;
+    if (VMPI_UNLIKELY(vmpi_g.yield_polls) && idle % vmpi_g.yield_polls == 0)
+        sched_yield();
+    if (VMPI_UNLIKELY(idle >= PULL_IDLE_POLLS)) {
         idle = 0;
         if (uq_head)
             pull_unexpected();
     }
-    return n;
+    return 0;
 }
 
+/* Non-blocking collectives count too: one the user freed must still send
+ * its part before MPI_Finalize leaves. */
 bool vmpi_p2p_idle(void)
 {
-    return !pend_head && !pulling && !inflight_total && !vmpi_smp_chan.busy() &&
+    return !pend_head && !pulling && !inflight_total && !vmpi_coll_nbc_active &&
+           !vmpi_smp_chan.busy() &&
            !(vmpi_g.ivshmem && vmpi_ivshmem_chan.busy()) &&
            !(vmpi_g.net && vmpi_g.net->busy());
 }

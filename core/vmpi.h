@@ -108,10 +108,25 @@ int vmpi_dtype_init(void);
 void vmpi_dtype_finalize(void);
 
 /* ---- reduction operations (core/op.c) ----------------------------------- */
-/* MPI_SUCCESS, or MPI_ERR_OP if op is invalid or not defined for dt. */
+/* MPI_SUCCESS, or MPI_ERR_OP if op is invalid (or freed) or not defined for
+ * dt. A user op is defined on every type. */
 int vmpi_op_check(MPI_Op op, const struct vmpi_dtype *dt);
+/* inout = in op inout, element-wise over (count, dt) layouts; in is the left
+ * operand. A user function gets the handle of dt and a piece of at most
+ * INT_MAX elements at a time. */
 void vmpi_op_apply(MPI_Op op, const void *in, void *inout, MPI_Count count,
                    const struct vmpi_dtype *dt);
+bool vmpi_op_commutative(MPI_Op op); /* false for user ops created non-commutative */
+/* User operations. vmpi_op_free (MPI_Op_free) makes the handle invalid for
+ * the user; an operation that may still apply the op after it returns to
+ * the user (a non-blocking collective) holds a reference from vmpi_op_retain
+ * to vmpi_op_release, and the op lives until the last one goes. Both are
+ * no-ops on predefined ops. */
+int vmpi_op_create(MPI_User_function *fn, bool commute, MPI_Op *out); /* or MPI_ERR_NO_MEM */
+int vmpi_op_free(MPI_Op op); /* MPI_ERR_OP unless a live user op */
+bool vmpi_op_is_user(MPI_Op op); /* a live (not freed) user op */
+void vmpi_op_retain(MPI_Op op);
+void vmpi_op_release(MPI_Op op);
 
 /* ---- groups and communicators (core/group.c, core/comm.c) --------------- */
 struct vmpi_group {
@@ -134,6 +149,7 @@ struct vmpi_comm {
     int *dims, *periods;
     char name[MPI_MAX_OBJECT_NAME];
     struct coll_layout *coll; /* node layout, computed on first use (coll/hier.c) */
+    uint32_t nbc_seq;         /* non-blocking collectives started on it (their tags) */
 };
 
 struct vmpi_comm *vmpi_comm_get(MPI_Comm h); /* NULL: invalid */
@@ -188,19 +204,76 @@ void vmpi_coll_comm_free(struct vmpi_comm *c); /* what coll/ keeps per communica
 int vmpi_coll_barrier(struct vmpi_comm *c);
 int vmpi_coll_bcast(void *buf, MPI_Count count, struct vmpi_dtype *dt, int root,
                     struct vmpi_comm *c);
+/* Same layout on the send and the receive side (count, dt). */
 int vmpi_coll_allgather(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
                         struct vmpi_comm *c);
+/* The MPI forms: send and receive sides may use different type signatures
+ * of equal size; counts/displs arrays are indexed by rank; MPI_IN_PLACE as
+ * in MPI; alltoallw displacements in bytes. */
+int vmpi_coll_allgather2(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt,
+                         void *rbuf, MPI_Count rcount, struct vmpi_dtype *rdt,
+                         struct vmpi_comm *c);
+int vmpi_coll_allgatherv(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt,
+                         void *rbuf, const int *rcounts, const int *displs,
+                         struct vmpi_dtype *rdt, struct vmpi_comm *c);
+int vmpi_coll_gather(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt, void *rbuf,
+                     MPI_Count rcount, struct vmpi_dtype *rdt, int root, struct vmpi_comm *c);
+int vmpi_coll_gatherv(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt, void *rbuf,
+                      const int *rcounts, const int *displs, struct vmpi_dtype *rdt, int root,
+                      struct vmpi_comm *c);
+int vmpi_coll_scatter(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt, void *rbuf,
+                      MPI_Count rcount, struct vmpi_dtype *rdt, int root, struct vmpi_comm *c);
+int vmpi_coll_scatterv(const void *sbuf, const int *scounts, const int *displs,
+                       struct vmpi_dtype *sdt, void *rbuf, MPI_Count rcount,
+                       struct vmpi_dtype *rdt, int root, struct vmpi_comm *c);
+int vmpi_coll_alltoall(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt, void *rbuf,
+                       MPI_Count rcount, struct vmpi_dtype *rdt, struct vmpi_comm *c);
+int vmpi_coll_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
+                        struct vmpi_dtype *sdt, void *rbuf, const int *rcounts,
+                        const int *rdispls, struct vmpi_dtype *rdt, struct vmpi_comm *c);
+int vmpi_coll_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
+                        struct vmpi_dtype *const *sdts, void *rbuf, const int *rcounts,
+                        const int *rdispls, struct vmpi_dtype *const *rdts, struct vmpi_comm *c);
 
 /* reductions */
 int vmpi_coll_reduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
                      MPI_Op op, int root, struct vmpi_comm *c);
 int vmpi_coll_allreduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
                         MPI_Op op, struct vmpi_comm *c);
+/* counts[i] elements of the result go to rank i (c->size entries). */
+int vmpi_coll_reduce_scatter(const void *sbuf, void *rbuf, const MPI_Count *counts,
+                             struct vmpi_dtype *dt, MPI_Op op, struct vmpi_comm *c);
+int vmpi_coll_reduce_scatter_block(const void *sbuf, void *rbuf, MPI_Count count,
+                                   struct vmpi_dtype *dt, MPI_Op op, struct vmpi_comm *c);
+int vmpi_coll_scan(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
+                   MPI_Op op, struct vmpi_comm *c);
+int vmpi_coll_exscan(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
+                     MPI_Op op, struct vmpi_comm *c);
 
-/* non-blocking */
+/* non-blocking (coll/sched.c): each builds a schedule and starts it; *out
+ * is a request of kind VMPI_REQ_COLL that completes when the schedule
+ * has. Arguments are checked by the caller; errors: MPI_ERR_NO_MEM. */
+struct vmpi_req;
+int vmpi_coll_ibarrier(struct vmpi_comm *c, struct vmpi_req **out);
+int vmpi_coll_ibcast(void *buf, MPI_Count count, struct vmpi_dtype *dt, int root,
+                     struct vmpi_comm *c, struct vmpi_req **out);
+int vmpi_coll_ireduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
+                      MPI_Op op, int root, struct vmpi_comm *c, struct vmpi_req **out);
+int vmpi_coll_iallreduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
+                         MPI_Op op, struct vmpi_comm *c, struct vmpi_req **out);
+int vmpi_coll_iallgather(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt,
+                         void *rbuf, MPI_Count rcount, struct vmpi_dtype *rdt,
+                         struct vmpi_comm *c, struct vmpi_req **out);
+int vmpi_coll_ialltoall(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt,
+                        void *rbuf, MPI_Count rcount, struct vmpi_dtype *rdt,
+                        struct vmpi_comm *c, struct vmpi_req **out);
+/* Schedules running; while there are any, vmpi_progress runs them. */
+extern unsigned vmpi_coll_nbc_active;
+int vmpi_coll_nbc_progress(void); /* returns rounds started and schedules ended */
 
 /* ---- requests and point-to-point (core/request.c, core/p2p.c) ----------- */
-enum vmpi_req_kind { VMPI_REQ_SEND = 1, VMPI_REQ_RECV = 2 };
+/* COLL: a non-blocking collective; its schedule (coll/sched.c) completes it. */
+enum vmpi_req_kind { VMPI_REQ_SEND = 1, VMPI_REQ_RECV = 2, VMPI_REQ_COLL = 3 };
 enum vmpi_send_mode { VMPI_MODE_STD = 0, VMPI_MODE_SYNC = 1, VMPI_MODE_READY = 2 };
 
 struct vmpi_req {
@@ -304,6 +377,7 @@ struct vmpi_global {
     struct vmpi_peer *peers; /* indexed by world rank */
     const struct vmpi_chan *net; /* the network channel when it has peers, or NULL */
     unsigned net_poll_mask;      /* poll net on progress calls where (count & mask) == 0 */
+    unsigned yield_polls;        /* oversubscribed: sched_yield after this many idle polls */
     bool ivshmem;                /* some peers are reached through the host region */
     struct vmpi_comm *world; /* MPI_COMM_WORLD, for the lookup fast path */
     char job_id[40];         /* from VMPI_JOB_ID or PMI kvsname */

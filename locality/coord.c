@@ -19,6 +19,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 enum { CH_SMP = 1, CH_IVSHMEM = 2, CH_OFI = 4 };
@@ -154,6 +155,16 @@ int vmpi_locality_init(void)
      * messages a few shared-memory polls (well under their latency) and
      * keeps shared-memory latency at its own level. */
     vmpi_g.net_poll_mask = nlocal > 1 || niv ? 15 : 0;
+    /* More ranks on this machine than processors: a rank that spins while
+     * the one it waits for has no processor holds things up for a whole
+     * time slice, so idle polling yields now and then. Emulated VMs share
+     * the machine's processors, hence the host's ranks are counted. */
+    int onhost = 0;
+    for (int r = 0; r < n; r++)
+        onhost += place.host_of[r] == place.host_of[me];
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    vmpi_g.yield_polls = (unsigned)vmpi_env_u64("VMPI_YIELD_POLLS",
+                                                 ncpu > 0 && onhost > ncpu ? 64 : 0, 0, 4096);
     const char *verbose = getenv("VMPI_VERBOSE");
     if (me == 0 && verbose && atoi(verbose) > 0)
         print_table();
