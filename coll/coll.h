@@ -108,14 +108,53 @@ int coll_sendrecv(const struct coll_view *v, const void *sbuf, MPI_Count scount,
 int vmpi_flat_barrier(const struct coll_view *v);
 int vmpi_flat_bcast(const struct coll_view *v, void *buf, MPI_Count count,
                     struct vmpi_dtype *dt, int root);
-int vmpi_flat_allgather(const struct coll_view *v, const void *sbuf, void *rbuf,
-                        MPI_Count count, struct vmpi_dtype *dt);
+/* Per-rank arrays (counts, displacements, types) are indexed by view rank.
+ * MPI_IN_PLACE as in MPI: sbuf at the gather root, rbuf at the scatter
+ * root, sbuf in allgather(v) and alltoall(v/w). Arguments ignored on a rank
+ * may be NULL, datatypes included. */
+int vmpi_flat_gather(const struct coll_view *v, const void *sbuf, MPI_Count scount,
+                     struct vmpi_dtype *sdt, void *rbuf, MPI_Count rcount,
+                     struct vmpi_dtype *rdt, int root);
+int vmpi_flat_gatherv(const struct coll_view *v, const void *sbuf, MPI_Count scount,
+                      struct vmpi_dtype *sdt, void *rbuf, const int *rcounts,
+                      const int *displs, struct vmpi_dtype *rdt, int root);
+int vmpi_flat_scatter(const struct coll_view *v, const void *sbuf, MPI_Count scount,
+                      struct vmpi_dtype *sdt, void *rbuf, MPI_Count rcount,
+                      struct vmpi_dtype *rdt, int root);
+int vmpi_flat_scatterv(const struct coll_view *v, const void *sbuf, const int *scounts,
+                       const int *displs, struct vmpi_dtype *sdt, void *rbuf,
+                       MPI_Count rcount, struct vmpi_dtype *rdt, int root);
+int vmpi_flat_allgather(const struct coll_view *v, const void *sbuf, MPI_Count scount,
+                        struct vmpi_dtype *sdt, void *rbuf, MPI_Count rcount,
+                        struct vmpi_dtype *rdt);
+int vmpi_flat_allgatherv(const struct coll_view *v, const void *sbuf, MPI_Count scount,
+                         struct vmpi_dtype *sdt, void *rbuf, const int *rcounts,
+                         const int *displs, struct vmpi_dtype *rdt);
+int vmpi_flat_alltoall(const struct coll_view *v, const void *sbuf, MPI_Count scount,
+                       struct vmpi_dtype *sdt, void *rbuf, MPI_Count rcount,
+                       struct vmpi_dtype *rdt);
+int vmpi_flat_alltoallv(const struct coll_view *v, const void *sbuf, const int *scounts,
+                        const int *sdispls, struct vmpi_dtype *sdt, void *rbuf,
+                        const int *rcounts, const int *rdispls, struct vmpi_dtype *rdt);
+/* sdispls, rdispls in bytes; a NULL type is allowed where the count is 0 */
+int vmpi_flat_alltoallw(const struct coll_view *v, const void *sbuf, const int *scounts,
+                        const int *sdispls, struct vmpi_dtype *const *sdts, void *rbuf,
+                        const int *rcounts, const int *rdispls, struct vmpi_dtype *const *rdts);
 
 /* ---- coll/flat_reduce.c ------------------------------------------------- */
 int vmpi_flat_reduce(const struct coll_view *v, const void *sbuf, void *rbuf, MPI_Count count,
                      struct vmpi_dtype *dt, MPI_Op op, int root);
 int vmpi_flat_allreduce(const struct coll_view *v, const void *sbuf, void *rbuf,
                         MPI_Count count, struct vmpi_dtype *dt, MPI_Op op);
+/* counts[i] (i a view rank) elements of the result go to view rank i. */
+int vmpi_flat_reduce_scatter(const struct coll_view *v, const void *sbuf, void *rbuf,
+                             const MPI_Count *counts, struct vmpi_dtype *dt, MPI_Op op);
+int vmpi_flat_reduce_scatter_block(const struct coll_view *v, const void *sbuf, void *rbuf,
+                                   MPI_Count count, struct vmpi_dtype *dt, MPI_Op op);
+int vmpi_flat_scan(const struct coll_view *v, const void *sbuf, void *rbuf, MPI_Count count,
+                   struct vmpi_dtype *dt, MPI_Op op);
+int vmpi_flat_exscan(const struct coll_view *v, const void *sbuf, void *rbuf, MPI_Count count,
+                     struct vmpi_dtype *dt, MPI_Op op);
 
 /* ---- coll/hier.c ---------------------------------------------------------- */
 /* Whether c spans several nodes and some node holds several of its ranks. */
@@ -127,5 +166,12 @@ int vmpi_hier_reduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_
                      MPI_Op op, int root, struct vmpi_comm *c);
 int vmpi_hier_allreduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
                         MPI_Op op, struct vmpi_comm *c);
+
+/* ---- coll/sched.c ----------------------------------------------------------
+ * Non-blocking collectives (vmpi_coll_i*, core/vmpi.h) run as schedules of
+ * rounds driven by vmpi_progress. Collective number seq of a communicator
+ * uses the tags COLL_TAG_NBC + (seq mod NBC_WINDOW) * NBC_STRIDE + step,
+ * step < NBC_STRIDE: all below MPI_TAG_UB, disjoint from the blocking tags. */
+enum { NBC_STRIDE = 256, NBC_WINDOW = 1 << 21 };
 
 #endif

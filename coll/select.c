@@ -108,8 +108,76 @@ int vmpi_coll_bcast(void *buf, MPI_Count count, struct vmpi_dtype *dt, int root,
 int vmpi_coll_allgather(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
                         struct vmpi_comm *c)
 {
+    return vmpi_coll_allgather2(sbuf, count, dt, rbuf, count, dt, c);
+}
+
+int vmpi_coll_allgather2(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt,
+                         void *rbuf, MPI_Count rcount, struct vmpi_dtype *rdt,
+                         struct vmpi_comm *c)
+{
     struct coll_view v = coll_view_all(c);
-    return vmpi_flat_allgather(&v, sbuf, rbuf, count, dt);
+    return vmpi_flat_allgather(&v, sbuf, scount, sdt, rbuf, rcount, rdt);
+}
+
+int vmpi_coll_allgatherv(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt,
+                         void *rbuf, const int *rcounts, const int *displs,
+                         struct vmpi_dtype *rdt, struct vmpi_comm *c)
+{
+    struct coll_view v = coll_view_all(c);
+    return vmpi_flat_allgatherv(&v, sbuf, scount, sdt, rbuf, rcounts, displs, rdt);
+}
+
+int vmpi_coll_gather(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt, void *rbuf,
+                     MPI_Count rcount, struct vmpi_dtype *rdt, int root, struct vmpi_comm *c)
+{
+    struct coll_view v = coll_view_all(c);
+    return vmpi_flat_gather(&v, sbuf, scount, sdt, rbuf, rcount, rdt, root);
+}
+
+int vmpi_coll_gatherv(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt, void *rbuf,
+                      const int *rcounts, const int *displs, struct vmpi_dtype *rdt, int root,
+                      struct vmpi_comm *c)
+{
+    struct coll_view v = coll_view_all(c);
+    return vmpi_flat_gatherv(&v, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root);
+}
+
+int vmpi_coll_scatter(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt, void *rbuf,
+                      MPI_Count rcount, struct vmpi_dtype *rdt, int root, struct vmpi_comm *c)
+{
+    struct coll_view v = coll_view_all(c);
+    return vmpi_flat_scatter(&v, sbuf, scount, sdt, rbuf, rcount, rdt, root);
+}
+
+int vmpi_coll_scatterv(const void *sbuf, const int *scounts, const int *displs,
+                       struct vmpi_dtype *sdt, void *rbuf, MPI_Count rcount,
+                       struct vmpi_dtype *rdt, int root, struct vmpi_comm *c)
+{
+    struct coll_view v = coll_view_all(c);
+    return vmpi_flat_scatterv(&v, sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root);
+}
+
+int vmpi_coll_alltoall(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt, void *rbuf,
+                       MPI_Count rcount, struct vmpi_dtype *rdt, struct vmpi_comm *c)
+{
+    struct coll_view v = coll_view_all(c);
+    return vmpi_flat_alltoall(&v, sbuf, scount, sdt, rbuf, rcount, rdt);
+}
+
+int vmpi_coll_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
+                        struct vmpi_dtype *sdt, void *rbuf, const int *rcounts,
+                        const int *rdispls, struct vmpi_dtype *rdt, struct vmpi_comm *c)
+{
+    struct coll_view v = coll_view_all(c);
+    return vmpi_flat_alltoallv(&v, sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt);
+}
+
+int vmpi_coll_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
+                        struct vmpi_dtype *const *sdts, void *rbuf, const int *rcounts,
+                        const int *rdispls, struct vmpi_dtype *const *rdts, struct vmpi_comm *c)
+{
+    struct coll_view v = coll_view_all(c);
+    return vmpi_flat_alltoallw(&v, sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts);
 }
 
 /* ---- reductions (coll/flat_reduce.c) ------------------------------------- */
@@ -117,7 +185,8 @@ int vmpi_coll_allgather(const void *sbuf, void *rbuf, MPI_Count count, struct vm
 int vmpi_coll_reduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
                      MPI_Op op, int root, struct vmpi_comm *c)
 {
-    if (use_hier(COLL_REDUCE, c))
+    /* The node grouping reorders ranks: rank order holds only flat. */
+    if (vmpi_op_commutative(op) && use_hier(COLL_REDUCE, c))
         return vmpi_hier_reduce(sbuf, rbuf, count, dt, op, root, c);
     struct coll_view v = coll_view_all(c);
     return vmpi_flat_reduce(&v, sbuf, rbuf, count, dt, op, root);
@@ -126,8 +195,36 @@ int vmpi_coll_reduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_
 int vmpi_coll_allreduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
                         MPI_Op op, struct vmpi_comm *c)
 {
-    if (use_hier(COLL_ALLREDUCE, c))
+    if (vmpi_op_commutative(op) && use_hier(COLL_ALLREDUCE, c))
         return vmpi_hier_allreduce(sbuf, rbuf, count, dt, op, c);
     struct coll_view v = coll_view_all(c);
     return vmpi_flat_allreduce(&v, sbuf, rbuf, count, dt, op);
+}
+
+int vmpi_coll_reduce_scatter(const void *sbuf, void *rbuf, const MPI_Count *counts,
+                             struct vmpi_dtype *dt, MPI_Op op, struct vmpi_comm *c)
+{
+    struct coll_view v = coll_view_all(c);
+    return vmpi_flat_reduce_scatter(&v, sbuf, rbuf, counts, dt, op);
+}
+
+int vmpi_coll_reduce_scatter_block(const void *sbuf, void *rbuf, MPI_Count count,
+                                   struct vmpi_dtype *dt, MPI_Op op, struct vmpi_comm *c)
+{
+    struct coll_view v = coll_view_all(c);
+    return vmpi_flat_reduce_scatter_block(&v, sbuf, rbuf, count, dt, op);
+}
+
+int vmpi_coll_scan(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
+                   MPI_Op op, struct vmpi_comm *c)
+{
+    struct coll_view v = coll_view_all(c);
+    return vmpi_flat_scan(&v, sbuf, rbuf, count, dt, op);
+}
+
+int vmpi_coll_exscan(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
+                     MPI_Op op, struct vmpi_comm *c)
+{
+    struct coll_view v = coll_view_all(c);
+    return vmpi_flat_exscan(&v, sbuf, rbuf, count, dt, op);
 }

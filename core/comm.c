@@ -93,6 +93,7 @@ static void comm_fill(struct vmpi_comm *c, int handle, struct vmpi_group *g, uin
     c->dims = c->periods = NULL;
     c->name[0] = '\0';
     c->coll = NULL;
+    c->nbc_seq = 0;
 }
 
 /* A user communicator over g (takes the caller's reference on g) with id ctx,

@@ -1,5 +1,6 @@
-/* Predefined reduction operations (MPI-3.1 5.9.2): which op is defined on
- * which type, and the kernels that apply them.
+/* Reduction operations: the predefined ones (MPI-3.1 5.9.2) -- which op is
+ * defined on which type, and the kernels that apply them -- and user
+ * operations (MPI_Op_create, 5.9.5).
  *
  * Kernels load and store through memcpy, so a buffer at any alignment (a
  * packed stream, an hindexed block at an odd address) is fine, and the
@@ -11,6 +12,7 @@
 #include <assert.h>
 #include <limits.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -247,8 +249,91 @@ static uint32_t op_index(MPI_Op op)
     return ok ? VMPI_HINDEX(op) : 0;
 }
 
+/* ---- user operations ------------------------------------------------------
+ * A user op lives in a handle table (indirect kind). MPI_Op_free only marks
+ * it freed: the handle is then invalid for the user, but its slot -- and so
+ * the handle value -- stays taken until the last reference is dropped, so a
+ * pending operation holding the handle (vmpi_op_retain) can still apply it
+ * and the value is not handed to a new op meanwhile. */
+struct user_op {
+    MPI_User_function *fn;
+    bool commute;
+    bool freed;
+    int refs; /* the user's handle until freed, plus one per pending operation */
+};
+
+static struct vmpi_htab user_ops;
+
+/* The op behind a user handle, freed or not; NULL for anything else. */
+static struct user_op *user_op(MPI_Op op)
+{
+    if (VMPI_HKIND(op) != VMPI_HK_INDIRECT || VMPI_HTYPE(op) != VMPI_OBJ_OP)
+        return NULL;
+    return vmpi_htab_get(&user_ops, VMPI_HINDEX(op));
+}
+
+int vmpi_op_create(MPI_User_function *fn, bool commute, MPI_Op *out)
+{
+    struct user_op *u = malloc(sizeof *u);
+    uint32_t idx;
+    if (!u || vmpi_htab_add(&user_ops, u, &idx) != 0) {
+        free(u);
+        return MPI_ERR_NO_MEM;
+    }
+    *u = (struct user_op){ .fn = fn, .commute = commute, .refs = 1 };
+    *out = VMPI_HMAKE(VMPI_HK_INDIRECT, VMPI_OBJ_OP, idx);
+    return MPI_SUCCESS;
+}
+
+bool vmpi_op_is_user(MPI_Op op)
+{
+    struct user_op *u = user_op(op);
+    return u && !u->freed;
+}
+
+void vmpi_op_retain(MPI_Op op)
+{
+    struct user_op *u = user_op(op);
+    if (u)
+        u->refs++;
+}
+
+void vmpi_op_release(MPI_Op op)
+{
+    struct user_op *u = user_op(op);
+    if (u && --u->refs == 0) {
+        vmpi_htab_del(&user_ops, VMPI_HINDEX(op));
+        free(u);
+    }
+}
+
+int vmpi_op_free(MPI_Op op)
+{
+    struct user_op *u = user_op(op);
+    if (!u || u->freed)
+        return MPI_ERR_OP;
+    u->freed = true;
+    vmpi_op_release(op);
+    return MPI_SUCCESS;
+}
+
+bool vmpi_op_commutative(MPI_Op op)
+{
+    struct user_op *u = user_op(op);
+    if (u)
+        return u->commute;
+    /* REPLACE keeps its left operand and NO_OP its right one. */
+    uint32_t i = op_index(op);
+    return i != OPI(MPI_REPLACE) && i != OPI(MPI_NO_OP);
+}
+
+/* ---- checking -------------------------------------------------------------- */
+
 int vmpi_op_check(MPI_Op op, const struct vmpi_dtype *dt)
 {
+    /* A user op is defined on whatever the user gives it. */
+    if (user_op(op))
+        return vmpi_op_is_user(op) ? MPI_SUCCESS : MPI_ERR_OP;
     uint32_t i = op_index(op);
     if (!i)
         return MPI_ERR_OP;
@@ -309,12 +394,32 @@ static void run_pairs(pair_fn *f, const struct pair_info *pi, const void *in, vo
     }
 }
 
+/* The user function takes an int count: larger counts go in pieces, each
+ * starting count elements (extents) further on. It gets copies of the count
+ * and handle, since it may write through both pointers. */
+static void apply_user(const struct user_op *u, const void *in, void *inout, MPI_Count count,
+                       const struct vmpi_dtype *dt)
+{
+    MPI_Aint ext = vmpi_dtype_ext(dt);
+    for (MPI_Count done = 0, n; done < count; done += n) {
+        n = count - done > INT_MAX ? INT_MAX : count - done;
+        int len = (int)n;
+        MPI_Datatype h = dt->handle;
+        u->fn(vmpi_dtype_addr(in, done * ext), vmpi_dtype_addr(inout, done * ext), &len, &h);
+    }
+}
+
 void vmpi_op_apply(MPI_Op op, const void *in, void *inout, MPI_Count count,
                    const struct vmpi_dtype *dt)
 {
     uint32_t i = op_index(op);
     if (i == OPI(MPI_NO_OP) || count <= 0 || dt->size == 0)
         return;
+    struct user_op *u = user_op(op);
+    if (u) {
+        apply_user(u, in, inout, count, dt);
+        return;
+    }
     if (i == OPI(MPI_REPLACE)) {
         run(copy_bytes, 1, in, inout, count, dt);
         return;

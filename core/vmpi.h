@@ -209,7 +209,9 @@ int vmpi_coll_allgather(const void *sbuf, void *rbuf, MPI_Count count, struct vm
                         struct vmpi_comm *c);
 /* The MPI forms: send and receive sides may use different type signatures
  * of equal size; counts/displs arrays are indexed by rank; MPI_IN_PLACE as
- * in MPI; alltoallw displacements in bytes. */
+ * in MPI; alltoallw displacements in bytes. Arguments MPI ignores on a rank
+ * (recv side off the gather root, send side with MPI_IN_PLACE, ...) may be
+ * NULL, datatypes included. */
 int vmpi_coll_allgather2(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt,
                          void *rbuf, MPI_Count rcount, struct vmpi_dtype *rdt,
                          struct vmpi_comm *c);

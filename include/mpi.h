@@ -612,6 +612,47 @@ VMPI_API(int, MPI_Topo_test, (MPI_Comm comm, int *status))
 VMPI_API(int, MPI_Barrier, (MPI_Comm comm))
 VMPI_API(int, MPI_Bcast, (void *buffer, int count, MPI_Datatype datatype,
                           int root, MPI_Comm comm))
+VMPI_API(int, MPI_Gather, (const void *sendbuf, int sendcount,
+                           MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                           MPI_Datatype recvtype, int root, MPI_Comm comm))
+VMPI_API(int, MPI_Gatherv, (const void *sendbuf, int sendcount,
+                            MPI_Datatype sendtype, void *recvbuf,
+                            const int recvcounts[], const int displs[],
+                            MPI_Datatype recvtype, int root, MPI_Comm comm))
+VMPI_API(int, MPI_Scatter, (const void *sendbuf, int sendcount,
+                            MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                            MPI_Datatype recvtype, int root, MPI_Comm comm))
+VMPI_API(int, MPI_Scatterv, (const void *sendbuf, const int sendcounts[],
+                             const int displs[], MPI_Datatype sendtype,
+                             void *recvbuf, int recvcount,
+                             MPI_Datatype recvtype, int root, MPI_Comm comm))
+VMPI_API(int, MPI_Allgather, (const void *sendbuf, int sendcount,
+                              MPI_Datatype sendtype, void *recvbuf,
+                              int recvcount, MPI_Datatype recvtype,
+                              MPI_Comm comm))
+VMPI_API(int, MPI_Allgatherv, (const void *sendbuf, int sendcount,
+                               MPI_Datatype sendtype, void *recvbuf,
+                               const int recvcounts[], const int displs[],
+                               MPI_Datatype recvtype, MPI_Comm comm))
+VMPI_API(int, MPI_Alltoall, (const void *sendbuf, int sendcount,
+                             MPI_Datatype sendtype, void *recvbuf,
+                             int recvcount, MPI_Datatype recvtype,
+                             MPI_Comm comm))
+VMPI_API(int, MPI_Alltoallv, (const void *sendbuf, const int sendcounts[],
+                              const int sdispls[], MPI_Datatype sendtype,
+                              void *recvbuf, const int recvcounts[],
+                              const int rdispls[], MPI_Datatype recvtype,
+                              MPI_Comm comm))
+VMPI_API(int, MPI_Alltoallw, (const void *sendbuf, const int sendcounts[],
+                              const int sdispls[],
+                              const MPI_Datatype sendtypes[], void *recvbuf,
+                              const int recvcounts[], const int rdispls[],
+                              const MPI_Datatype recvtypes[], MPI_Comm comm))
+
+/* A user reduction: inoutvec[i] = invec[i] op inoutvec[i] for *len elements
+ * of *datatype (MPI_Op_create). */
+typedef void (MPI_User_function)(void *invec, void *inoutvec, int *len,
+                                 MPI_Datatype *datatype);
 
 /* --- Reductions and user operations -------------------------------------- */
 
@@ -621,8 +662,43 @@ VMPI_API(int, MPI_Reduce, (const void *sendbuf, void *recvbuf, int count,
 VMPI_API(int, MPI_Allreduce, (const void *sendbuf, void *recvbuf, int count,
                               MPI_Datatype datatype, MPI_Op op,
                               MPI_Comm comm))
+VMPI_API(int, MPI_Reduce_scatter, (const void *sendbuf, void *recvbuf,
+                                   const int recvcounts[],
+                                   MPI_Datatype datatype, MPI_Op op,
+                                   MPI_Comm comm))
+VMPI_API(int, MPI_Reduce_scatter_block, (const void *sendbuf, void *recvbuf,
+                                         int recvcount, MPI_Datatype datatype,
+                                         MPI_Op op, MPI_Comm comm))
+VMPI_API(int, MPI_Scan, (const void *sendbuf, void *recvbuf, int count,
+                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+VMPI_API(int, MPI_Exscan, (const void *sendbuf, void *recvbuf, int count,
+                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+VMPI_API(int, MPI_Reduce_local, (const void *inbuf, void *inoutbuf, int count,
+                                 MPI_Datatype datatype, MPI_Op op))
+VMPI_API(int, MPI_Op_create, (MPI_User_function *user_fn, int commute,
+                              MPI_Op *op))
+VMPI_API(int, MPI_Op_free, (MPI_Op *op))
+VMPI_API(int, MPI_Op_commutative, (MPI_Op op, int *commute))
 
 /* --- Non-blocking collectives ------------------------------------------- */
+
+VMPI_API(int, MPI_Ibarrier, (MPI_Comm comm, MPI_Request *request))
+VMPI_API(int, MPI_Ibcast, (void *buffer, int count, MPI_Datatype datatype,
+                           int root, MPI_Comm comm, MPI_Request *request))
+VMPI_API(int, MPI_Ireduce, (const void *sendbuf, void *recvbuf, int count,
+                            MPI_Datatype datatype, MPI_Op op, int root,
+                            MPI_Comm comm, MPI_Request *request))
+VMPI_API(int, MPI_Iallreduce, (const void *sendbuf, void *recvbuf, int count,
+                               MPI_Datatype datatype, MPI_Op op,
+                               MPI_Comm comm, MPI_Request *request))
+VMPI_API(int, MPI_Iallgather, (const void *sendbuf, int sendcount,
+                               MPI_Datatype sendtype, void *recvbuf,
+                               int recvcount, MPI_Datatype recvtype,
+                               MPI_Comm comm, MPI_Request *request))
+VMPI_API(int, MPI_Ialltoall, (const void *sendbuf, int sendcount,
+                              MPI_Datatype sendtype, void *recvbuf,
+                              int recvcount, MPI_Datatype recvtype,
+                              MPI_Comm comm, MPI_Request *request))
 
 #ifdef __cplusplus
 }

@@ -164,7 +164,7 @@ int vmpi_locality_init(void)
         onhost += place.host_of[r] == place.host_of[me];
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     vmpi_g.yield_polls = (unsigned)vmpi_env_u64("VMPI_YIELD_POLLS",
-                                                 ncpu > 0 && onhost > ncpu ? 64 : 0, 0, 4096);
+                                                 ncpu > 0 && onhost > ncpu ? 1 : 0, 0, 4096);
     const char *verbose = getenv("VMPI_VERBOSE");
     if (me == 0 && verbose && atoi(verbose) > 0)
         print_table();

@@ -1,7 +1,9 @@
 /* Unit test of core/op.c: every predefined op on the types it is defined
  * for, against plain reference loops; MINLOC/MAXLOC with ties; derived
  * types (block walk, contiguous, and pairs split across blocks); REPLACE and
- * NO_OP; unaligned buffers; and which op/type pairs vmpi_op_check refuses.
+ * NO_OP; unaligned buffers; which op/type pairs vmpi_op_check refuses; and
+ * user operations (order of operands, what the function is called with, a
+ * freed op that a pending operation still holds).
  * Exits non-zero on any failure. */
 #include "../../core/dtype_impl.h"
 
@@ -400,6 +402,79 @@ static void test_check(void)
     CHECK(y == 7, "count 0 leaves inout alone");
 }
 
+/* ---- user operations ------------------------------------------------------- */
+
+/* What the user function saw, for the checks. */
+static int seen_calls, seen_len;
+static MPI_Datatype seen_type;
+
+/* inout = in - inout on ints: not commutative, and the order shows. Writes
+ * through len and datatype, which must not reach the library's copies. */
+static void user_sub(void *in, void *inout, int *len, MPI_Datatype *datatype)
+{
+    seen_calls++;
+    seen_len = *len;
+    seen_type = *datatype;
+    struct vmpi_dtype *dt = vmpi_dtype_get(*datatype);
+    MPI_Aint ext = vmpi_dtype_extent(dt);
+    /* one int at the start of each element (the types used below) */
+    for (int i = 0; i < *len; i++) {
+        int *a = (int *)((char *)in + i * ext), *b = (int *)((char *)inout + i * ext);
+        *b = *a - *b;
+    }
+    *len = -1;
+    *datatype = MPI_DATATYPE_NULL;
+}
+
+static void test_user(void)
+{
+    MPI_Op op, op2;
+    CHECK(vmpi_op_create(user_sub, false, &op) == MPI_SUCCESS, "create");
+    CHECK(vmpi_op_create(user_sub, true, &op2) == MPI_SUCCESS, "create commutative");
+    CHECK(op != op2 && VMPI_HKIND(op) == VMPI_HK_INDIRECT && VMPI_HTYPE(op) == VMPI_OBJ_OP,
+          "user op handles 0x%x 0x%x", (unsigned)op, (unsigned)op2);
+    CHECK(!vmpi_op_commutative(op) && vmpi_op_commutative(op2), "commute flags");
+    CHECK(vmpi_op_commutative(MPI_SUM) && vmpi_op_commutative(MPI_MAXLOC) &&
+              !vmpi_op_commutative(MPI_REPLACE),
+          "predefined commute flags");
+    CHECK(vmpi_op_is_user(op) && !vmpi_op_is_user(MPI_SUM), "is_user");
+    /* defined on any type, even a mixed struct */
+    CHECK(vmpi_op_check(op, T(MPI_DOUBLE)) == MPI_SUCCESS, "user op on DOUBLE");
+
+    int in[4] = { 10, 20, 30, 40 }, io[4] = { 1, 2, 3, 4 };
+    seen_calls = 0;
+    vmpi_op_apply(op, in, io, 4, T(MPI_INT));
+    CHECK(io[0] == 9 && io[3] == 36, "in op inout order: %d %d", io[0], io[3]);
+    CHECK(seen_calls == 1 && seen_len == 4 && seen_type == MPI_INT, "called with (4, MPI_INT)");
+
+    /* A derived type: the function gets count elements of it and its handle. */
+    struct vmpi_dtype *vec = ok(vmpi_dtype_hvector(1, 1, 8, T(MPI_INT), &vec), &vec, "vector");
+    struct vmpi_dtype *rs = ok(vmpi_dtype_resized(vec, 0, 8, &rs), &rs, "resized");
+    int vin[6] = { 5, -1, 6, -1, 7, -1 }, vio[6] = { 1, 99, 1, 99, 1, 99 };
+    vmpi_op_apply(op, vin, vio, 3, rs);
+    CHECK(seen_len == 3 && seen_type == rs->handle, "called with (3, derived) not %d 0x%x",
+          seen_len, (unsigned)seen_type);
+    CHECK(vio[0] == 4 && vio[2] == 5 && vio[4] == 6 && vio[1] == 99 && vio[5] == 99,
+          "derived layout");
+
+    /* Freed: invalid for the user, but a holder can still apply it. */
+    vmpi_op_retain(op);
+    CHECK(vmpi_op_free(op) == MPI_SUCCESS, "free");
+    CHECK(vmpi_op_check(op, T(MPI_INT)) == MPI_ERR_OP && !vmpi_op_is_user(op),
+          "a freed op is refused");
+    CHECK(vmpi_op_free(op) == MPI_ERR_OP, "double free");
+    MPI_Op op3;
+    CHECK(vmpi_op_create(user_sub, true, &op3) == MPI_SUCCESS && op3 != op,
+          "a held handle is not reused");
+    io[0] = 1;
+    vmpi_op_apply(op, in, io, 1, T(MPI_INT));
+    CHECK(io[0] == 9, "a held op still applies");
+    vmpi_op_release(op);
+    CHECK(vmpi_op_check(op, T(MPI_INT)) == MPI_ERR_OP, "released op");
+    CHECK(vmpi_op_free(MPI_SUM) == MPI_ERR_OP, "predefined ops cannot be freed");
+    CHECK(vmpi_op_free(op2) == MPI_SUCCESS && vmpi_op_free(op3) == MPI_SUCCESS, "free others");
+}
+
 int main(void)
 {
     if (vmpi_dtype_init() != MPI_SUCCESS) {
@@ -410,7 +485,7 @@ int main(void)
         t_i8, t_u8, t_schar, t_uchar, t_char, t_i16, t_u16, t_int, t_uint, t_long, t_ulong,
         t_ll, t_ull, t_u64, t_aint, t_count, t_byte, t_bool, t_float, t_double, t_ldouble,
         t_cfloat, t_cdouble, t_cldouble, t_fi, t_di, t_li, t_si, t_2i, t_ldi,
-        test_derived, test_replace_noop, test_unaligned, test_check,
+        test_derived, test_replace_noop, test_unaligned, test_check, test_user,
     };
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
         tests[i]();

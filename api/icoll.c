@@ -1,0 +1,184 @@
+/* Non-blocking collective entry points: the argument checks of the blocking
+ * forms plus the request, then vmpi_coll_i* (coll/sched.c). */
+#include "coll_args.h"
+
+#define REQUEST_ARG(request, c, fn) \
+    VMPI_CHECK(request, c, MPI_ERR_ARG, "%s: request is NULL", fn)
+
+/* Hands the started collective to the user, or reports why it did not start. */
+static int started(struct vmpi_comm *c, int rc, struct vmpi_req *r, MPI_Request *request)
+{
+    if (rc != MPI_SUCCESS)
+        return vmpi_err_handle(c, rc);
+    *request = vmpi_req_handle(r);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+{
+    static const char fn[] = "MPI_Ibarrier";
+    VMPI_ENTER(fn);
+    COMM_ARG(c, comm, fn);
+    REQUEST_ARG(request, c, fn);
+    struct vmpi_req *r = NULL;
+    int rc = vmpi_coll_ibarrier(c, &r);
+    return started(c, rc, r, request);
+}
+VMPI_WEAK(Ibarrier)
+
+int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                MPI_Request *request)
+{
+    static const char fn[] = "MPI_Ibcast";
+    VMPI_ENTER(fn);
+    COMM_ARG(c, comm, fn);
+    COUNT_ARG(count, c, fn);
+    TYPE_ARG(dt, datatype, c, fn);
+    ROOT_ARG(root, c, fn);
+    BUF_ARG(buffer, count, datatype, c, fn, "buffer");
+    REQUEST_ARG(request, c, fn);
+    struct vmpi_req *r = NULL;
+    int rc = vmpi_coll_ibcast(buffer, count, dt, root, c, &r);
+    return started(c, rc, r, request);
+}
+VMPI_WEAK(Ibcast)
+
+int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                 MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
+{
+    static const char fn[] = "MPI_Ireduce";
+    VMPI_ENTER(fn);
+    COMM_ARG(c, comm, fn);
+    COUNT_ARG(count, c, fn);
+    TYPE_ARG(dt, datatype, c, fn);
+    ROOT_ARG(root, c, fn);
+    int rc = op_arg(c, op, dt, datatype, fn);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (c->rank == root) {
+        BUF_ARG(recvbuf, count, datatype, c, fn, "recvbuf");
+        VMPI_CHECK(recvbuf != MPI_IN_PLACE, c, MPI_ERR_BUFFER, "%s: recvbuf is MPI_IN_PLACE",
+                   fn);
+        if (sendbuf != MPI_IN_PLACE)
+            BUF_ARG(sendbuf, count, datatype, c, fn, "sendbuf");
+        VMPI_CHECK(count == 0 || sendbuf != recvbuf || sendbuf == NULL, c, MPI_ERR_BUFFER,
+                   "%s: sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)", fn);
+    } else {
+        VMPI_CHECK(sendbuf != MPI_IN_PLACE, c, MPI_ERR_BUFFER,
+                   "%s: sendbuf is MPI_IN_PLACE on a rank that is not the root", fn);
+        BUF_ARG(sendbuf, count, datatype, c, fn, "sendbuf");
+    }
+    REQUEST_ARG(request, c, fn);
+    struct vmpi_req *r = NULL;
+    rc = vmpi_coll_ireduce(sendbuf, recvbuf, count, dt, op, root, c, &r);
+    return started(c, rc, r, request);
+}
+VMPI_WEAK(Ireduce)
+
+int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                    MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    static const char fn[] = "MPI_Iallreduce";
+    VMPI_ENTER(fn);
+    COMM_ARG(c, comm, fn);
+    COUNT_ARG(count, c, fn);
+    TYPE_ARG(dt, datatype, c, fn);
+    int rc = op_arg(c, op, dt, datatype, fn);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    BUF_ARG(recvbuf, count, datatype, c, fn, "recvbuf");
+    VMPI_CHECK(recvbuf != MPI_IN_PLACE, c, MPI_ERR_BUFFER, "%s: recvbuf is MPI_IN_PLACE", fn);
+    if (sendbuf != MPI_IN_PLACE)
+        BUF_ARG(sendbuf, count, datatype, c, fn, "sendbuf");
+    VMPI_CHECK(count == 0 || sendbuf != recvbuf || sendbuf == NULL, c, MPI_ERR_BUFFER,
+               "%s: sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)", fn);
+    REQUEST_ARG(request, c, fn);
+    struct vmpi_req *r = NULL;
+    rc = vmpi_coll_iallreduce(sendbuf, recvbuf, count, dt, op, c, &r);
+    return started(c, rc, r, request);
+}
+VMPI_WEAK(Iallreduce)
+
+/* ---- send and receive sides (Iallgather, Ialltoall) ------------------------- */
+
+/* (buf, count, datatype) of one side; side is "send" or "recv". */
+static int side_arg(struct vmpi_comm *c, const char *fn, const char *side, const void *buf,
+                    int count, MPI_Datatype h, struct vmpi_dtype **dt)
+{
+    if (count < 0)
+        return vmpi_err(c, MPI_ERR_COUNT, "%s: %scount = %d is negative", fn, side, count);
+    *dt = vmpi_dtype_get(h);
+    if (!*dt)
+        return vmpi_err(c, MPI_ERR_TYPE, "%s: %stype is not a valid datatype (0x%x)", fn,
+                        side, (unsigned)h);
+    if (!vmpi_dtype_committed(*dt))
+        return vmpi_err(c, MPI_ERR_TYPE, "%s: %stype is not committed (call MPI_Type_commit)",
+                        fn, side);
+    /* NULL is MPI_BOTTOM with a derived type of absolute displacements */
+    if (count > 0 && buf == NULL && VMPI_HKIND(h) != VMPI_HK_INDIRECT)
+        return vmpi_err(c, MPI_ERR_BUFFER, "%s: %sbuf is NULL with %scount = %d", fn, side,
+                        side, count);
+    return MPI_SUCCESS;
+}
+
+/* Both sides of a collective where every rank sends one block to every
+ * rank, itself included: the block sent must fit the block received. */
+static int blocks_arg(struct vmpi_comm *c, const char *fn, const void *sendbuf, int sendcount,
+                      MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                      MPI_Datatype recvtype, struct vmpi_dtype **sdt, struct vmpi_dtype **rdt)
+{
+    if (recvbuf == MPI_IN_PLACE)
+        return vmpi_err(c, MPI_ERR_BUFFER, "%s: recvbuf is MPI_IN_PLACE", fn);
+    int rc = side_arg(c, fn, "recv", recvbuf, recvcount, recvtype, rdt);
+    if (rc != MPI_SUCCESS || sendbuf == MPI_IN_PLACE)
+        return rc;
+    if ((rc = side_arg(c, fn, "send", sendbuf, sendcount, sendtype, sdt)) != MPI_SUCCESS)
+        return rc;
+    MPI_Count sbytes = sendcount * vmpi_dtype_size(*sdt);
+    MPI_Count rbytes = recvcount * vmpi_dtype_size(*rdt);
+    if (sbytes > rbytes)
+        return vmpi_err(c, MPI_ERR_TRUNCATE,
+                        "%s: a block of sendcount x sendtype (%lld bytes) does not fit in "
+                        "recvcount x recvtype (%lld bytes)",
+                        fn, (long long)sbytes, (long long)rbytes);
+    if (sbytes > 0 && sendbuf == recvbuf && sendbuf != NULL)
+        return vmpi_err(c, MPI_ERR_BUFFER,
+                        "%s: sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)", fn);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    static const char fn[] = "MPI_Iallgather";
+    VMPI_ENTER(fn);
+    COMM_ARG(c, comm, fn);
+    struct vmpi_dtype *sdt = NULL, *rdt = NULL;
+    int rc = blocks_arg(c, fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &sdt,
+                        &rdt);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    REQUEST_ARG(request, c, fn);
+    struct vmpi_req *r = NULL;
+    rc = vmpi_coll_iallgather(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, c, &r);
+    return started(c, rc, r, request);
+}
+VMPI_WEAK(Iallgather)
+
+int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    static const char fn[] = "MPI_Ialltoall";
+    VMPI_ENTER(fn);
+    COMM_ARG(c, comm, fn);
+    struct vmpi_dtype *sdt = NULL, *rdt = NULL;
+    int rc = blocks_arg(c, fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &sdt,
+                        &rdt);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    REQUEST_ARG(request, c, fn);
+    struct vmpi_req *r = NULL;
+    rc = vmpi_coll_ialltoall(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, c, &r);
+    return started(c, rc, r, request);
+}
+VMPI_WEAK(Ialltoall)
