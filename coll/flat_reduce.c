@@ -288,7 +288,8 @@ static int reduce_rabenseifner(const struct red *r, const void *sbuf, void *rbuf
         tmp = scratch(r, count, &tmp_raw, &rc);
     if (!tmp)
         goto out;
-    if ((rc = coll_local_copy(acc, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, r->dt)) != MPI_SUCCESS ||
+    const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    if ((rc = coll_local_copy(acc, in, count, r->dt)) != MPI_SUCCESS ||
         (rc = fold_in(r, &f, acc, tmp, count)) != MPI_SUCCESS)
         goto out;
     if (f.newrank >= 0) {
@@ -371,7 +372,8 @@ static int allreduce_doubling(const struct red *r, void *rbuf, MPI_Count count)
             swap(&acc, &tmp);
         }
     }
-    if (f.newrank >= 0 && acc != rbuf && (rc = coll_local_copy(rbuf, acc, count, r->dt)) != MPI_SUCCESS)
+    if (f.newrank >= 0 && acc != rbuf &&
+        (rc = coll_local_copy(rbuf, acc, count, r->dt)) != MPI_SUCCESS)
         goto out;
     rc = fold_out(r, &f, rbuf, rbuf, count);
 out:
