@@ -175,7 +175,8 @@ static void t_scatter_any(struct cr_case *cs, int v)
     else
         CR_CALL(cs, MPI_Scatter(sp, have_sb ? (int)sc[0] : 0, st, rp, rn, rt, root, cs->comm));
     if (have_sb)
-        cr_check_same(cs, at_root ? "sendbuf (root)" : "sendbuf of a non-root rank (not significant)",
+        cr_check_same(cs, at_root ? "sendbuf (root)"
+                                  : "sendbuf of a non-root rank (not significant)",
                       &sb, snap, spl, p);
     if (!inpl) {
         struct cr_expect e = cr_exp_make(&rb);
@@ -259,13 +260,15 @@ static void t_alltoall_any(struct cr_case *cs, int form)
     enum { A, V, W };
     int p = cs->p, me = cs->me, inpl = cs->inplace;
     int *fam = cr_alloc(2 * (size_t)p * sizeof *fam); /* [0..p): to j, [p..2p): from j */
-    const struct cr_layout **Ls = cr_alloc((size_t)p * sizeof *Ls), **Lr = cr_alloc((size_t)p * sizeof *Lr);
+    const struct cr_layout **Ls = cr_alloc((size_t)p * sizeof *Ls);
+    const struct cr_layout **Lr = cr_alloc((size_t)p * sizeof *Lr);
     MPI_Aint *sc = cr_alloc((size_t)p * sizeof *sc), *rc = cr_alloc((size_t)p * sizeof *rc);
     int *sci = cr_alloc((size_t)p * sizeof *sci), *rci = cr_alloc((size_t)p * sizeof *rci);
     int *sd = cr_alloc((size_t)p * sizeof *sd), *rd = cr_alloc((size_t)p * sizeof *rd);
     size_t *sn = cr_alloc((size_t)p * sizeof *sn), *rn = cr_alloc((size_t)p * sizeof *rn);
     MPI_Datatype *st = cr_alloc((size_t)p * sizeof *st), *rt = cr_alloc((size_t)p * sizeof *rt);
-    struct cr_place *spl = cr_alloc((size_t)p * sizeof *spl), *rpl = cr_alloc((size_t)p * sizeof *rpl);
+    struct cr_place *spl = cr_alloc((size_t)p * sizeof *spl);
+    struct cr_place *rpl = cr_alloc((size_t)p * sizeof *rpl);
     int pool[4] = {cs->bt, BT_HET, G.bt_double, G.bt_shortint};
     for (int j = 0; j < p; j++) {
         /* message a -> b: its family and element count */
@@ -393,7 +396,8 @@ static void run_red(struct cr_case *cs, struct red *R, red_call *call, int same_
         else
             cr_buf_put(&sb, &R->in, &R->input);
         unsigned char *snap = cr_buf_snap(&sb);
-        CR_CALL(cs, call(cs, R->inpl ? MPI_IN_PLACE : sb.p, R->recv_sig ? rb.p : NULL, R));
+        int rc = call(cs, R->inpl ? MPI_IN_PLACE : sb.p, R->recv_sig ? rb.p : NULL, R);
+        cr_rc(cs, cs->co->fn, (int)strlen(cs->co->fn), rc);
         if (!R->inpl)
             cr_check_same(cs, "sendbuf", &sb, snap, &R->in, 1);
         if (R->recv_sig) {
@@ -565,7 +569,8 @@ static void t_reduce_scatter_block(struct cr_case *cs) { t_redscat_any(cs, 0); }
 static void t_reduce_scatter(struct cr_case *cs) { t_redscat_any(cs, 1); }
 
 /* Reduce_local: inoutbuf = inbuf op inoutbuf, on one rank. A user op is
- * created and freed for the call. */
+ * created and freed for the call; MPI_Op_commutative must know which ops
+ * commute. */
 static void t_reduce_local(struct cr_case *cs)
 {
     const struct cr_layout *L = red_layout(cs);
@@ -580,6 +585,10 @@ static void t_reduce_local(struct cr_case *cs)
     if (cs->opi >= O_UCOMM)
         CR_CALL(cs, MPI_Op_create(cs->opi == O_UCOMM ? cr_ucomm_fn : cr_unonc_fn,
                                   cs->opi == O_UCOMM, &op));
+    int commute = -1;
+    CR_CALL(cs, MPI_Op_commutative(op, &commute));
+    if (commute != (cs->opi != O_UNONC))
+        cr_fail(cs, "MPI_Op_commutative says %d", commute);
     unsigned char *res[2] = {NULL, NULL};
     size_t nres = 0;
     for (int rep = 0; rep < 2; rep++) {
