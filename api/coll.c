@@ -30,53 +30,6 @@ VMPI_WEAK(Bcast)
 
 /* ---- argument checks shared by the entry points below -------------------- */
 
-/* A datatype argument; idx >= 0 names an element of a types array. */
-static int type_arg(struct vmpi_comm *c, const char *fn, const char *name, int idx,
-                    MPI_Datatype h, struct vmpi_dtype **dt)
-{
-    *dt = vmpi_dtype_get(h);
-    if (!*dt) {
-        if (idx >= 0)
-            return vmpi_err(c, MPI_ERR_TYPE, "%s: %s[%d] is not a valid datatype (0x%x)", fn,
-                            name, idx, (unsigned)h);
-        return vmpi_err(c, MPI_ERR_TYPE, "%s: %s is not a valid datatype (0x%x)", fn, name,
-                        (unsigned)h);
-    }
-    if (!vmpi_dtype_committed(*dt)) {
-        if (idx >= 0)
-            return vmpi_err(c, MPI_ERR_TYPE,
-                            "%s: %s[%d] is not committed (call MPI_Type_commit)", fn, name, idx);
-        return vmpi_err(c, MPI_ERR_TYPE, "%s: %s is not committed (call MPI_Type_commit)", fn,
-                        name);
-    }
-    return MPI_SUCCESS;
-}
-
-/* A NULL buffer is an error only with a predefined datatype: with a derived
- * one it may be MPI_BOTTOM plus absolute displacements. */
-static int null_buf(const void *buf, MPI_Datatype h)
-{
-    return buf == NULL && VMPI_HKIND(h) != VMPI_HK_INDIRECT;
-}
-
-/* (sendbuf, sendcount, sendtype) or the recv triple, on a rank where it is
- * significant; side is "send" or "recv". */
-static int data_arg(struct vmpi_comm *c, const char *fn, const char *side, const void *buf,
-                    int count, MPI_Datatype h, struct vmpi_dtype **dt)
-{
-    if (count < 0)
-        return vmpi_err(c, MPI_ERR_COUNT, "%s: %scount = %d is negative", fn, side, count);
-    char name[16];
-    snprintf(name, sizeof name, "%stype", side);
-    int rc = type_arg(c, fn, name, -1, h, dt);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (count > 0 && null_buf(buf, h))
-        return vmpi_err(c, MPI_ERR_BUFFER, "%s: %sbuf is NULL with %scount = %d", fn, side,
-                        side, count);
-    return MPI_SUCCESS;
-}
-
 /* counts and displs arrays of n entries (v forms), with one datatype;
  * *any: some count is positive. */
 static int counts_arg(struct vmpi_comm *c, const char *fn, const char *side, const void *buf,
@@ -86,7 +39,7 @@ static int counts_arg(struct vmpi_comm *c, const char *fn, const char *side, con
 {
     char name[16];
     snprintf(name, sizeof name, "%stype", side);
-    int rc = type_arg(c, fn, name, -1, h, dt);
+    int rc = coll_type_arg(c, fn, name, -1, h, dt);
     if (rc != MPI_SUCCESS)
         return rc;
     if (!counts)
@@ -101,27 +54,9 @@ static int counts_arg(struct vmpi_comm *c, const char *fn, const char *side, con
         if (counts[i] > 0)
             *any = 1;
     }
-    if (*any && null_buf(buf, h))
+    if (*any && coll_null_buf(buf, h))
         return vmpi_err(c, MPI_ERR_BUFFER, "%s: %sbuf is NULL with nonzero %s", fn, side,
                         cname);
-    return MPI_SUCCESS;
-}
-
-static int alias_arg(struct vmpi_comm *c, const char *fn, const void *sendbuf,
-                     const void *recvbuf, int moves)
-{
-    /* both MPI_BOTTOM (absolute addresses in the types) is no aliasing */
-    if (moves && sendbuf == recvbuf && sendbuf != NULL)
-        return vmpi_err(c, MPI_ERR_BUFFER,
-                        "%s: sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)", fn);
-    return MPI_SUCCESS;
-}
-
-static int not_in_place(struct vmpi_comm *c, const char *fn, const void *buf, const char *name,
-                        const char *where)
-{
-    if (buf == MPI_IN_PLACE)
-        return vmpi_err(c, MPI_ERR_BUFFER, "%s: %s is MPI_IN_PLACE%s", fn, name, where);
     return MPI_SUCCESS;
 }
 
@@ -151,15 +86,15 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     ROOT_ARG(root, c, fn);
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     if (c->rank == root) {
-        TRY(not_in_place(c, fn, recvbuf, "recvbuf", ""));
-        TRY(data_arg(c, fn, "recv", recvbuf, recvcount, recvtype, &rdt));
+        TRY(coll_not_in_place(c, fn, recvbuf, "recvbuf", ""));
+        TRY(coll_data_arg(c, fn, "recv", recvbuf, recvcount, recvtype, &rdt));
         if (sendbuf != MPI_IN_PLACE) {
-            TRY(data_arg(c, fn, "send", sendbuf, sendcount, sendtype, &sdt));
-            TRY(alias_arg(c, fn, sendbuf, recvbuf, sendcount > 0 && recvcount > 0));
+            TRY(coll_data_arg(c, fn, "send", sendbuf, sendcount, sendtype, &sdt));
+            TRY(coll_alias_arg(c, fn, sendbuf, recvbuf, sendcount > 0 && recvcount > 0));
         }
     } else {
-        TRY(not_in_place(c, fn, sendbuf, "sendbuf", " on a rank that is not the root"));
-        TRY(data_arg(c, fn, "send", sendbuf, sendcount, sendtype, &sdt));
+        TRY(coll_not_in_place(c, fn, sendbuf, "sendbuf", " on a rank that is not the root"));
+        TRY(coll_data_arg(c, fn, "send", sendbuf, sendcount, sendtype, &sdt));
     }
     DONE(c, vmpi_coll_gather(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, root, c));
 }
@@ -176,16 +111,16 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     if (c->rank == root) {
         int any;
-        TRY(not_in_place(c, fn, recvbuf, "recvbuf", ""));
+        TRY(coll_not_in_place(c, fn, recvbuf, "recvbuf", ""));
         TRY(counts_arg(c, fn, "recv", recvbuf, recvcounts, "recvcounts", displs, "displs",
                        recvtype, c->size, &rdt, &any));
         if (sendbuf != MPI_IN_PLACE) {
-            TRY(data_arg(c, fn, "send", sendbuf, sendcount, sendtype, &sdt));
-            TRY(alias_arg(c, fn, sendbuf, recvbuf, sendcount > 0 && any));
+            TRY(coll_data_arg(c, fn, "send", sendbuf, sendcount, sendtype, &sdt));
+            TRY(coll_alias_arg(c, fn, sendbuf, recvbuf, sendcount > 0 && any));
         }
     } else {
-        TRY(not_in_place(c, fn, sendbuf, "sendbuf", " on a rank that is not the root"));
-        TRY(data_arg(c, fn, "send", sendbuf, sendcount, sendtype, &sdt));
+        TRY(coll_not_in_place(c, fn, sendbuf, "sendbuf", " on a rank that is not the root"));
+        TRY(coll_data_arg(c, fn, "send", sendbuf, sendcount, sendtype, &sdt));
     }
     DONE(c, vmpi_coll_gatherv(sendbuf, sendcount, sdt, recvbuf, recvcounts, displs, rdt, root,
                               c));
@@ -201,15 +136,15 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     ROOT_ARG(root, c, fn);
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     if (c->rank == root) {
-        TRY(not_in_place(c, fn, sendbuf, "sendbuf", ""));
-        TRY(data_arg(c, fn, "send", sendbuf, sendcount, sendtype, &sdt));
+        TRY(coll_not_in_place(c, fn, sendbuf, "sendbuf", ""));
+        TRY(coll_data_arg(c, fn, "send", sendbuf, sendcount, sendtype, &sdt));
         if (recvbuf != MPI_IN_PLACE) {
-            TRY(data_arg(c, fn, "recv", recvbuf, recvcount, recvtype, &rdt));
-            TRY(alias_arg(c, fn, sendbuf, recvbuf, sendcount > 0 && recvcount > 0));
+            TRY(coll_data_arg(c, fn, "recv", recvbuf, recvcount, recvtype, &rdt));
+            TRY(coll_alias_arg(c, fn, sendbuf, recvbuf, sendcount > 0 && recvcount > 0));
         }
     } else {
-        TRY(not_in_place(c, fn, recvbuf, "recvbuf", " on a rank that is not the root"));
-        TRY(data_arg(c, fn, "recv", recvbuf, recvcount, recvtype, &rdt));
+        TRY(coll_not_in_place(c, fn, recvbuf, "recvbuf", " on a rank that is not the root"));
+        TRY(coll_data_arg(c, fn, "recv", recvbuf, recvcount, recvtype, &rdt));
     }
     DONE(c, vmpi_coll_scatter(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, root, c));
 }
@@ -226,16 +161,16 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     if (c->rank == root) {
         int any;
-        TRY(not_in_place(c, fn, sendbuf, "sendbuf", ""));
+        TRY(coll_not_in_place(c, fn, sendbuf, "sendbuf", ""));
         TRY(counts_arg(c, fn, "send", sendbuf, sendcounts, "sendcounts", displs, "displs",
                        sendtype, c->size, &sdt, &any));
         if (recvbuf != MPI_IN_PLACE) {
-            TRY(data_arg(c, fn, "recv", recvbuf, recvcount, recvtype, &rdt));
-            TRY(alias_arg(c, fn, sendbuf, recvbuf, any && recvcount > 0));
+            TRY(coll_data_arg(c, fn, "recv", recvbuf, recvcount, recvtype, &rdt));
+            TRY(coll_alias_arg(c, fn, sendbuf, recvbuf, any && recvcount > 0));
         }
     } else {
-        TRY(not_in_place(c, fn, recvbuf, "recvbuf", " on a rank that is not the root"));
-        TRY(data_arg(c, fn, "recv", recvbuf, recvcount, recvtype, &rdt));
+        TRY(coll_not_in_place(c, fn, recvbuf, "recvbuf", " on a rank that is not the root"));
+        TRY(coll_data_arg(c, fn, "recv", recvbuf, recvcount, recvtype, &rdt));
     }
     DONE(c, vmpi_coll_scatterv(sendbuf, sendcounts, displs, sdt, recvbuf, recvcount, rdt, root,
                                c));
@@ -251,11 +186,11 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
-    TRY(not_in_place(c, fn, recvbuf, "recvbuf", ""));
-    TRY(data_arg(c, fn, "recv", recvbuf, recvcount, recvtype, &rdt));
+    TRY(coll_not_in_place(c, fn, recvbuf, "recvbuf", ""));
+    TRY(coll_data_arg(c, fn, "recv", recvbuf, recvcount, recvtype, &rdt));
     if (sendbuf != MPI_IN_PLACE) {
-        TRY(data_arg(c, fn, "send", sendbuf, sendcount, sendtype, &sdt));
-        TRY(alias_arg(c, fn, sendbuf, recvbuf, sendcount > 0 && recvcount > 0));
+        TRY(coll_data_arg(c, fn, "send", sendbuf, sendcount, sendtype, &sdt));
+        TRY(coll_alias_arg(c, fn, sendbuf, recvbuf, sendcount > 0 && recvcount > 0));
     }
     DONE(c, vmpi_coll_allgather2(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, c));
 }
@@ -270,12 +205,12 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
     COMM_ARG(c, comm, fn);
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     int any;
-    TRY(not_in_place(c, fn, recvbuf, "recvbuf", ""));
+    TRY(coll_not_in_place(c, fn, recvbuf, "recvbuf", ""));
     TRY(counts_arg(c, fn, "recv", recvbuf, recvcounts, "recvcounts", displs, "displs", recvtype,
                    c->size, &rdt, &any));
     if (sendbuf != MPI_IN_PLACE) {
-        TRY(data_arg(c, fn, "send", sendbuf, sendcount, sendtype, &sdt));
-        TRY(alias_arg(c, fn, sendbuf, recvbuf, sendcount > 0 && any));
+        TRY(coll_data_arg(c, fn, "send", sendbuf, sendcount, sendtype, &sdt));
+        TRY(coll_alias_arg(c, fn, sendbuf, recvbuf, sendcount > 0 && any));
     }
     DONE(c, vmpi_coll_allgatherv(sendbuf, sendcount, sdt, recvbuf, recvcounts, displs, rdt, c));
 }
@@ -290,11 +225,11 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
-    TRY(not_in_place(c, fn, recvbuf, "recvbuf", ""));
-    TRY(data_arg(c, fn, "recv", recvbuf, recvcount, recvtype, &rdt));
+    TRY(coll_not_in_place(c, fn, recvbuf, "recvbuf", ""));
+    TRY(coll_data_arg(c, fn, "recv", recvbuf, recvcount, recvtype, &rdt));
     if (sendbuf != MPI_IN_PLACE) {
-        TRY(data_arg(c, fn, "send", sendbuf, sendcount, sendtype, &sdt));
-        TRY(alias_arg(c, fn, sendbuf, recvbuf, sendcount > 0 && recvcount > 0));
+        TRY(coll_data_arg(c, fn, "send", sendbuf, sendcount, sendtype, &sdt));
+        TRY(coll_alias_arg(c, fn, sendbuf, recvbuf, sendcount > 0 && recvcount > 0));
     }
     DONE(c, vmpi_coll_alltoall(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, c));
 }
@@ -309,13 +244,13 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     COMM_ARG(c, comm, fn);
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     int rany, sany;
-    TRY(not_in_place(c, fn, recvbuf, "recvbuf", ""));
+    TRY(coll_not_in_place(c, fn, recvbuf, "recvbuf", ""));
     TRY(counts_arg(c, fn, "recv", recvbuf, recvcounts, "recvcounts", rdispls, "rdispls",
                    recvtype, c->size, &rdt, &rany));
     if (sendbuf != MPI_IN_PLACE) {
         TRY(counts_arg(c, fn, "send", sendbuf, sendcounts, "sendcounts", sdispls, "sdispls",
                        sendtype, c->size, &sdt, &sany));
-        TRY(alias_arg(c, fn, sendbuf, recvbuf, sany && rany));
+        TRY(coll_alias_arg(c, fn, sendbuf, recvbuf, sany && rany));
     }
     DONE(c, vmpi_coll_alltoallv(sendbuf, sendcounts, sdispls, sdt, recvbuf, recvcounts,
                                 rdispls, rdt, c));
@@ -349,10 +284,10 @@ static int w_side(struct vmpi_comm *c, const char *fn, const char *side, const v
             continue;
         }
         *any = 1;
-        int rc = type_arg(c, fn, tname, i, types[i], &dts[i]);
+        int rc = coll_type_arg(c, fn, tname, i, types[i], &dts[i]);
         if (rc != MPI_SUCCESS)
             return rc;
-        if (null_buf(buf, types[i]))
+        if (coll_null_buf(buf, types[i]))
             return vmpi_err(c, MPI_ERR_BUFFER, "%s: %sbuf is NULL with %s[%d] = %d", fn, side,
                             cname, i, counts[i]);
     }
@@ -366,7 +301,7 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
     static const char fn[] = "MPI_Alltoallw";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
-    TRY(not_in_place(c, fn, recvbuf, "recvbuf", ""));
+    TRY(coll_not_in_place(c, fn, recvbuf, "recvbuf", ""));
     struct vmpi_dtype **dts = malloc(sizeof *dts * 2 * (size_t)c->size);
     VMPI_CHECK(dts, c, MPI_ERR_NO_MEM, "%s: out of memory for the datatype lists", fn);
     struct vmpi_dtype **sdts = dts, **rdts = dts + c->size;
@@ -375,7 +310,7 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
     if (rc == MPI_SUCCESS && sendbuf != MPI_IN_PLACE) {
         rc = w_side(c, fn, "send", sendbuf, sendcounts, sdispls, sendtypes, sdts, &sany);
         if (rc == MPI_SUCCESS)
-            rc = alias_arg(c, fn, sendbuf, recvbuf, sany && rany);
+            rc = coll_alias_arg(c, fn, sendbuf, recvbuf, sany && rany);
     }
     if (rc == MPI_SUCCESS) {
         rc = vmpi_coll_alltoallw(sendbuf, sendcounts, sdispls, sdts, recvbuf, recvcounts,

@@ -43,4 +43,23 @@ static inline int op_arg(struct vmpi_comm *c, MPI_Op op, struct vmpi_dtype *dt, 
     return MPI_SUCCESS;
 }
 
+/* Checks that report through vmpi_err (api/coll_args.c); each returns
+ * MPI_SUCCESS or the error code. */
+/* A datatype argument; idx >= 0 names an element of a types array. */
+int coll_type_arg(struct vmpi_comm *c, const char *fn, const char *name, int idx,
+                  MPI_Datatype h, struct vmpi_dtype **dt);
+/* Whether buf is NULL with a predefined datatype (with a derived one NULL
+ * may be MPI_BOTTOM plus absolute displacements). */
+int coll_null_buf(const void *buf, MPI_Datatype h);
+/* (buf, count, type) of one side, on a rank where it is significant; side
+ * is "send" or "recv". */
+int coll_data_arg(struct vmpi_comm *c, const char *fn, const char *side, const void *buf,
+                  int count, MPI_Datatype h, struct vmpi_dtype **dt);
+/* sendbuf == recvbuf when data moves (moves != 0) and both are not MPI_BOTTOM. */
+int coll_alias_arg(struct vmpi_comm *c, const char *fn, const void *sendbuf,
+                   const void *recvbuf, int moves);
+/* buf must not be MPI_IN_PLACE; where completes the message. */
+int coll_not_in_place(struct vmpi_comm *c, const char *fn, const void *buf, const char *name,
+                      const char *where);
+
 #endif

@@ -61,8 +61,8 @@ int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
                    fn);
         if (sendbuf != MPI_IN_PLACE)
             BUF_ARG(sendbuf, count, datatype, c, fn, "sendbuf");
-        VMPI_CHECK(count == 0 || sendbuf != recvbuf || sendbuf == NULL, c, MPI_ERR_BUFFER,
-                   "%s: sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)", fn);
+        if ((rc = coll_alias_arg(c, fn, sendbuf, recvbuf, count > 0)) != MPI_SUCCESS)
+            return rc;
     } else {
         VMPI_CHECK(sendbuf != MPI_IN_PLACE, c, MPI_ERR_BUFFER,
                    "%s: sendbuf is MPI_IN_PLACE on a rank that is not the root", fn);
@@ -90,8 +90,8 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
     VMPI_CHECK(recvbuf != MPI_IN_PLACE, c, MPI_ERR_BUFFER, "%s: recvbuf is MPI_IN_PLACE", fn);
     if (sendbuf != MPI_IN_PLACE)
         BUF_ARG(sendbuf, count, datatype, c, fn, "sendbuf");
-    VMPI_CHECK(count == 0 || sendbuf != recvbuf || sendbuf == NULL, c, MPI_ERR_BUFFER,
-               "%s: sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)", fn);
+    if ((rc = coll_alias_arg(c, fn, sendbuf, recvbuf, count > 0)) != MPI_SUCCESS)
+        return rc;
     REQUEST_ARG(request, c, fn);
     struct vmpi_req *r = NULL;
     rc = vmpi_coll_iallreduce(sendbuf, recvbuf, count, dt, op, c, &r);
@@ -101,38 +101,18 @@ VMPI_WEAK(Iallreduce)
 
 /* ---- send and receive sides (Iallgather, Ialltoall) ------------------------- */
 
-/* (buf, count, datatype) of one side; side is "send" or "recv". */
-static int side_arg(struct vmpi_comm *c, const char *fn, const char *side, const void *buf,
-                    int count, MPI_Datatype h, struct vmpi_dtype **dt)
-{
-    if (count < 0)
-        return vmpi_err(c, MPI_ERR_COUNT, "%s: %scount = %d is negative", fn, side, count);
-    *dt = vmpi_dtype_get(h);
-    if (!*dt)
-        return vmpi_err(c, MPI_ERR_TYPE, "%s: %stype is not a valid datatype (0x%x)", fn,
-                        side, (unsigned)h);
-    if (!vmpi_dtype_committed(*dt))
-        return vmpi_err(c, MPI_ERR_TYPE, "%s: %stype is not committed (call MPI_Type_commit)",
-                        fn, side);
-    /* NULL is MPI_BOTTOM with a derived type of absolute displacements */
-    if (count > 0 && buf == NULL && VMPI_HKIND(h) != VMPI_HK_INDIRECT)
-        return vmpi_err(c, MPI_ERR_BUFFER, "%s: %sbuf is NULL with %scount = %d", fn, side,
-                        side, count);
-    return MPI_SUCCESS;
-}
-
 /* Both sides of a collective where every rank sends one block to every
  * rank, itself included: the block sent must fit the block received. */
 static int blocks_arg(struct vmpi_comm *c, const char *fn, const void *sendbuf, int sendcount,
                       MPI_Datatype sendtype, void *recvbuf, int recvcount,
                       MPI_Datatype recvtype, struct vmpi_dtype **sdt, struct vmpi_dtype **rdt)
 {
-    if (recvbuf == MPI_IN_PLACE)
-        return vmpi_err(c, MPI_ERR_BUFFER, "%s: recvbuf is MPI_IN_PLACE", fn);
-    int rc = side_arg(c, fn, "recv", recvbuf, recvcount, recvtype, rdt);
+    int rc = coll_not_in_place(c, fn, recvbuf, "recvbuf", "");
+    if (rc == MPI_SUCCESS)
+        rc = coll_data_arg(c, fn, "recv", recvbuf, recvcount, recvtype, rdt);
     if (rc != MPI_SUCCESS || sendbuf == MPI_IN_PLACE)
         return rc;
-    if ((rc = side_arg(c, fn, "send", sendbuf, sendcount, sendtype, sdt)) != MPI_SUCCESS)
+    if ((rc = coll_data_arg(c, fn, "send", sendbuf, sendcount, sendtype, sdt)) != MPI_SUCCESS)
         return rc;
     MPI_Count sbytes = sendcount * vmpi_dtype_size(*sdt);
     MPI_Count rbytes = recvcount * vmpi_dtype_size(*rdt);
@@ -141,10 +121,7 @@ static int blocks_arg(struct vmpi_comm *c, const char *fn, const void *sendbuf, 
                         "%s: a block of sendcount x sendtype (%lld bytes) does not fit in "
                         "recvcount x recvtype (%lld bytes)",
                         fn, (long long)sbytes, (long long)rbytes);
-    if (sbytes > 0 && sendbuf == recvbuf && sendbuf != NULL)
-        return vmpi_err(c, MPI_ERR_BUFFER,
-                        "%s: sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)", fn);
-    return MPI_SUCCESS;
+    return coll_alias_arg(c, fn, sendbuf, recvbuf, sbytes > 0);
 }
 
 int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,

@@ -34,6 +34,22 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 }
 VMPI_WEAK(Reduce)
 
+/* The checks Allreduce shares with Scan and Exscan. */
+static int allreduce_args(struct vmpi_comm *c, const void *sendbuf, void *recvbuf, int count,
+                          MPI_Datatype datatype, struct vmpi_dtype *dt, MPI_Op op, const char *fn)
+{
+    int rc = op_arg(c, op, dt, datatype, fn);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    VMPI_CHECK(recvbuf != MPI_IN_PLACE, c, MPI_ERR_BUFFER, "%s: recvbuf is MPI_IN_PLACE", fn);
+    BUF_ARG(recvbuf, count, datatype, c, fn, "recvbuf");
+    if (sendbuf != MPI_IN_PLACE)
+        BUF_ARG(sendbuf, count, datatype, c, fn, "sendbuf");
+    VMPI_CHECK(count == 0 || sendbuf != recvbuf, c, MPI_ERR_BUFFER,
+               "%s: sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)", fn);
+    return MPI_SUCCESS;
+}
+
 int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                    MPI_Op op, MPI_Comm comm)
 {
@@ -42,15 +58,9 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
     COMM_ARG(c, comm, fn);
     COUNT_ARG(count, c, fn);
     TYPE_ARG(dt, datatype, c, fn);
-    int rc = op_arg(c, op, dt, datatype, fn);
+    int rc = allreduce_args(c, sendbuf, recvbuf, count, datatype, dt, op, fn);
     if (rc != MPI_SUCCESS)
         return rc;
-    BUF_ARG(recvbuf, count, datatype, c, fn, "recvbuf");
-    VMPI_CHECK(recvbuf != MPI_IN_PLACE, c, MPI_ERR_BUFFER, "%s: recvbuf is MPI_IN_PLACE", fn);
-    if (sendbuf != MPI_IN_PLACE)
-        BUF_ARG(sendbuf, count, datatype, c, fn, "sendbuf");
-    VMPI_CHECK(count == 0 || sendbuf != recvbuf, c, MPI_ERR_BUFFER,
-               "%s: sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)", fn);
     rc = vmpi_coll_allreduce(sendbuf, recvbuf, count, dt, op, c);
     return rc == MPI_SUCCESS ? rc : vmpi_err_handle(c, rc);
 }
@@ -126,22 +136,6 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 }
 VMPI_WEAK(Reduce_scatter_block)
 
-/* The checks Scan and Exscan share with Allreduce. */
-static int scan_args(struct vmpi_comm *c, const void *sendbuf, void *recvbuf, int count,
-                     MPI_Datatype datatype, struct vmpi_dtype *dt, MPI_Op op, const char *fn)
-{
-    int rc = op_arg(c, op, dt, datatype, fn);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    VMPI_CHECK(recvbuf != MPI_IN_PLACE, c, MPI_ERR_BUFFER, "%s: recvbuf is MPI_IN_PLACE", fn);
-    BUF_ARG(recvbuf, count, datatype, c, fn, "recvbuf");
-    if (sendbuf != MPI_IN_PLACE)
-        BUF_ARG(sendbuf, count, datatype, c, fn, "sendbuf");
-    VMPI_CHECK(count == 0 || sendbuf != recvbuf, c, MPI_ERR_BUFFER,
-               "%s: sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)", fn);
-    return MPI_SUCCESS;
-}
-
 int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
               MPI_Comm comm)
 {
@@ -150,7 +144,7 @@ int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
     COMM_ARG(c, comm, fn);
     COUNT_ARG(count, c, fn);
     TYPE_ARG(dt, datatype, c, fn);
-    int rc = scan_args(c, sendbuf, recvbuf, count, datatype, dt, op, fn);
+    int rc = allreduce_args(c, sendbuf, recvbuf, count, datatype, dt, op, fn);
     if (rc != MPI_SUCCESS)
         return rc;
     rc = vmpi_coll_scan(sendbuf, recvbuf, count, dt, op, c);
@@ -167,7 +161,7 @@ int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
     COMM_ARG(c, comm, fn);
     COUNT_ARG(count, c, fn);
     TYPE_ARG(dt, datatype, c, fn);
-    int rc = scan_args(c, sendbuf, recvbuf, count, datatype, dt, op, fn);
+    int rc = allreduce_args(c, sendbuf, recvbuf, count, datatype, dt, op, fn);
     if (rc != MPI_SUCCESS)
         return rc;
     rc = vmpi_coll_exscan(sendbuf, recvbuf, count, dt, op, c);
