@@ -8,6 +8,7 @@
  *   coll/sched.c        non-blocking collectives: schedules run by progress
  *   coll/hier.c         hierarchical versions: node-local part in shared
  *                       memory, leaders' part with the flat algorithms
+ *   coll/node.c         the node-local parts through the collective slots
  *   coll/select.c       vmpi_coll_*: picks flat or hierarchical (VMPI_COLL_*)
  *
  * A flat algorithm runs on a view: a list of the communicator's ranks (all of
@@ -156,9 +157,53 @@ int vmpi_flat_scan(const struct coll_view *v, const void *sbuf, void *rbuf, MPI_
 int vmpi_flat_exscan(const struct coll_view *v, const void *sbuf, void *rbuf, MPI_Count count,
                      struct vmpi_dtype *dt, MPI_Op op);
 
+/* ---- coll/node.c ---------------------------------------------------------- */
+/* The ranks of one node of a communicator and their collective slots
+ * (shm/cslot.h). slot is NULL when some rank of the node has none (a
+ * channel is turned off); then the node parts use point-to-point. */
+struct vmpi_cslot;
+struct coll_node {
+    int n, me;                /* node size, this rank's node rank */
+    struct vmpi_cslot **slot; /* node rank -> its slot */
+    uint32_t seq;             /* node collectives run on this communicator */
+    uint32_t inst;            /* the communicator's instance number */
+};
+/* All node ranks call these in the same order. between (may be NULL) runs
+ * on the leader (node rank 0) once every rank has arrived, before any
+ * leaves. Roots are node ranks. */
+int vmpi_node_barrier(struct coll_node *nd, int (*between)(void *), void *arg);
+int vmpi_node_bcast(struct coll_node *nd, void *buf, MPI_Count count, struct vmpi_dtype *dt,
+                    int root);
+/* Whether reductions on dt can run on shared memory (packed form = layout). */
+bool vmpi_node_reduce_ok(const struct vmpi_dtype *dt);
+int vmpi_node_reduce(struct coll_node *nd, const void *sbuf, void *rbuf, MPI_Count count,
+                     struct vmpi_dtype *dt, MPI_Op op, int root);
+int vmpi_node_allreduce(struct coll_node *nd, const void *sbuf, void *rbuf, MPI_Count count,
+                        struct vmpi_dtype *dt, MPI_Op op);
+/* Whether the data-movement collectives below can run on the node (they
+ * split a half slot in one part per rank). Arguments as for the flat ones. */
+bool vmpi_node_move_ok(const struct coll_node *nd);
+int vmpi_node_allgather(struct coll_node *nd, const void *sbuf, MPI_Count scount,
+                        struct vmpi_dtype *sdt, void *rbuf, MPI_Count rcount,
+                        struct vmpi_dtype *rdt);
+int vmpi_node_gather(struct coll_node *nd, const void *sbuf, MPI_Count scount,
+                     struct vmpi_dtype *sdt, void *rbuf, MPI_Count rcount,
+                     struct vmpi_dtype *rdt, int root);
+int vmpi_node_scatter(struct coll_node *nd, const void *sbuf, MPI_Count scount,
+                      struct vmpi_dtype *sdt, void *rbuf, MPI_Count rcount,
+                      struct vmpi_dtype *rdt, int root);
+int vmpi_node_alltoall(struct coll_node *nd, const void *sbuf, MPI_Count scount,
+                       struct vmpi_dtype *sdt, void *rbuf, MPI_Count rcount,
+                       struct vmpi_dtype *rdt);
+
 /* ---- coll/hier.c ---------------------------------------------------------- */
-/* Whether c spans several nodes and some node holds several of its ranks. */
-bool vmpi_hier_useful(struct vmpi_comm *c);
+/* Whether the hierarchy wins on c: some node holds several of its ranks, and
+ * c spans several nodes or its one node shares memory (for a reduction on
+ * dt, memory the node reductions can use; dt NULL for the others). */
+bool vmpi_hier_useful(struct vmpi_comm *c, const struct vmpi_dtype *dt);
+/* c's one node when c is a single node whose ranks can run the data-movement
+ * collectives in shared memory (vmpi_node_move_ok), else NULL. */
+struct coll_node *vmpi_hier_one_node(struct vmpi_comm *c);
 int vmpi_hier_barrier(struct vmpi_comm *c);
 int vmpi_hier_bcast(void *buf, MPI_Count count, struct vmpi_dtype *dt, int root,
                     struct vmpi_comm *c);

@@ -19,11 +19,17 @@
  * algorithm's order over leaders. Both depend only on the layout and the
  * count, never on timing.
  *
+ * The node parts run through the node's collective slots (coll/node.c)
+ * when every rank of the node has one, else by point-to-point (the flat
+ * algorithms on the node's view). On a communicator that is one node the
+ * hierarchy is just the node part.
+ *
  * The layout needs no communication: every rank knows every rank's node
  * from the locality map, so it is computed on first use. */
 #include <stdlib.h>
 
 #include "../locality/locality.h"
+#include "../shm/cslot.h"
 #include "coll.h"
 
 struct coll_layout {
@@ -32,6 +38,7 @@ struct coll_layout {
     int *node_of;  /* comm rank -> node index */
     int *local;    /* comm ranks of this rank's node (increasing) */
     int nlocal, me_local;
+    struct coll_node node;
 };
 
 void vmpi_coll_comm_free(struct vmpi_comm *c)
@@ -42,6 +49,7 @@ void vmpi_coll_comm_free(struct vmpi_comm *c)
     free(l->leaders);
     free(l->node_of);
     free(l->local);
+    free(l->node.slot);
     free(l);
     c->coll = NULL;
 }
@@ -77,6 +85,18 @@ static struct coll_layout *layout_build(struct vmpi_comm *c)
                 l->me_local = l->nlocal;
             l->local[l->nlocal++] = r;
         }
+    l->node = (struct coll_node){.n = l->nlocal, .me = l->me_local, .inst = c->inst};
+    if (l->nlocal > 1) {
+        l->node.slot = malloc((size_t)l->nlocal * sizeof *l->node.slot);
+        if (!l->node.slot)
+            goto nomem;
+        for (int i = 0; i < l->nlocal; i++)
+            if (!(l->node.slot[i] = vmpi_locality_cslot(vmpi_comm_world_rank(c, l->local[i])))) {
+                free(l->node.slot);
+                l->node.slot = NULL;
+                break;
+            }
+    }
     free(sid);
     return l;
 nomem:
@@ -90,17 +110,19 @@ nomem:
     vmpi_fatal("out of memory computing a communicator's node layout");
 }
 
-static const struct coll_layout *layout(struct vmpi_comm *c)
+static struct coll_layout *layout(struct vmpi_comm *c)
 {
     if (!c->coll)
         c->coll = layout_build(c);
     return c->coll;
 }
 
-bool vmpi_hier_useful(struct vmpi_comm *c)
+bool vmpi_hier_useful(struct vmpi_comm *c, const struct vmpi_dtype *dt)
 {
     const struct coll_layout *l = layout(c);
-    return l->nnodes > 1 && l->nnodes < c->size;
+    if (l->nnodes == c->size)
+        return false;
+    return l->nnodes > 1 || (l->node.slot && (!dt || vmpi_node_reduce_ok(dt)));
 }
 
 static struct coll_view node_view(struct vmpi_comm *c, const struct coll_layout *l)
@@ -124,10 +146,40 @@ static int node_rank(const struct coll_layout *l, int r)
     return i;
 }
 
+struct coll_node *vmpi_hier_one_node(struct vmpi_comm *c)
+{
+    struct coll_layout *l = layout(c);
+    return l->nnodes == 1 && vmpi_node_move_ok(&l->node) ? &l->node : NULL;
+}
+
+/* The node parts: through the slots when the node has them. */
+static int part_bcast(struct coll_layout *l, const struct coll_view *nv, void *buf,
+                      MPI_Count count, struct vmpi_dtype *dt, int root)
+{
+    if (l->node.slot)
+        return vmpi_node_bcast(&l->node, buf, count, dt, root);
+    return vmpi_flat_bcast(nv, buf, count, dt, root);
+}
+
+static int part_reduce(struct coll_layout *l, const struct coll_view *nv, const void *sbuf,
+                       void *rbuf, MPI_Count count, struct vmpi_dtype *dt, MPI_Op op, int root)
+{
+    if (l->node.slot && vmpi_node_reduce_ok(dt))
+        return vmpi_node_reduce(&l->node, sbuf, rbuf, count, dt, op, root);
+    return vmpi_flat_reduce(nv, sbuf, rbuf, count, dt, op, root);
+}
+
+static int leaders_barrier(void *lv)
+{
+    return vmpi_flat_barrier(lv);
+}
+
 int vmpi_hier_barrier(struct vmpi_comm *c)
 {
-    const struct coll_layout *l = layout(c);
+    struct coll_layout *l = layout(c);
     struct coll_view nv = node_view(c, l), lv = leader_view(c, l);
+    if (l->node.slot)
+        return vmpi_node_barrier(&l->node, leaders_barrier, &lv);
     int rc = vmpi_flat_barrier(&nv);
     if (rc == MPI_SUCCESS && lv.rank >= 0)
         rc = vmpi_flat_barrier(&lv);
@@ -139,16 +191,16 @@ int vmpi_hier_barrier(struct vmpi_comm *c)
 int vmpi_hier_bcast(void *buf, MPI_Count count, struct vmpi_dtype *dt, int root,
                     struct vmpi_comm *c)
 {
-    const struct coll_layout *l = layout(c);
+    struct coll_layout *l = layout(c);
     struct coll_view nv = node_view(c, l), lv = leader_view(c, l);
     int root_node = l->node_of[root];
     int rc = MPI_SUCCESS;
     if (l->my_node == root_node)
-        rc = vmpi_flat_bcast(&nv, buf, count, dt, node_rank(l, root));
-    if (rc == MPI_SUCCESS && lv.rank >= 0)
+        rc = part_bcast(l, &nv, buf, count, dt, node_rank(l, root));
+    if (rc == MPI_SUCCESS && lv.rank >= 0 && l->nnodes > 1)
         rc = vmpi_flat_bcast(&lv, buf, count, dt, root_node);
     if (rc == MPI_SUCCESS && l->my_node != root_node)
-        rc = vmpi_flat_bcast(&nv, buf, count, dt, 0);
+        rc = part_bcast(l, &nv, buf, count, dt, 0);
     return rc;
 }
 
@@ -157,12 +209,14 @@ int vmpi_hier_bcast(void *buf, MPI_Count count, struct vmpi_dtype *dt, int root,
 int vmpi_hier_reduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
                      MPI_Op op, int root, struct vmpi_comm *c)
 {
-    const struct coll_layout *l = layout(c);
+    struct coll_layout *l = layout(c);
     struct coll_view nv = node_view(c, l), lv = leader_view(c, l);
     int root_node = l->node_of[root], root_leader = l->leaders[root_node];
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     void *raw = NULL, *acc = NULL;
     int rc = MPI_SUCCESS;
+    if (l->nnodes == 1)
+        return part_reduce(l, &nv, sbuf, rbuf, count, dt, op, node_rank(l, root));
     if (lv.rank >= 0) {
         /* The root's leader accumulates into rbuf when it is the root. */
         if (c->rank == root) {
@@ -171,8 +225,8 @@ int vmpi_hier_reduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_
             return vmpi_err(c, MPI_ERR_NO_MEM, "MPI_Reduce: out of memory");
         }
     }
-    rc = vmpi_flat_reduce(&nv, lv.rank >= 0 && in == acc ? MPI_IN_PLACE : in, acc, count, dt,
-                          op, 0);
+    rc = part_reduce(l, &nv, lv.rank >= 0 && in == acc ? MPI_IN_PLACE : in, acc, count, dt, op,
+                     0);
     if (rc == MPI_SUCCESS && lv.rank >= 0)
         rc = vmpi_flat_reduce(&lv, lv.rank == root_node ? MPI_IN_PLACE : acc, acc, count, dt, op,
                               root_node);
@@ -189,17 +243,19 @@ int vmpi_hier_reduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_
 int vmpi_hier_allreduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
                         MPI_Op op, struct vmpi_comm *c)
 {
-    const struct coll_layout *l = layout(c);
+    struct coll_layout *l = layout(c);
     struct coll_view nv = node_view(c, l), lv = leader_view(c, l);
     int rc;
+    if (l->nnodes == 1 && l->node.slot && vmpi_node_reduce_ok(dt))
+        return vmpi_node_allreduce(&l->node, sbuf, rbuf, count, dt, op);
     if (lv.rank >= 0) {
-        rc = vmpi_flat_reduce(&nv, sbuf, rbuf, count, dt, op, 0);
-        if (rc == MPI_SUCCESS)
+        rc = part_reduce(l, &nv, sbuf, rbuf, count, dt, op, 0);
+        if (rc == MPI_SUCCESS && l->nnodes > 1)
             rc = vmpi_flat_allreduce(&lv, MPI_IN_PLACE, rbuf, count, dt, op);
     } else {
-        rc = vmpi_flat_reduce(&nv, sbuf == MPI_IN_PLACE ? rbuf : sbuf, NULL, count, dt, op, 0);
+        rc = part_reduce(l, &nv, sbuf == MPI_IN_PLACE ? rbuf : sbuf, NULL, count, dt, op, 0);
     }
     if (rc == MPI_SUCCESS)
-        rc = vmpi_flat_bcast(&nv, rbuf, count, dt, 0);
+        rc = part_bcast(l, &nv, rbuf, count, dt, 0);
     return rc;
 }

@@ -76,21 +76,31 @@ void vmpi_coll_init(void)
         parse_choice(id);
 }
 
-/* Hierarchical unless told otherwise, when the communicator spans several
- * nodes with several ranks on some node; forced hier also runs on one node
- * (the leaders' part is then empty), which keeps that path testable. */
-static bool use_hier(int id, struct vmpi_comm *c)
+/* Hierarchical unless told otherwise, when vmpi_hier_useful says it wins
+ * (dt: the reduction's type, NULL for the others); forced hier also runs
+ * where it does not, e.g. one node by point-to-point, which keeps every
+ * node part testable. */
+static bool use_hier(int id, struct vmpi_comm *c, const struct vmpi_dtype *dt)
 {
     if (coll_choice[id].path == COLL_PATH_FLAT || c->size == 1)
         return false;
-    return coll_choice[id].path == COLL_PATH_HIER || vmpi_hier_useful(c);
+    return coll_choice[id].path == COLL_PATH_HIER || vmpi_hier_useful(c, dt);
+}
+
+/* The communicator's one node, for the data-movement collectives that have
+ * a shared-memory version but no hierarchical one across nodes. */
+static struct coll_node *one_node(int id, struct vmpi_comm *c)
+{
+    if (coll_choice[id].path == COLL_PATH_FLAT || c->size == 1)
+        return NULL;
+    return vmpi_hier_one_node(c);
 }
 
 /* ---- data movement (coll/flat_move.c) ------------------------------------ */
 
 int vmpi_coll_barrier(struct vmpi_comm *c)
 {
-    if (use_hier(COLL_BARRIER, c))
+    if (use_hier(COLL_BARRIER, c, NULL))
         return vmpi_hier_barrier(c);
     struct coll_view v = coll_view_all(c);
     return vmpi_flat_barrier(&v);
@@ -99,7 +109,7 @@ int vmpi_coll_barrier(struct vmpi_comm *c)
 int vmpi_coll_bcast(void *buf, MPI_Count count, struct vmpi_dtype *dt, int root,
                     struct vmpi_comm *c)
 {
-    if (use_hier(COLL_BCAST, c))
+    if (use_hier(COLL_BCAST, c, NULL))
         return vmpi_hier_bcast(buf, count, dt, root, c);
     struct coll_view v = coll_view_all(c);
     return vmpi_flat_bcast(&v, buf, count, dt, root);
@@ -115,6 +125,9 @@ int vmpi_coll_allgather2(const void *sbuf, MPI_Count scount, struct vmpi_dtype *
                          void *rbuf, MPI_Count rcount, struct vmpi_dtype *rdt,
                          struct vmpi_comm *c)
 {
+    struct coll_node *nd = one_node(COLL_ALLGATHER, c);
+    if (nd)
+        return vmpi_node_allgather(nd, sbuf, scount, sdt, rbuf, rcount, rdt);
     struct coll_view v = coll_view_all(c);
     return vmpi_flat_allgather(&v, sbuf, scount, sdt, rbuf, rcount, rdt);
 }
@@ -130,6 +143,9 @@ int vmpi_coll_allgatherv(const void *sbuf, MPI_Count scount, struct vmpi_dtype *
 int vmpi_coll_gather(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt, void *rbuf,
                      MPI_Count rcount, struct vmpi_dtype *rdt, int root, struct vmpi_comm *c)
 {
+    struct coll_node *nd = one_node(COLL_GATHER, c);
+    if (nd)
+        return vmpi_node_gather(nd, sbuf, scount, sdt, rbuf, rcount, rdt, root);
     struct coll_view v = coll_view_all(c);
     return vmpi_flat_gather(&v, sbuf, scount, sdt, rbuf, rcount, rdt, root);
 }
@@ -145,6 +161,9 @@ int vmpi_coll_gatherv(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt
 int vmpi_coll_scatter(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt, void *rbuf,
                       MPI_Count rcount, struct vmpi_dtype *rdt, int root, struct vmpi_comm *c)
 {
+    struct coll_node *nd = one_node(COLL_SCATTER, c);
+    if (nd)
+        return vmpi_node_scatter(nd, sbuf, scount, sdt, rbuf, rcount, rdt, root);
     struct coll_view v = coll_view_all(c);
     return vmpi_flat_scatter(&v, sbuf, scount, sdt, rbuf, rcount, rdt, root);
 }
@@ -160,6 +179,9 @@ int vmpi_coll_scatterv(const void *sbuf, const int *scounts, const int *displs,
 int vmpi_coll_alltoall(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt, void *rbuf,
                        MPI_Count rcount, struct vmpi_dtype *rdt, struct vmpi_comm *c)
 {
+    struct coll_node *nd = one_node(COLL_ALLTOALL, c);
+    if (nd)
+        return vmpi_node_alltoall(nd, sbuf, scount, sdt, rbuf, rcount, rdt);
     struct coll_view v = coll_view_all(c);
     return vmpi_flat_alltoall(&v, sbuf, scount, sdt, rbuf, rcount, rdt);
 }
@@ -186,7 +208,7 @@ int vmpi_coll_reduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_
                      MPI_Op op, int root, struct vmpi_comm *c)
 {
     /* The node grouping reorders ranks: rank order holds only flat. */
-    if (vmpi_op_commutative(op) && use_hier(COLL_REDUCE, c))
+    if (vmpi_op_commutative(op) && use_hier(COLL_REDUCE, c, dt))
         return vmpi_hier_reduce(sbuf, rbuf, count, dt, op, root, c);
     struct coll_view v = coll_view_all(c);
     return vmpi_flat_reduce(&v, sbuf, rbuf, count, dt, op, root);
@@ -195,7 +217,7 @@ int vmpi_coll_reduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_
 int vmpi_coll_allreduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
                         MPI_Op op, struct vmpi_comm *c)
 {
-    if (vmpi_op_commutative(op) && use_hier(COLL_ALLREDUCE, c))
+    if (vmpi_op_commutative(op) && use_hier(COLL_ALLREDUCE, c, dt))
         return vmpi_hier_allreduce(sbuf, rbuf, count, dt, op, c);
     struct coll_view v = coll_view_all(c);
     return vmpi_flat_allreduce(&v, sbuf, rbuf, count, dt, op);

@@ -14,6 +14,13 @@
  * id 2 is the same on every process for the same reason: only its own
  * process can talk on it.
  *
+ * Instances. Context ids are reused, so a communicator also gets an
+ * instance number no communicator of any of its members had before: the
+ * largest instance any parent member has seen, plus one (a second
+ * allreduce in the constructor). Shared-memory collectives tag their data
+ * with it (coll/node.c), where a late reader of a freed communicator must
+ * not take a new one's data for its own.
+ *
  * Lifetime. A communicator holds a reference on its group. MPI_Comm_free
  * removes the handle at once; the object goes when its last reference is
  * dropped (vmpi_comm_release), so requests still in flight may keep one. */
@@ -26,6 +33,7 @@
 #define CTX_SLOTS 2048 /* ids 0, 2, ..., 4094 */
 #define CTX_WORDS (CTX_SLOTS / 32)
 static uint32_t ctx_free[CTX_WORDS]; /* bit set: id free on this process */
+static uint32_t inst_seen;           /* largest instance number seen */
 
 static struct vmpi_htab comm_tab;
 static struct vmpi_comm comm_world, comm_self;
@@ -42,15 +50,21 @@ static void ctx_mark(uint32_t ctx, int used)
         ctx_free[slot / 32] |= 1u << (slot % 32);
 }
 
-/* Collective over `parent`: the lowest id that is free on every member. */
-static int ctx_agree(struct vmpi_comm *parent, uint32_t *ctx)
+/* Collective over `parent`: the lowest id that is free on every member, and
+ * a new instance number. */
+static int ctx_agree(struct vmpi_comm *parent, uint32_t *ctx, uint32_t *inst)
 {
     uint32_t mask[CTX_WORDS];
     memcpy(mask, ctx_free, sizeof mask);
     int rc = vmpi_coll_allreduce(MPI_IN_PLACE, mask, CTX_WORDS, vmpi_dtype_get(MPI_UINT32_T),
                                  MPI_BAND, parent);
+    *inst = inst_seen + 1;
+    if (rc == MPI_SUCCESS)
+        rc = vmpi_coll_allreduce(MPI_IN_PLACE, inst, 1, vmpi_dtype_get(MPI_UINT32_T), MPI_MAX,
+                                 parent);
     if (rc != MPI_SUCCESS)
         return rc;
+    inst_seen = *inst;
     for (int w = 0; w < CTX_WORDS; w++) {
         if (mask[w]) {
             *ctx = 2u * (uint32_t)(w * 32 + __builtin_ctz(mask[w]));
@@ -79,11 +93,12 @@ struct vmpi_comm *vmpi_comm_get(MPI_Comm h)
 }
 
 static void comm_fill(struct vmpi_comm *c, int handle, struct vmpi_group *g, uint32_t ctx,
-                      MPI_Errhandler errh)
+                      uint32_t inst, MPI_Errhandler errh)
 {
     c->handle = handle;
     c->refcount = 1;
     c->ctx = ctx;
+    c->inst = inst;
     c->group = g;
     c->rank = g->rank;
     c->size = g->size;
@@ -98,7 +113,8 @@ static void comm_fill(struct vmpi_comm *c, int handle, struct vmpi_group *g, uin
 
 /* A user communicator over g (takes the caller's reference on g) with id ctx,
  * which it marks used. NULL if out of memory (g is released). */
-static struct vmpi_comm *comm_new(struct vmpi_group *g, uint32_t ctx, MPI_Errhandler errh)
+static struct vmpi_comm *comm_new(struct vmpi_group *g, uint32_t ctx, uint32_t inst,
+                                   MPI_Errhandler errh)
 {
     struct vmpi_comm *c = malloc(sizeof *c);
     uint32_t idx;
@@ -107,7 +123,7 @@ static struct vmpi_comm *comm_new(struct vmpi_group *g, uint32_t ctx, MPI_Errhan
         vmpi_group_release(g);
         return NULL;
     }
-    comm_fill(c, VMPI_HMAKE(VMPI_HK_INDIRECT, VMPI_OBJ_COMM, idx), g, ctx, errh);
+    comm_fill(c, VMPI_HMAKE(VMPI_HK_INDIRECT, VMPI_OBJ_COMM, idx), g, ctx, inst, errh);
     ctx_mark(ctx, 1);
     return c;
 }
@@ -152,12 +168,12 @@ static int no_mem(struct vmpi_comm *parent, const char *what)
 
 int vmpi_comm_dup(struct vmpi_comm *c, struct vmpi_comm **out)
 {
-    uint32_t ctx;
-    int rc = ctx_agree(c, &ctx);
+    uint32_t ctx, inst;
+    int rc = ctx_agree(c, &ctx, &inst);
     if (rc != MPI_SUCCESS)
         return rc;
     vmpi_group_retain(c->group);
-    struct vmpi_comm *n = comm_new(c->group, ctx, c->errh);
+    struct vmpi_comm *n = comm_new(c->group, ctx, inst, c->errh);
     if (!n)
         return no_mem(c, "MPI_Comm_dup");
     if (c->topo == MPI_CART &&
@@ -196,10 +212,10 @@ static int split(struct vmpi_comm *c, int defined, int color, int key, const cha
         return no_mem(c, fn);
     }
     *out = NULL;
-    uint32_t ctx;
+    uint32_t ctx, inst;
     int rc = vmpi_coll_allgather(mine, all, 3, vmpi_dtype_get(MPI_INT), c);
     if (rc == MPI_SUCCESS)
-        rc = ctx_agree(c, &ctx);
+        rc = ctx_agree(c, &ctx, &inst);
     if (rc != MPI_SUCCESS || !defined)
         goto out;
     int n = 0;
@@ -215,7 +231,7 @@ static int split(struct vmpi_comm *c, int defined, int color, int key, const cha
     for (int i = 0; i < n; i++)
         world[i] = c->group->world[ent[i].rank];
     struct vmpi_group *g = vmpi_group_new(n, world);
-    struct vmpi_comm *nc = g ? comm_new(g, ctx, c->errh) : NULL;
+    struct vmpi_comm *nc = g ? comm_new(g, ctx, inst, c->errh) : NULL;
     if (!nc) {
         rc = no_mem(c, fn);
         goto out;
@@ -247,13 +263,13 @@ int vmpi_comm_split_type(struct vmpi_comm *c, int type, int key, struct vmpi_com
  * Members of g get a communicator over g, the others NULL. */
 int vmpi_comm_create(struct vmpi_comm *c, struct vmpi_group *g, struct vmpi_comm **out)
 {
-    uint32_t ctx;
+    uint32_t ctx, inst;
     *out = NULL;
-    int rc = ctx_agree(c, &ctx);
+    int rc = ctx_agree(c, &ctx, &inst);
     if (rc != MPI_SUCCESS || g->rank == MPI_UNDEFINED)
         return rc;
     vmpi_group_retain(g);
-    struct vmpi_comm *n = comm_new(g, ctx, c->errh);
+    struct vmpi_comm *n = comm_new(g, ctx, inst, c->errh);
     if (!n)
         return no_mem(c, "MPI_Comm_create");
     *out = n;
@@ -290,8 +306,9 @@ int vmpi_comm_init(void)
     }
     for (int w = 0; w < CTX_WORDS; w++)
         ctx_free[w] = ~0u;
-    comm_fill(&comm_world, MPI_COMM_WORLD, gw, 0, MPI_ERRORS_ARE_FATAL);
-    comm_fill(&comm_self, MPI_COMM_SELF, gs, 2, MPI_ERRORS_ARE_FATAL);
+    inst_seen = 1;
+    comm_fill(&comm_world, MPI_COMM_WORLD, gw, 0, 1, MPI_ERRORS_ARE_FATAL);
+    comm_fill(&comm_self, MPI_COMM_SELF, gs, 2, 1, MPI_ERRORS_ARE_FATAL);
     strcpy(comm_world.name, "MPI_COMM_WORLD");
     strcpy(comm_self.name, "MPI_COMM_SELF");
     ctx_mark(0, 1);

@@ -141,6 +141,7 @@ struct vmpi_comm {
     int handle;
     int refcount;
     uint32_t ctx;  /* point-to-point context id; collectives use ctx + 1 */
+    uint32_t inst; /* instance number, new on every process (core/comm.c) */
     int rank, size;
     struct vmpi_group *group;
     MPI_Errhandler errh;

@@ -194,3 +194,13 @@ int vmpi_locality_shared_id(int world_rank)
     }
     return place.vm_of[world_rank];
 }
+
+struct vmpi_cslot *vmpi_locality_cslot(int world_rank)
+{
+    int me = vmpi_g.rank;
+    if (vmpi_locality_shared_id(world_rank) != vmpi_locality_shared_id(me))
+        return NULL;
+    if ((allowed & CH_IVSHMEM) && place.region[me])
+        return vmpi_ivshmem_cslot(world_rank);
+    return allowed & CH_SMP ? vmpi_smp_cslot(world_rank) : NULL;
+}

@@ -29,7 +29,12 @@ void vmpi_locality_placement_free(struct vmpi_placement *pl);
 int vmpi_locality_init(void);
 void vmpi_locality_finalize(void);
 /* The same value for ranks that can share memory (the lowest world rank of
- * their VM). */
+ * their host region when the ivshmem channel is on, else of their VM). */
 int vmpi_locality_shared_id(int world_rank);
+/* The collective slot (shm/cslot.h) of world rank w in the memory this rank
+ * shares with it: the job's area in the host region when ranks share by
+ * region, else the VM's smp segment; NULL when the two share no memory (or
+ * the channel that would map it is turned off). */
+struct vmpi_cslot *vmpi_locality_cslot(int world_rank);
 
 #endif

@@ -101,6 +101,8 @@ static_assert(offsetof(struct vmpi_region_chunk, key) == 16, "key after state an
  *                claimed by CAS from 0
  *   vmlist_off   uint8_t vmlist[nranks]: VM slot + 1 of each rank on this
  *                host, 0 for the others
+ *   cslot_off    nlocal collective slots (shm/cslot.h), slot i for the i-th
+ *                rank (by world rank) of the host
  *   chan_off     the ivshmem channel's pairs: nlocal * nlocal * pair_stride
  *                bytes, pair (a, b) at chan_off + (a * nlocal + b) * pair_stride
  *   heap_off     nlocal heap slices of heap_bytes, slice i for the i-th rank
@@ -108,7 +110,7 @@ static_assert(offsetof(struct vmpi_region_chunk, key) == 16, "key after state an
  *
  * All offsets are from the start of the area and page-aligned. */
 #define VMPI_AREA_MAGIC 0x72616a2d69706d76ull /* "vmpi-jar" */
-#define VMPI_AREA_VERSION 1
+#define VMPI_AREA_VERSION 2
 struct vmpi_area_hdr {
     uint64_t magic;
     uint32_t version;
@@ -122,7 +124,8 @@ struct vmpi_area_hdr {
     uint64_t slot_bytes;
     uint64_t heap_off, heap_bytes;
     uint64_t area_bytes;
-    char pad[4096 - 96];
+    uint64_t cslot_off;
+    char pad[4096 - 104];
 };
 static_assert(sizeof(struct vmpi_area_hdr) == 4096, "area directory is one page");
 

@@ -14,6 +14,7 @@
  * rank's slice before a byte is copied. */
 #include "ivshmem.h"
 #include "../pair/pair.h"
+#include "../../shm/cslot.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,8 @@ struct blk {
 static struct blk *blks;
 static size_t nblks;
 static char *heap;        /* this rank's slice, or NULL */
+static int *area_group;   /* area index -> world rank (the area's ranks) */
+static int area_ngroup;
 static uint64_t heap_lo;  /* its area offset */
 
 static uint64_t iv_addr_of(const void *buf, size_t n)
@@ -73,7 +76,19 @@ static void iv_finalize(void)
     blks = NULL;
     nblks = 0;
     heap = NULL;
+    free(area_group);
+    area_group = NULL;
+    area_ngroup = 0;
     vmpi_region_close();
+}
+
+struct vmpi_cslot *vmpi_ivshmem_cslot(int world)
+{
+    for (int i = 0; i < area_ngroup; i++)
+        if (area_group[i] == world)
+            return (struct vmpi_cslot *)(vmpi_region.area + dir.cslot_off +
+                                         (uint64_t)i * VMPI_CSLOT_BYTES);
+    return NULL;
 }
 
 const struct vmpi_chan vmpi_ivshmem_chan = {
@@ -111,7 +126,8 @@ void vmpi_ivshmem_plan(struct vmpi_area_hdr *d, int nranks, int nlocal)
     d->pair_stride = vmpi_pair_stride(d->ncells, d->nslots, d->slot_bytes);
     d->vmtab_off = sizeof *d;
     d->vmlist_off = d->vmtab_off + 8ull * d->nvm;
-    d->chan_off = page_up(d->vmlist_off + (uint64_t)nranks);
+    d->cslot_off = page_up(d->vmlist_off + (uint64_t)nranks);
+    d->chan_off = d->cslot_off + (uint64_t)nlocal * VMPI_CSLOT_BYTES;
     d->heap_off = d->chan_off + (uint64_t)nlocal * (uint64_t)nlocal * d->pair_stride;
     d->area_bytes = d->heap_off + (uint64_t)nlocal * d->heap_bytes;
 }
@@ -140,7 +156,10 @@ void vmpi_ivshmem_area_dir(struct vmpi_area_hdr *d, int nranks)
               d->pair_stride >= vmpi_pair_stride(d->ncells, d->nslots, d->slot_bytes) &&
               d->pair_stride % 4096 == 0 && d->vmtab_off == sizeof *d &&
               d->vmlist_off == d->vmtab_off + 8ull * d->nvm &&
-              d->chan_off >= d->vmlist_off + d->nranks && d->chan_off % 4096 == 0 &&
+              d->cslot_off >= d->vmlist_off + d->nranks && d->cslot_off % 4096 == 0 &&
+              d->chan_off >= d->cslot_off &&
+              d->chan_off - d->cslot_off >= (uint64_t)d->nlocal * VMPI_CSLOT_BYTES &&
+              d->chan_off % 4096 == 0 &&
               !__builtin_mul_overflow((uint64_t)d->nlocal * d->nlocal, d->pair_stride, &pairs) &&
               d->heap_off >= d->chan_off && d->heap_off - d->chan_off >= pairs &&
               d->heap_off % 4096 == 0 &&
@@ -158,6 +177,13 @@ void vmpi_ivshmem_init(const int *worlds, int n, const int *group, int ngroup, i
     if (ngroup > (int)dir.nlocal)
         vmpi_fatal("%s: %d ranks of this job share the area, sized for %u", where, ngroup,
                    dir.nlocal);
+    if (ngroup > 1 && me >= 0) {
+        area_group = malloc((size_t)ngroup * sizeof *area_group);
+        if (!area_group)
+            vmpi_fatal("ivshmem: out of memory");
+        memcpy(area_group, group, (size_t)ngroup * sizeof *area_group);
+        area_ngroup = ngroup;
+    }
     inst.ncells = dir.ncells;
     inst.nslots = dir.nslots;
     inst.slot_bytes = dir.slot_bytes;

@@ -21,6 +21,9 @@ void vmpi_ivshmem_area_dir(struct vmpi_area_hdr *dir, int nranks);
  * given every rank of this job in the area (`group`, ngroup of them, in
  * world-rank order, this rank at index me). Not collective. */
 void vmpi_ivshmem_init(const int *worlds, int n, const int *group, int ngroup, int me);
+/* The collective slot of world rank `world` in the job's area, or NULL
+ * when it is not one of the area's ranks (or there is no area). */
+struct vmpi_cslot *vmpi_ivshmem_cslot(int world);
 /* Whether any peer uses the channel (then progress polls it). */
 bool vmpi_ivshmem_active(void);
 

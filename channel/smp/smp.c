@@ -1,14 +1,16 @@
 /* smp channel: ranks in the same VM.
  *
  * One segment per VM, created by the VM's lowest rank and unlinked as soon
- * as every local rank has mapped it. It holds one pair block (the protocol
- * of channel/pair/) per ordered pair of local ranks. A rendezvous moves data
+ * as every local rank has mapped it. It holds one collective slot per local
+ * rank (shm/cslot.h) and one pair block (the protocol of channel/pair/) per
+ * ordered pair of local ranks. A rendezvous moves data
  * with one process_vm_readv (CMA) by the receiver, shared with the sender's
  * process_vm_writev for large messages; if the kernel refuses (ptrace rules)
  * or VMPI_SMP_CMA=0, the sender streams it through the bulk slots instead. */
 #include "smp.h"
 #include "../pair/pair.h"
 #include "../../pmi/pmi.h"
+#include "../../shm/cslot.h"
 #include "../../shm/seg.h"
 
 #include <errno.h>
@@ -20,18 +22,22 @@
 
 /* Segment layout:
  *   struct smp_seg_hdr                  (one page)
- *   pair (from, to) at hdr.pair_stride * (from * nlocal + to)
+ *   struct vmpi_cslot[nlocal]           collective slot of local rank i
+ *   pairs, from SMP_PAIRS(nlocal):      pair (from, to) at
+ *                                       hdr.pair_stride * (from * nlocal + to)
  * Sizes are chosen by the creator and read back by the others. */
 #define SMP_MAGIC 0x766d70692d736d70ull /* "vmpi-smp" */
-#define SMP_VERSION 3
+#define SMP_VERSION 4
 struct smp_seg_hdr {
     uint64_t magic;
     uint32_t version, nlocal;
     uint32_t ncells, nslots;
     uint64_t slot_bytes;
     uint64_t pair_stride;
-    char pad[4096 - 40];
+    uint64_t cslot_bytes; /* VMPI_CSLOT_BYTES of the creator */
+    char pad[4096 - 48];
 };
+#define SMP_PAIRS(nlocal) (sizeof(struct smp_seg_hdr) + (uint64_t)(nlocal)*VMPI_CSLOT_BYTES)
 static_assert(sizeof(struct smp_seg_hdr) == 4096, "segment header is one page");
 
 static uint64_t smp_addr_of(const void *buf, size_t n)
@@ -67,6 +73,8 @@ static const struct vmpi_pair_ops smp_ops = {smp_addr_of, smp_copy};
 static struct vmpi_pair_inst inst = {.chan = &vmpi_smp_chan, .ops = &smp_ops, .where = "smp"};
 static char *seg;
 static size_t seg_size;
+static int *seg_worlds; /* local index -> world rank */
+static int seg_nlocal;
 
 static int smp_poll(void)
 {
@@ -83,6 +91,20 @@ static void smp_finalize(void)
     vmpi_pair_finalize(&inst);
     vmpi_shm_detach(seg, seg_size);
     seg = NULL;
+    free(seg_worlds);
+    seg_worlds = NULL;
+    seg_nlocal = 0;
+}
+
+struct vmpi_cslot *vmpi_smp_cslot(int world)
+{
+    if (!seg)
+        return NULL;
+    for (int i = 0; i < seg_nlocal; i++)
+        if (seg_worlds[i] == world)
+            return (struct vmpi_cslot *)(seg + sizeof(struct smp_seg_hdr) +
+                                         (uint64_t)i * VMPI_CSLOT_BYTES);
+    return NULL;
 }
 
 const struct vmpi_chan vmpi_smp_chan = {
@@ -115,7 +137,7 @@ int vmpi_smp_init(const int *worlds, const int *pids, int nlocal, int me)
             sizeof name - strlen(name))
         vmpi_fatal("smp: job id too long for a segment name");
     uint64_t stride = vmpi_pair_stride(ncells, ns, sb);
-    size_t size = sizeof(struct smp_seg_hdr) + stride * (uint64_t)nlocal * (uint64_t)nlocal;
+    size_t size = SMP_PAIRS(nlocal) + stride * (uint64_t)nlocal * (uint64_t)nlocal;
 
     if (nlocal > 1 && me == 0) {
         seg = vmpi_shm_create(name, size);
@@ -130,6 +152,7 @@ int vmpi_smp_init(const int *worlds, const int *pids, int nlocal, int me)
         hd->nslots = ns;
         hd->slot_bytes = sb;
         hd->pair_stride = stride;
+        hd->cslot_bytes = VMPI_CSLOT_BYTES;
     }
     if (vmpi_pmi_fence())
         vmpi_fatal("smp: PMI barrier failed");
@@ -139,7 +162,8 @@ int vmpi_smp_init(const int *worlds, const int *pids, int nlocal, int me)
             vmpi_fatal("smp: cannot map shared segment %s: %s", name, strerror(errno));
         struct smp_seg_hdr hd = *(struct smp_seg_hdr *)seg;
         vmpi_shm_detach(seg, sizeof hd);
-        if (hd.magic != SMP_MAGIC || hd.version != SMP_VERSION || hd.nlocal != (uint32_t)nlocal)
+        if (hd.magic != SMP_MAGIC || hd.version != SMP_VERSION || hd.nlocal != (uint32_t)nlocal ||
+            hd.cslot_bytes != VMPI_CSLOT_BYTES)
             vmpi_fatal("smp: segment %s has an unexpected header", name);
         ncells = hd.ncells;
         ns = hd.nslots;
@@ -151,7 +175,7 @@ int vmpi_smp_init(const int *worlds, const int *pids, int nlocal, int me)
             stride < vmpi_pair_stride(ncells, ns, sb) ||
             stride > (1ull << 40) / ((uint64_t)nlocal * (uint64_t)nlocal))
             vmpi_fatal("smp: segment %s describes an impossible layout", name);
-        size = sizeof(struct smp_seg_hdr) + stride * (uint64_t)nlocal * (uint64_t)nlocal;
+        size = SMP_PAIRS(nlocal) + stride * (uint64_t)nlocal * (uint64_t)nlocal;
         seg = vmpi_shm_attach(name, size);
         if (!seg)
             vmpi_fatal("smp: cannot map shared segment %s: %s", name, strerror(errno));
@@ -162,6 +186,13 @@ int vmpi_smp_init(const int *worlds, const int *pids, int nlocal, int me)
         vmpi_shm_unlink(name);
 
     seg_size = size;
+    if (nlocal > 1) {
+        seg_worlds = malloc((size_t)nlocal * sizeof *seg_worlds);
+        if (!seg_worlds)
+            vmpi_fatal("smp: out of memory");
+        memcpy(seg_worlds, worlds, (size_t)nlocal * sizeof *seg_worlds);
+        seg_nlocal = nlocal;
+    }
     inst.ncells = ncells;
     inst.nslots = ns;
     inst.slot_bytes = sb;
@@ -173,8 +204,8 @@ int vmpi_smp_init(const int *worlds, const int *pids, int nlocal, int me)
         if (i == me)
             continue;
         struct vmpi_pair_peer *p = &inst.peers[inst.npeers++];
-        char *out = seg + sizeof(struct smp_seg_hdr) + stride * ((uint64_t)me * nlocal + i);
-        char *in = seg + sizeof(struct smp_seg_hdr) + stride * ((uint64_t)i * nlocal + me);
+        char *out = seg + SMP_PAIRS(nlocal) + stride * ((uint64_t)me * nlocal + i);
+        char *in = seg + SMP_PAIRS(nlocal) + stride * ((uint64_t)i * nlocal + me);
         p->pid = pids[i];
         p->single = cma;
         vmpi_pair_attach(&inst, p, worlds[i], out, in, eager_max);

@@ -1,0 +1,425 @@
+/* Node collectives through shared memory: the ranks of one node (coll/hier.c)
+ * pass data through their collective slots (shm/cslot.h) instead of sending
+ * point-to-point messages, so a broadcast is one copy in and one copy out,
+ * and no step waits for a message to be matched.
+ *
+ *   barrier    every rank but the leader (node rank 0) publishes an empty
+ *              step; the leader waits for all of them, runs the leaders'
+ *              part, and publishes the release the others wait for
+ *   bcast      the root publishes the packed message in chunks of half a
+ *              slot, alternating halves, so it fills one half while the
+ *              others empty the other; the others unpack each chunk
+ *   reduce,    each rank publishes its contribution (a chunk at a time);
+ *   allreduce  up to NODE_SLICE_MIN bytes the root (every rank, for
+ *              allreduce) combines all contributions itself; above, rank i
+ *              combines slice i of the chunk over all contributions into its
+ *              slot's other half, and the root (every rank) copies the
+ *              slices out. Only layouts whose packed form is (count, dt)
+ *              itself (node_reduce_ok); others use point-to-point.
+ *
+ * Reduction order: x0 op (x1 op (... op x(n-1))) over node ranks, for every
+ * element, whatever the path; so results are the same on every rank and
+ * from run to run.
+ *
+ * A step's tag names the communicator (its instance number, which no other
+ * communicator of the rank ever had, core/comm.c), the node collective (a
+ * per-communicator count every node member advances in step) and the step,
+ * so a reader never takes another collective's data for its own, not even a
+ * late reader of a freed communicator. */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "../core/dtype_impl.h" /* vmpi_dtype_addr */
+#include "../shm/cslot.h"
+#include "coll.h"
+
+/* Below this many bytes one rank combines everything (one round of
+ * publications); above, the work is split in slices (two rounds). */
+#define NODE_SLICE_MIN 4096
+
+/* Nonzero: instances start at 1. seq and step wrap, but a half's live step
+ * is at most one collective behind its owner. */
+static uint64_t node_tag(const struct coll_node *nd, uint32_t seq, uint32_t step)
+{
+    return (uint64_t)nd->inst << 32 | (uint64_t)(seq & 0xffffu) << 16 | (step & 0xffffu);
+}
+
+/* The half a step uses: consecutive node collectives start on different
+ * halves, so a rank that published last can publish again at once (the
+ * barrier's release, then a broadcast from the leader). */
+static unsigned half(uint32_t seq, uint32_t step)
+{
+    return (seq + step) & 1;
+}
+
+static void wait_free(struct vmpi_cslot_flag *f)
+{
+    while (atomic_load_explicit(&f->tag, memory_order_acquire) != 0)
+        vmpi_progress();
+}
+
+static void wait_tag(struct vmpi_cslot_flag *f, uint64_t tag)
+{
+    while (atomic_load_explicit(&f->tag, memory_order_acquire) != tag)
+        vmpi_progress();
+}
+
+static void publish(struct vmpi_cslot_flag *f, uint64_t tag, int readers)
+{
+    if (readers > 0)
+        atomic_store_explicit(&f->tag, tag, memory_order_release);
+}
+
+/* A reader is done with the live step; the last of `readers` frees the half. */
+static void consume(struct vmpi_cslot_flag *f, int readers)
+{
+    if (atomic_fetch_add_explicit(&f->ack, 1, memory_order_acq_rel) + 1 == (uint32_t)readers) {
+        atomic_store_explicit(&f->ack, 0, memory_order_relaxed);
+        atomic_store_explicit(&f->tag, 0, memory_order_release);
+    }
+}
+
+int vmpi_node_barrier(struct coll_node *nd, int (*between)(void *), void *arg)
+{
+    int n = nd->n;
+    uint32_t seq = nd->seq++;
+    uint64_t tag = node_tag(nd, seq, 0);
+    unsigned h = half(seq, 0);
+    struct vmpi_cslot_flag *lead = &nd->slot[0]->flag[h];
+    if (nd->me != 0) {
+        struct vmpi_cslot_flag *mine = &nd->slot[nd->me]->flag[h];
+        wait_free(mine);
+        publish(mine, tag, 1);
+        wait_tag(lead, tag);
+        consume(lead, n - 1);
+        /* A message another rank of the node sent before the barrier is
+         * in shared memory by now: one poll matches it, as a barrier of
+         * messages on the same ordered channels would have. */
+        vmpi_progress();
+        return MPI_SUCCESS;
+    }
+    for (int i = 1; i < n; i++) {
+        wait_tag(&nd->slot[i]->flag[h], tag);
+        consume(&nd->slot[i]->flag[h], 1);
+    }
+    int rc = between ? between(arg) : MPI_SUCCESS;
+    /* Released even on error, so no rank of the node hangs. */
+    wait_free(lead);
+    publish(lead, tag, n - 1);
+    vmpi_progress();
+    return rc;
+}
+
+int vmpi_node_bcast(struct coll_node *nd, void *buf, MPI_Count count, struct vmpi_dtype *dt,
+                    int root)
+{
+    uint32_t seq = nd->seq++;
+    size_t total = (size_t)(count * vmpi_dtype_size(dt));
+    bool contig = vmpi_dtype_is_contig(dt);
+    char *base = contig ? vmpi_dtype_addr(buf, vmpi_dtype_true_lb(dt)) : NULL;
+    struct vmpi_cslot *s = nd->slot[root];
+    uint32_t step = 0;
+    for (size_t off = 0; off < total; off += VMPI_CSLOT_HALF, step++) {
+        size_t len = total - off < VMPI_CSLOT_HALF ? total - off : VMPI_CSLOT_HALF;
+        struct vmpi_cslot_flag *f = &s->flag[half(seq, step)];
+        char *data = s->data[half(seq, step)];
+        if (nd->me == root) {
+            wait_free(f);
+            if (contig)
+                memcpy(data, base + off, len);
+            else
+                vmpi_dtype_pack(data, buf, count, dt, off, len);
+            publish(f, node_tag(nd, seq, step), nd->n - 1);
+        } else {
+            wait_tag(f, node_tag(nd, seq, step));
+            if (contig)
+                memcpy(base + off, data, len);
+            else
+                vmpi_dtype_unpack(buf, count, dt, off, data, len);
+            consume(f, nd->n - 1);
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+bool vmpi_node_reduce_ok(const struct vmpi_dtype *dt)
+{
+    MPI_Count size = vmpi_dtype_size(dt);
+    return vmpi_dtype_is_contig(dt) && vmpi_dtype_true_lb(dt) == 0 &&
+           vmpi_dtype_extent(dt) == size && size > 0 && size <= VMPI_CSLOT_HALF;
+}
+
+/* dst = x0 op (x1 op ... x(n-1)) over elements [lo, lo + k) of the
+ * contribution chunks (half h of every slot). */
+static void fold(struct coll_node *nd, unsigned h, char *dst, size_t lo, MPI_Count k,
+                 size_t esz, struct vmpi_dtype *dt, MPI_Op op)
+{
+    int n = nd->n;
+    memcpy(dst, nd->slot[n - 1]->data[h] + lo * esz, (size_t)k * esz);
+    for (int j = n - 2; j >= 0; j--)
+        vmpi_op_apply(op, nd->slot[j]->data[h] + lo * esz, dst, k, dt);
+}
+
+/* root < 0: allreduce (every rank gets the result). */
+static int node_reduce(struct coll_node *nd, const void *sbuf, void *rbuf, MPI_Count count,
+                       struct vmpi_dtype *dt, MPI_Op op, int root)
+{
+    int n = nd->n, me = nd->me;
+    uint32_t seq = nd->seq++;
+    bool all = root < 0, gets = all || me == root;
+    size_t esz = (size_t)vmpi_dtype_size(dt);
+    size_t per = VMPI_CSLOT_HALF / esz;
+    const char *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    bool sliced = (size_t)count * esz > NODE_SLICE_MIN;
+    /* Readers of one rank's result (slices) and of the contributions. */
+    int res_readers = all ? n - 1 : (me == root ? 0 : 1);
+    int in_readers = sliced || all ? n - 1 : res_readers;
+    struct vmpi_cslot *mine = nd->slot[me];
+    /* Contributions in half hi, result slices in the other. */
+    unsigned hi = half(seq, 0), hr = half(seq, 1);
+    uint32_t step = 0;
+    for (size_t lo = 0; lo < (size_t)count; lo += per, step += 2) {
+        MPI_Count k = (size_t)count - lo < per ? (MPI_Count)((size_t)count - lo) : (MPI_Count)per;
+        uint64_t tin = node_tag(nd, seq, step), tres = node_tag(nd, seq, step + 1);
+        wait_free(&mine->flag[hi]);
+        memcpy(mine->data[hi], in + lo * esz, (size_t)k * esz);
+        publish(&mine->flag[hi], tin, in_readers);
+        if (!sliced) {
+            if (!gets)
+                continue;
+            for (int j = 0; j < n; j++)
+                if (j != me)
+                    wait_tag(&nd->slot[j]->flag[hi], tin);
+            fold(nd, hi, (char *)rbuf + lo * esz, 0, k, esz, dt, op);
+            for (int j = 0; j < n; j++)
+                if (j != me)
+                    consume(&nd->slot[j]->flag[hi], all ? n - 1 : 1);
+            continue;
+        }
+        /* Slice me of this chunk, combined into the other half of my slot. */
+        MPI_Count s0 = k * me / n, s1 = k * (me + 1) / n;
+        for (int j = 0; j < n; j++)
+            if (j != me)
+                wait_tag(&nd->slot[j]->flag[hi], tin);
+        wait_free(&mine->flag[hr]);
+        fold(nd, hi, mine->data[hr] + (size_t)s0 * esz, (size_t)s0, s1 - s0, esz, dt, op);
+        for (int j = 0; j < n; j++)
+            if (j != me)
+                consume(&nd->slot[j]->flag[hi], n - 1);
+        publish(&mine->flag[hr], tres, res_readers);
+        if (!gets)
+            continue;
+        for (int j = 0; j < n; j++) {
+            MPI_Count a = k * j / n, b = k * (j + 1) / n;
+            struct vmpi_cslot *s = nd->slot[j];
+            if (j != me)
+                wait_tag(&s->flag[hr], tres);
+            memcpy((char *)rbuf + (lo + (size_t)a) * esz, s->data[hr] + (size_t)a * esz,
+                   (size_t)(b - a) * esz);
+            if (j != me)
+                consume(&s->flag[hr], all ? n - 1 : 1);
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+int vmpi_node_reduce(struct coll_node *nd, const void *sbuf, void *rbuf, MPI_Count count,
+                     struct vmpi_dtype *dt, MPI_Op op, int root)
+{
+    return node_reduce(nd, sbuf, rbuf, count, dt, op, root);
+}
+
+int vmpi_node_allreduce(struct coll_node *nd, const void *sbuf, void *rbuf, MPI_Count count,
+                        struct vmpi_dtype *dt, MPI_Op op)
+{
+    return node_reduce(nd, sbuf, rbuf, count, dt, op, -1);
+}
+
+/* ---- data movement on one node -------------------------------------------
+ * Each rank's block is moved packed, in steps of at most a half slot (or, in
+ * scatter and alltoall, of a 1/n part of one: one part per destination).
+ * Step s of every collective moves bytes [s * piece, ...) of every block. */
+
+/* Bytes [off, off + len) of the packed form of (buf, count, dt) to dst. */
+static void put(char *dst, const void *buf, MPI_Count count, struct vmpi_dtype *dt, size_t off,
+                size_t len)
+{
+    if (vmpi_dtype_is_contig(dt))
+        memcpy(dst, vmpi_dtype_addr(buf, vmpi_dtype_true_lb(dt)) + off, len);
+    else
+        vmpi_dtype_pack(dst, buf, count, dt, off, len);
+}
+
+static void get(void *buf, MPI_Count count, struct vmpi_dtype *dt, size_t off, const char *src,
+                size_t len)
+{
+    if (vmpi_dtype_is_contig(dt))
+        memcpy(vmpi_dtype_addr(buf, vmpi_dtype_true_lb(dt)) + off, src, len);
+    else
+        vmpi_dtype_unpack(buf, count, dt, off, src, len);
+}
+
+/* Block j of a buffer of blocks of (count, dt). */
+static char *block(const void *buf, int j, MPI_Count count, const struct vmpi_dtype *dt)
+{
+    return vmpi_dtype_addr(buf, (MPI_Aint)j * (MPI_Aint)count * vmpi_dtype_extent(dt));
+}
+
+/* The per-destination part of a half for n destinations (cache lines). */
+static size_t part_bytes(int n)
+{
+    return (VMPI_CSLOT_HALF / (size_t)n) & ~(size_t)63;
+}
+
+bool vmpi_node_move_ok(const struct coll_node *nd)
+{
+    return nd->slot && part_bytes(nd->n) > 0;
+}
+
+static int steps_of(size_t total, size_t piece)
+{
+    return total ? (int)((total + piece - 1) / piece) : 0;
+}
+
+int vmpi_node_allgather(struct coll_node *nd, const void *sbuf, MPI_Count scount,
+                        struct vmpi_dtype *sdt, void *rbuf, MPI_Count rcount,
+                        struct vmpi_dtype *rdt)
+{
+    int n = nd->n, me = nd->me;
+    uint32_t seq = nd->seq++;
+    size_t total = (size_t)(rcount * vmpi_dtype_size(rdt));
+    struct vmpi_cslot *mine = nd->slot[me];
+    for (int st = 0; st < steps_of(total, VMPI_CSLOT_HALF); st++) {
+        size_t off = (size_t)st * VMPI_CSLOT_HALF;
+        size_t len = total - off < VMPI_CSLOT_HALF ? total - off : VMPI_CSLOT_HALF;
+        unsigned h = half(seq, (uint32_t)st);
+        uint64_t tag = node_tag(nd, seq, (uint32_t)st);
+        wait_free(&mine->flag[h]);
+        if (sbuf == MPI_IN_PLACE)
+            put(mine->data[h], block(rbuf, me, rcount, rdt), rcount, rdt, off, len);
+        else
+            put(mine->data[h], sbuf, scount, sdt, off, len);
+        publish(&mine->flag[h], tag, n - 1);
+        for (int i = 1; i < n; i++) {
+            int j = (me + i) % n;
+            struct vmpi_cslot *s = nd->slot[j];
+            wait_tag(&s->flag[h], tag);
+            get(block(rbuf, j, rcount, rdt), rcount, rdt, off, s->data[h], len);
+            consume(&s->flag[h], n - 1);
+        }
+        if (sbuf != MPI_IN_PLACE)
+            get(block(rbuf, me, rcount, rdt), rcount, rdt, off, mine->data[h], len);
+    }
+    return MPI_SUCCESS;
+}
+
+int vmpi_node_gather(struct coll_node *nd, const void *sbuf, MPI_Count scount,
+                     struct vmpi_dtype *sdt, void *rbuf, MPI_Count rcount,
+                     struct vmpi_dtype *rdt, int root)
+{
+    int n = nd->n, me = nd->me;
+    uint32_t seq = nd->seq++;
+    size_t total = me == root ? (size_t)(rcount * vmpi_dtype_size(rdt))
+                              : (size_t)(scount * vmpi_dtype_size(sdt));
+    if (me == root && sbuf != MPI_IN_PLACE) {
+        int rc = coll_local_copy2(block(rbuf, me, rcount, rdt), rcount, rdt, sbuf, scount, sdt);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    for (int st = 0; st < steps_of(total, VMPI_CSLOT_HALF); st++) {
+        size_t off = (size_t)st * VMPI_CSLOT_HALF;
+        size_t len = total - off < VMPI_CSLOT_HALF ? total - off : VMPI_CSLOT_HALF;
+        unsigned h = half(seq, (uint32_t)st);
+        uint64_t tag = node_tag(nd, seq, (uint32_t)st);
+        if (me != root) {
+            struct vmpi_cslot *s = nd->slot[me];
+            wait_free(&s->flag[h]);
+            put(s->data[h], sbuf, scount, sdt, off, len);
+            publish(&s->flag[h], tag, 1);
+            continue;
+        }
+        for (int j = 0; j < n; j++) {
+            if (j == me)
+                continue;
+            struct vmpi_cslot *s = nd->slot[j];
+            wait_tag(&s->flag[h], tag);
+            get(block(rbuf, j, rcount, rdt), rcount, rdt, off, s->data[h], len);
+            consume(&s->flag[h], 1);
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+int vmpi_node_scatter(struct coll_node *nd, const void *sbuf, MPI_Count scount,
+                      struct vmpi_dtype *sdt, void *rbuf, MPI_Count rcount,
+                      struct vmpi_dtype *rdt, int root)
+{
+    int n = nd->n, me = nd->me;
+    uint32_t seq = nd->seq++;
+    size_t piece = part_bytes(n);
+    size_t total = me == root ? (size_t)(scount * vmpi_dtype_size(sdt))
+                              : (size_t)(rcount * vmpi_dtype_size(rdt));
+    struct vmpi_cslot *s = nd->slot[root];
+    if (me == root && rbuf != MPI_IN_PLACE) {
+        int rc = coll_local_copy2(rbuf, rcount, rdt, block(sbuf, me, scount, sdt), scount, sdt);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    for (int st = 0; st < steps_of(total, piece); st++) {
+        size_t off = (size_t)st * piece;
+        size_t len = total - off < piece ? total - off : piece;
+        unsigned h = half(seq, (uint32_t)st);
+        uint64_t tag = node_tag(nd, seq, (uint32_t)st);
+        if (me == root) {
+            wait_free(&s->flag[h]);
+            for (int j = 0; j < n; j++)
+                if (j != me)
+                    put(s->data[h] + (size_t)j * piece, block(sbuf, j, scount, sdt), scount, sdt,
+                        off, len);
+            publish(&s->flag[h], tag, n - 1);
+        } else {
+            wait_tag(&s->flag[h], tag);
+            get(rbuf, rcount, rdt, off, s->data[h] + (size_t)me * piece, len);
+            consume(&s->flag[h], n - 1);
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+int vmpi_node_alltoall(struct coll_node *nd, const void *sbuf, MPI_Count scount,
+                       struct vmpi_dtype *sdt, void *rbuf, MPI_Count rcount,
+                       struct vmpi_dtype *rdt)
+{
+    int n = nd->n, me = nd->me;
+    uint32_t seq = nd->seq++;
+    size_t piece = part_bytes(n);
+    size_t total = (size_t)(rcount * vmpi_dtype_size(rdt));
+    /* In place, the blocks go out of rbuf as (rcount, rdt); each step has
+     * published bytes [off, off + len) of every block before it receives
+     * into them. */
+    const void *src = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    MPI_Count sc = sbuf == MPI_IN_PLACE ? rcount : scount;
+    struct vmpi_dtype *sdt2 = sbuf == MPI_IN_PLACE ? rdt : sdt;
+    struct vmpi_cslot *mine = nd->slot[me];
+    for (int st = 0; st < steps_of(total, piece); st++) {
+        size_t off = (size_t)st * piece;
+        size_t len = total - off < piece ? total - off : piece;
+        unsigned h = half(seq, (uint32_t)st);
+        uint64_t tag = node_tag(nd, seq, (uint32_t)st);
+        wait_free(&mine->flag[h]);
+        for (int j = 0; j < n; j++)
+            put(mine->data[h] + (size_t)j * piece, block(src, j, sc, sdt2), sc, sdt2, off, len);
+        publish(&mine->flag[h], tag, n - 1);
+        get(block(rbuf, me, rcount, rdt), rcount, rdt, off, mine->data[h] + (size_t)me * piece,
+            len);
+        for (int i = 1; i < n; i++) {
+            int j = (me + i) % n;
+            struct vmpi_cslot *s = nd->slot[j];
+            wait_tag(&s->flag[h], tag);
+            get(block(rbuf, j, rcount, rdt), rcount, rdt, off, s->data[h] + (size_t)me * piece,
+                len);
+            consume(&s->flag[h], n - 1);
+        }
+    }
+    return MPI_SUCCESS;
+}
