@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define VMPI_CSLOT_HALF (32u * 1024u)
+#define VMPI_CSLOT_HALF (128u * 1024u)
 #define VMPI_CSLOT_BYTES (4096u + 2u * VMPI_CSLOT_HALF)
 
 struct vmpi_cslot_flag {
