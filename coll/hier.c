@@ -15,8 +15,9 @@
  *   allreduce  node reduce to the leader, leaders' allreduce, node bcast
  *
  * Reduction order, for reproducible floating-point results: within a node
+ * x0 op (x1 op ...) over node ranks through the slots (coll/node.c), else
  * the flat reduce's binomial order over node ranks; across nodes the flat
- * algorithm's order over leaders. Both depend only on the layout and the
+ * algorithm's order over leaders. All depend only on the layout and the
  * count, never on timing.
  *
  * The node parts run through the node's collective slots (coll/node.c)
@@ -90,12 +91,13 @@ static struct coll_layout *layout_build(struct vmpi_comm *c)
         l->node.slot = malloc((size_t)l->nlocal * sizeof *l->node.slot);
         if (!l->node.slot)
             goto nomem;
+        /* sid is free: reuse it for the node's world ranks. */
         for (int i = 0; i < l->nlocal; i++)
-            if (!(l->node.slot[i] = vmpi_locality_cslot(vmpi_comm_world_rank(c, l->local[i])))) {
-                free(l->node.slot);
-                l->node.slot = NULL;
-                break;
-            }
+            sid[i] = vmpi_comm_world_rank(c, l->local[i]);
+        if (!vmpi_locality_cslots(sid, l->nlocal, l->node.slot)) {
+            free(l->node.slot);
+            l->node.slot = NULL;
+        }
     }
     free(sid);
     return l;

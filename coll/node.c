@@ -321,11 +321,6 @@ int vmpi_node_gather(struct coll_node *nd, const void *sbuf, MPI_Count scount,
     uint32_t seq = nd->seq++;
     size_t total = me == root ? (size_t)(rcount * vmpi_dtype_size(rdt))
                               : (size_t)(scount * vmpi_dtype_size(sdt));
-    if (me == root && sbuf != MPI_IN_PLACE) {
-        int rc = coll_local_copy2(block(rbuf, me, rcount, rdt), rcount, rdt, sbuf, scount, sdt);
-        if (rc != MPI_SUCCESS)
-            return rc;
-    }
     for (int st = 0; st < steps_of(total, VMPI_CSLOT_HALF); st++) {
         size_t off = (size_t)st * VMPI_CSLOT_HALF;
         size_t len = total - off < VMPI_CSLOT_HALF ? total - off : VMPI_CSLOT_HALF;
@@ -347,6 +342,9 @@ int vmpi_node_gather(struct coll_node *nd, const void *sbuf, MPI_Count scount,
             consume(&s->flag[h], 1);
         }
     }
+    /* The root's own block last: a failed copy must not stop the others. */
+    if (me == root && sbuf != MPI_IN_PLACE)
+        return coll_local_copy2(block(rbuf, me, rcount, rdt), rcount, rdt, sbuf, scount, sdt);
     return MPI_SUCCESS;
 }
 
@@ -360,11 +358,6 @@ int vmpi_node_scatter(struct coll_node *nd, const void *sbuf, MPI_Count scount,
     size_t total = me == root ? (size_t)(scount * vmpi_dtype_size(sdt))
                               : (size_t)(rcount * vmpi_dtype_size(rdt));
     struct vmpi_cslot *s = nd->slot[root];
-    if (me == root && rbuf != MPI_IN_PLACE) {
-        int rc = coll_local_copy2(rbuf, rcount, rdt, block(sbuf, me, scount, sdt), scount, sdt);
-        if (rc != MPI_SUCCESS)
-            return rc;
-    }
     for (int st = 0; st < steps_of(total, piece); st++) {
         size_t off = (size_t)st * piece;
         size_t len = total - off < piece ? total - off : piece;
@@ -383,6 +376,8 @@ int vmpi_node_scatter(struct coll_node *nd, const void *sbuf, MPI_Count scount,
             consume(&s->flag[h], n - 1);
         }
     }
+    if (me == root && rbuf != MPI_IN_PLACE)
+        return coll_local_copy2(rbuf, rcount, rdt, block(sbuf, me, scount, sdt), scount, sdt);
     return MPI_SUCCESS;
 }
 

@@ -195,12 +195,17 @@ int vmpi_locality_shared_id(int world_rank)
     return place.vm_of[world_rank];
 }
 
-struct vmpi_cslot *vmpi_locality_cslot(int world_rank)
+bool vmpi_locality_cslots(const int *worlds, int n, struct vmpi_cslot **slots)
 {
-    int me = vmpi_g.rank;
-    if (vmpi_locality_shared_id(world_rank) != vmpi_locality_shared_id(me))
-        return NULL;
-    if ((allowed & CH_IVSHMEM) && place.region[me])
-        return vmpi_ivshmem_cslot(world_rank);
-    return allowed & CH_SMP ? vmpi_smp_cslot(world_rank) : NULL;
+    bool region = (allowed & CH_IVSHMEM) != 0, vm = (allowed & CH_SMP) != 0;
+    for (int i = 0; i < n; i++) {
+        region = region && place.region[worlds[i]] && place.region[worlds[i]] == place.region[worlds[0]];
+        vm = vm && place.vm_of[worlds[i]] == place.vm_of[worlds[0]];
+    }
+    if (!region && !vm)
+        return false;
+    for (int i = 0; i < n; i++)
+        if (!(slots[i] = region ? vmpi_ivshmem_cslot(worlds[i]) : vmpi_smp_cslot(worlds[i])))
+            return false;
+    return true;
 }

@@ -31,10 +31,13 @@ void vmpi_locality_finalize(void);
 /* The same value for ranks that can share memory (the lowest world rank of
  * their host region when the ivshmem channel is on, else of their VM). */
 int vmpi_locality_shared_id(int world_rank);
-/* The collective slot (shm/cslot.h) of world rank w in the memory this rank
- * shares with it: the job's area in the host region when ranks share by
- * region, else the VM's smp segment; NULL when the two share no memory (or
- * the channel that would map it is turned off). */
-struct vmpi_cslot *vmpi_locality_cslot(int world_rank);
+struct vmpi_cslot;
+/* The collective slots (shm/cslot.h) of the n ranks `worlds` (one node),
+ * into slots: in the job's area of the host region when all of them share
+ * one region, else in the VM's smp segment when all share this VM. False
+ * when neither holds (or the channel that would map them is off). The
+ * answer depends only on the job-wide placement, so every rank of the node
+ * gets the same one. */
+bool vmpi_locality_cslots(const int *worlds, int n, struct vmpi_cslot **slots);
 
 #endif

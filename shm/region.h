@@ -110,7 +110,7 @@ static_assert(offsetof(struct vmpi_region_chunk, key) == 16, "key after state an
  *
  * All offsets are from the start of the area and page-aligned. */
 #define VMPI_AREA_MAGIC 0x72616a2d69706d76ull /* "vmpi-jar" */
-#define VMPI_AREA_VERSION 2
+#define VMPI_AREA_VERSION 3
 struct vmpi_area_hdr {
     uint64_t magic;
     uint32_t version;
@@ -124,8 +124,8 @@ struct vmpi_area_hdr {
     uint64_t slot_bytes;
     uint64_t heap_off, heap_bytes;
     uint64_t area_bytes;
-    uint64_t cslot_off;
-    char pad[4096 - 104];
+    uint64_t cslot_off, cslot_bytes; /* VMPI_CSLOT_BYTES of the claimant */
+    char pad[4096 - 112];
 };
 static_assert(sizeof(struct vmpi_area_hdr) == 4096, "area directory is one page");
 

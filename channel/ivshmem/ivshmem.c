@@ -127,6 +127,7 @@ void vmpi_ivshmem_plan(struct vmpi_area_hdr *d, int nranks, int nlocal)
     d->vmtab_off = sizeof *d;
     d->vmlist_off = d->vmtab_off + 8ull * d->nvm;
     d->cslot_off = page_up(d->vmlist_off + (uint64_t)nranks);
+    d->cslot_bytes = VMPI_CSLOT_BYTES;
     d->chan_off = d->cslot_off + (uint64_t)nlocal * VMPI_CSLOT_BYTES;
     d->heap_off = d->chan_off + (uint64_t)nlocal * (uint64_t)nlocal * d->pair_stride;
     d->area_bytes = d->heap_off + (uint64_t)nlocal * d->heap_bytes;
@@ -156,6 +157,7 @@ void vmpi_ivshmem_area_dir(struct vmpi_area_hdr *d, int nranks)
               d->pair_stride >= vmpi_pair_stride(d->ncells, d->nslots, d->slot_bytes) &&
               d->pair_stride % 4096 == 0 && d->vmtab_off == sizeof *d &&
               d->vmlist_off == d->vmtab_off + 8ull * d->nvm &&
+              d->cslot_bytes == VMPI_CSLOT_BYTES &&
               d->cslot_off >= d->vmlist_off + d->nranks && d->cslot_off % 4096 == 0 &&
               d->chan_off >= d->cslot_off &&
               d->chan_off - d->cslot_off >= (uint64_t)d->nlocal * VMPI_CSLOT_BYTES &&
