@@ -168,9 +168,9 @@ struct coll_node {
     uint32_t seq;             /* node collectives run on this communicator */
     uint32_t inst;            /* the communicator's instance number */
 };
-/* All node ranks call these in the same order. between (may be NULL) runs
- * on the leader (node rank 0) once every rank has arrived, before any
- * leaves. Roots are node ranks. */
+/* All node ranks call these in the same order. between (NULL on every
+ * rank, or on none) runs on the leader (node rank 0) once every rank has
+ * arrived, before any leaves. Roots are node ranks. */
 int vmpi_node_barrier(struct coll_node *nd, int (*between)(void *), void *arg);
 int vmpi_node_bcast(struct coll_node *nd, void *buf, MPI_Count count, struct vmpi_dtype *dt,
                     int root);

@@ -181,7 +181,7 @@ int vmpi_hier_barrier(struct vmpi_comm *c)
     struct coll_layout *l = layout(c);
     struct coll_view nv = node_view(c, l), lv = leader_view(c, l);
     if (l->node.slot)
-        return vmpi_node_barrier(&l->node, leaders_barrier, &lv);
+        return vmpi_node_barrier(&l->node, l->nnodes > 1 ? leaders_barrier : NULL, &lv);
     int rc = vmpi_flat_barrier(&nv);
     if (rc == MPI_SUCCESS && lv.rank >= 0)
         rc = vmpi_flat_barrier(&lv);

@@ -3,9 +3,12 @@
  * point-to-point messages, so a broadcast is one copy in and one copy out,
  * and no step waits for a message to be matched.
  *
- *   barrier    every rank but the leader (node rank 0) publishes an empty
- *              step; the leader waits for all of them, runs the leaders'
- *              part, and publishes the release the others wait for
+ *   barrier    alone on its node (no leaders' part) and up to
+ *              NODE_BARRIER_ALL ranks: every rank publishes an empty step
+ *              and waits for everyone else's, one round; else every rank
+ *              but the leader (node rank 0) publishes, the leader waits for
+ *              all of them, runs the leaders' part, and publishes the
+ *              release the others wait for
  *   bcast      the root publishes the packed message in chunks of half a
  *              slot, alternating halves, so it fills one half while the
  *              others empty the other; the others unpack each chunk
@@ -36,6 +39,10 @@
 /* Below this many bytes one rank combines everything (one round of
  * publications); above, the work is split in slices (two rounds). */
 #define NODE_SLICE_MIN 4096
+/* Up to this many ranks a barrier without a leaders' part is one round in
+ * which each rank reads every other rank's flag (n * (n - 1) reads), above
+ * it an arrival and a release through the leader. */
+#define NODE_BARRIER_ALL 16
 
 /* Nonzero: instances start at 1. seq and step wrap, but a half's live step
  * is at most one collective behind its owner. */
@@ -86,6 +93,18 @@ int vmpi_node_barrier(struct coll_node *nd, int (*between)(void *), void *arg)
     uint64_t tag = node_tag(nd, seq, 0);
     unsigned h = half(seq, 0);
     struct vmpi_cslot_flag *lead = &nd->slot[0]->flag[h];
+    if (!between && n <= NODE_BARRIER_ALL) {
+        struct vmpi_cslot_flag *mine = &nd->slot[nd->me]->flag[h];
+        wait_free(mine);
+        publish(mine, tag, n - 1);
+        for (int i = 1; i < n; i++) {
+            struct vmpi_cslot_flag *f = &nd->slot[(nd->me + i) % n]->flag[h];
+            wait_tag(f, tag);
+            consume(f, n - 1);
+        }
+        vmpi_progress();
+        return MPI_SUCCESS;
+    }
     if (nd->me != 0) {
         struct vmpi_cslot_flag *mine = &nd->slot[nd->me]->flag[h];
         wait_free(mine);
@@ -403,10 +422,10 @@ int vmpi_node_alltoall(struct coll_node *nd, const void *sbuf, MPI_Count scount,
         uint64_t tag = node_tag(nd, seq, (uint32_t)st);
         wait_free(&mine->flag[h]);
         for (int j = 0; j < n; j++)
-            put(mine->data[h] + (size_t)j * piece, block(src, j, sc, sdt2), sc, sdt2, off, len);
+            if (j != me)
+                put(mine->data[h] + (size_t)j * piece, block(src, j, sc, sdt2), sc, sdt2, off,
+                    len);
         publish(&mine->flag[h], tag, n - 1);
-        get(block(rbuf, me, rcount, rdt), rcount, rdt, off, mine->data[h] + (size_t)me * piece,
-            len);
         for (int i = 1; i < n; i++) {
             int j = (me + i) % n;
             struct vmpi_cslot *s = nd->slot[j];
@@ -416,5 +435,9 @@ int vmpi_node_alltoall(struct coll_node *nd, const void *sbuf, MPI_Count scount,
             consume(&s->flag[h], n - 1);
         }
     }
+    /* In place, this rank's own block is already where it belongs. */
+    if (sbuf != MPI_IN_PLACE)
+        return coll_local_copy2(block(rbuf, me, rcount, rdt), rcount, rdt,
+                                block(sbuf, me, scount, sdt), scount, sdt);
     return MPI_SUCCESS;
 }
