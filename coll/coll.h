@@ -209,6 +209,11 @@ int vmpi_hier_bcast(void *buf, MPI_Count count, struct vmpi_dtype *dt, int root,
                     struct vmpi_comm *c);
 int vmpi_hier_reduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
                      MPI_Op op, int root, struct vmpi_comm *c);
+/* The whole result, p * rcount elements, must be at most INT_MAX bytes
+ * (the leaders' allgatherv counts are ints): vmpi_hier_allgather_fits. */
+bool vmpi_hier_allgather_fits(struct vmpi_comm *c, MPI_Count rcount, const struct vmpi_dtype *rdt);
+int vmpi_hier_allgather(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt, void *rbuf,
+                        MPI_Count rcount, struct vmpi_dtype *rdt, struct vmpi_comm *c);
 int vmpi_hier_allreduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
                         MPI_Op op, struct vmpi_comm *c);
 

@@ -13,6 +13,9 @@
  *              leader, which hands the result to the root if that is
  *              another rank; commutative ops only (coll/select.c)
  *   allreduce  node reduce to the leader, leaders' allreduce, node bcast
+ *   allgather  node gather to the leader (packed, by node), leaders'
+ *              allgatherv of the node blocks, node bcast of the whole,
+ *              every rank unpacks in comm-rank order
  *
  * Reduction order, for reproducible floating-point results: within a node
  * x0 op (x1 op ...) over node ranks through the slots (coll/node.c), else
@@ -27,8 +30,10 @@
  *
  * The layout needs no communication: every rank knows every rank's node
  * from the locality map, so it is computed on first use. */
+#include <limits.h>
 #include <stdlib.h>
 
+#include "../core/dtype_impl.h" /* vmpi_dtype_addr */
 #include "../locality/locality.h"
 #include "../shm/cslot.h"
 #include "coll.h"
@@ -259,5 +264,65 @@ int vmpi_hier_allreduce(const void *sbuf, void *rbuf, MPI_Count count, struct vm
     }
     if (rc == MPI_SUCCESS)
         rc = part_bcast(l, &nv, rbuf, count, dt, 0);
+    return rc;
+}
+
+bool vmpi_hier_allgather_fits(struct vmpi_comm *c, MPI_Count rcount, const struct vmpi_dtype *rdt)
+{
+    return rcount * vmpi_dtype_size(rdt) <= INT_MAX / c->size;
+}
+
+/* Packed blocks of b bytes, grouped by node in node order (node k's ranks in
+ * comm order from off[k]): the leaders' exchange format of allgather. */
+static int gather_part(struct coll_layout *l, const struct coll_view *nv, const void *sbuf,
+                       MPI_Count scount, struct vmpi_dtype *sdt, char *dst, MPI_Count b)
+{
+    struct vmpi_dtype *byte = coll_byte_type();
+    if (l->node.slot)
+        return vmpi_node_gather(&l->node, sbuf, scount, sdt, dst, b, byte, 0);
+    return vmpi_flat_gather(nv, sbuf, scount, sdt, dst, b, byte, 0);
+}
+
+int vmpi_hier_allgather(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt, void *rbuf,
+                        MPI_Count rcount, struct vmpi_dtype *rdt, struct vmpi_comm *c)
+{
+    struct coll_layout *l = layout(c);
+    struct coll_view nv = node_view(c, l), lv = leader_view(c, l);
+    int p = c->size, k = l->nnodes;
+    MPI_Count b = rcount * vmpi_dtype_size(rdt);
+    MPI_Aint ext = (MPI_Aint)rcount * vmpi_dtype_extent(rdt);
+    struct vmpi_dtype *byte = coll_byte_type();
+    char *tmp = malloc((size_t)(b * p) + 1);
+    int *cnt = malloc(sizeof(int) * 2 * (size_t)k);
+    int *next = malloc(sizeof(int) * (size_t)k);
+    if (!tmp || !cnt || !next) {
+        free(tmp);
+        free(cnt);
+        free(next);
+        return vmpi_err(c, MPI_ERR_NO_MEM, "MPI_Allgather: out of memory");
+    }
+    int *displ = cnt + k;
+    for (int n = 0; n < k; n++)
+        cnt[n] = 0;
+    for (int r = 0; r < p; r++)
+        cnt[l->node_of[r]] += (int)b;
+    for (int n = 0, off = 0; n < k; off += cnt[n], n++)
+        displ[n] = next[n] = off;
+    const void *in = sbuf == MPI_IN_PLACE ? vmpi_dtype_addr(rbuf, c->rank * ext) : sbuf;
+    int rc = gather_part(l, &nv, in, sbuf == MPI_IN_PLACE ? rcount : scount,
+                         sbuf == MPI_IN_PLACE ? rdt : sdt, tmp + displ[l->my_node], b);
+    if (rc == MPI_SUCCESS && lv.rank >= 0)
+        rc = vmpi_flat_allgatherv(&lv, MPI_IN_PLACE, 0, NULL, tmp, cnt, displ, byte);
+    if (rc == MPI_SUCCESS)
+        rc = part_bcast(l, &nv, tmp, b * p, byte, 0);
+    for (int r = 0; rc == MPI_SUCCESS && r < p; r++) {
+        int n = l->node_of[r];
+        vmpi_dtype_unpack(vmpi_dtype_addr(rbuf, r * ext), rcount, rdt, 0, tmp + next[n],
+                          (size_t)b);
+        next[n] += (int)b;
+    }
+    free(tmp);
+    free(cnt);
+    free(next);
     return rc;
 }

@@ -3,12 +3,13 @@
  * point-to-point messages, so a broadcast is one copy in and one copy out,
  * and no step waits for a message to be matched.
  *
- *   barrier    alone on its node (no leaders' part) and up to
- *              NODE_BARRIER_ALL ranks: every rank publishes an empty step
- *              and waits for everyone else's, one round; else every rank
- *              but the leader (node rank 0) publishes, the leader waits for
- *              all of them, runs the leaders' part, and publishes the
- *              release the others wait for
+ *   barrier    every rank but the leader (node rank 0) publishes an empty
+ *              step; the leader waits for all of them, runs the leaders'
+ *              part, and publishes the release the others wait for. (A
+ *              one-round barrier, each rank reading every flag, is faster
+ *              alone but lets every rank leave at once: on an oversubscribed
+ *              host the collective that follows then waits longer, three
+ *              times as long for a broadcast in bench/coll.)
  *   bcast      the root publishes the packed message in chunks of half a
  *              slot, alternating halves, so it fills one half while the
  *              others empty the other; the others unpack each chunk
@@ -39,10 +40,6 @@
 /* Below this many bytes one rank combines everything (one round of
  * publications); above, the work is split in slices (two rounds). */
 #define NODE_SLICE_MIN 4096
-/* Up to this many ranks a barrier without a leaders' part is one round in
- * which each rank reads every other rank's flag (n * (n - 1) reads), above
- * it an arrival and a release through the leader. */
-#define NODE_BARRIER_ALL 16
 
 /* Nonzero: instances start at 1. seq and step wrap, but a half's live step
  * is at most one collective behind its owner. */
@@ -93,18 +90,6 @@ int vmpi_node_barrier(struct coll_node *nd, int (*between)(void *), void *arg)
     uint64_t tag = node_tag(nd, seq, 0);
     unsigned h = half(seq, 0);
     struct vmpi_cslot_flag *lead = &nd->slot[0]->flag[h];
-    if (!between && n <= NODE_BARRIER_ALL) {
-        struct vmpi_cslot_flag *mine = &nd->slot[nd->me]->flag[h];
-        wait_free(mine);
-        publish(mine, tag, n - 1);
-        for (int i = 1; i < n; i++) {
-            struct vmpi_cslot_flag *f = &nd->slot[(nd->me + i) % n]->flag[h];
-            wait_tag(f, tag);
-            consume(f, n - 1);
-        }
-        vmpi_progress();
-        return MPI_SUCCESS;
-    }
     if (nd->me != 0) {
         struct vmpi_cslot_flag *mine = &nd->slot[nd->me]->flag[h];
         wait_free(mine);

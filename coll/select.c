@@ -128,6 +128,8 @@ int vmpi_coll_allgather2(const void *sbuf, MPI_Count scount, struct vmpi_dtype *
     struct coll_node *nd = one_node(COLL_ALLGATHER, c);
     if (nd)
         return vmpi_node_allgather(nd, sbuf, scount, sdt, rbuf, rcount, rdt);
+    if (use_hier(COLL_ALLGATHER, c, NULL) && vmpi_hier_allgather_fits(c, rcount, rdt))
+        return vmpi_hier_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, c);
     struct coll_view v = coll_view_all(c);
     return vmpi_flat_allgather(&v, sbuf, scount, sdt, rbuf, rcount, rdt);
 }
