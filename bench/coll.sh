@@ -26,6 +26,8 @@
 # Every result is printed before MPI_Finalize, so the mpich-2vm runs go
 # through --stop-after: the job is stopped 5 s after its last result.
 #   sh bench/coll.sh [BUILD_DIR]   (REPS=N repetitions, default 5;
+#                                   COLLS="NAME ..." runs only these and
+#                                   prints the tables of every result in OUT;
 #                                   ITERS=N iterations per size, default 30;
 #                                   OUT=DIR keeps the raw results,
 #                                   default BUILD_DIR/coll-results)
@@ -74,6 +76,7 @@ ompi="$limit mpiexec.openmpi -n 4 --oversubscribe --bind-to core:overload-allowe
 # cmp NAME ARGS: the six configurations of collective NAME, interleaved
 # (ARGS lists --sizes in increasing order).
 cmp() {
+    case " ${COLLS:-$1} " in *" $1 "*) ;; *) return 0 ;; esac
     a="$2 --json"
     last=$(echo "$2" | sed -n 's/.*--sizes [0-9,]*,\([0-9]*\).*/\1/p')
     last=${last:-0}   # barrier: one record, size 0
@@ -122,8 +125,11 @@ def ratio(v, base):
 
 for name in ("allreduce", "bcast", "allgather", "alltoall",
              "barrier", "reduce", "gather", "scatter"):
-    with open(f"{sys.argv[1]}/{name}.json", encoding="utf-8") as f:
-        doc = json.load(f)
+    try:
+        with open(f"{sys.argv[1]}/{name}.json", encoding="utf-8") as f:
+            doc = json.load(f)
+    except FileNotFoundError:
+        continue
     med = doc["median"]
     for title, base, others in TABLES:
         cols = (base,) + others + tuple(f"{o}/{base}" for o in others)

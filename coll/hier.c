@@ -15,7 +15,8 @@
  *   allreduce  node reduce to the leader, leaders' allreduce, node bcast
  *   allgather  node gather to the leader (packed, by node), leaders'
  *              allgatherv of the node blocks, node bcast of the whole,
- *              every rank unpacks in comm-rank order
+ *              every rank unpacks in comm-rank order; only with
+ *              VMPI_COLL_ALLGATHER=hier (coll/select.c)
  *
  * Reduction order, for reproducible floating-point results: within a node
  * x0 op (x1 op ...) over node ranks through the slots (coll/node.c), else

@@ -128,7 +128,10 @@ int vmpi_coll_allgather2(const void *sbuf, MPI_Count scount, struct vmpi_dtype *
     struct coll_node *nd = one_node(COLL_ALLGATHER, c);
     if (nd)
         return vmpi_node_allgather(nd, sbuf, scount, sdt, rbuf, rcount, rdt);
-    if (use_hier(COLL_ALLGATHER, c, NULL) && vmpi_hier_allgather_fits(c, rcount, rdt))
+    /* Across nodes only when asked for: with 2 nodes of 2 ranks over TCP it
+     * took 1.5-2x the flat ring's time (docs/PERFORMANCE.md). */
+    if (coll_choice[COLL_ALLGATHER].path == COLL_PATH_HIER && c->size > 1 &&
+        vmpi_hier_allgather_fits(c, rcount, rdt))
         return vmpi_hier_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, c);
     struct coll_view v = coll_view_all(c);
     return vmpi_flat_allgather(&v, sbuf, scount, sdt, rbuf, rcount, rdt);
