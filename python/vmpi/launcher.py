@@ -123,6 +123,7 @@ machine's PID namespace.
 TERM_GRACE = 2.0        # seconds between SIGTERM and SIGKILL in a teardown
 STUCK_GRACE = 5.0       # seconds after SIGKILL before giving up on a rank
 DRAIN_GRACE = 2.0       # seconds to wait for output EOF once all ranks exited
+ABORT_GRACE = 0.2       # seconds an MPI_Abort waits for a rank death it may follow from
 MAX_PARTIAL = 1 << 20   # an unterminated line longer than this is flushed
 READ_CHUNK = 1 << 16
 
@@ -422,6 +423,8 @@ class Job:
         # outcome
         self.exit_code: int | None = None   # of the first failure
         self.tearing_down = False
+        # (deadline, rank, code, message) of the first MPI_Abort, not yet acted on
+        self.abort: tuple[float, int, int, str] | None = None
         self.term_at = 0.0
         self.killed = False
         self.pending_signals: list[int] = []
@@ -654,12 +657,14 @@ class Job:
             if isinstance(ev, pmi.Reply):
                 self._send(ev.rank, ev.data)
             elif isinstance(ev, pmi.Abort):
-                r = self.ranks[ev.rank]
                 code = ev.exitcode & 0xFF or 1
                 msg = f"{self.who(ev.rank)} called MPI_Abort(errorcode {ev.exitcode})"
                 if ev.message:
                     msg += f": {ev.message}"
-                self.fail(code, msg)
+                # A rank that lost a peer aborts, often before the peer's own
+                # death reaches us: the death, if it comes soon, is the cause.
+                if self.abort is None:
+                    self.abort = (time.monotonic() + ABORT_GRACE, ev.rank, code, msg)
             elif isinstance(ev, pmi.ProtocolError):
                 self.say(f"{self.who(ev.rank)}: PMI protocol error: {ev.text}")
 
@@ -760,6 +765,8 @@ class Job:
         self.read_output(r, 2, drain=True)
         if self.tearing_down:
             return  # we are killing it, or the job already failed
+        if self.abort is not None and self.abort[1] == r.rank:
+            return  # its abort speaks for it
         what = None
         if rc < 0:
             sig = -rc
@@ -798,6 +805,8 @@ class Job:
                 waits.append(self.term_at + TERM_GRACE - now)
             if self.drain_deadline is not None:
                 waits.append(self.drain_deadline - now)
+            if self.abort is not None and not self.tearing_down:
+                waits.append(self.abort[0] - now)
             timeout = max(0.0, min(waits))
             for key, _ in self.sel.select(timeout):
                 fd = key.fd
@@ -827,6 +836,9 @@ class Job:
                         self.on_exit(r, rc)
 
             now = time.monotonic()
+            if self.abort is not None and not self.tearing_down:
+                if now >= self.abort[0] or all(r.returncode is not None for r in self.ranks):
+                    self.fail(self.abort[2], self.abort[3])
             if self.deadline is not None and now >= self.deadline and not self.tearing_down:
                 if self.exit_code is None:
                     self.exit_code = 124

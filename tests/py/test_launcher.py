@@ -126,6 +126,19 @@ def test_abort_with_message(piddir):
     assert wait_all_dead(all_pids(pids)) == []
 
 
+def test_death_just_after_an_abort_is_reported_as_the_cause(piddir):
+    # a rank that lost its peer aborts, and its abort can reach vmpirun
+    # before the peer's death does: the death is what the user must see
+    cp, _ = run_vmpirun("-n", 3, *fake("act", "0=abort1:lost rank 1,1=sig9+50,*=hang"),
+                        env={"FAKE_PIDDIR": str(piddir)})
+    pids = read_pids(piddir, 3, timeout=0)
+    assert cp.returncode == 128 + 9, cp.stderr
+    assert (f"vmpirun: rank 1 (pid {pids[1][0]}) killed by signal 9 (SIGKILL); "
+            "aborting job") in cp.stderr.splitlines(), cp.stderr
+    assert "MPI_Abort" not in cp.stderr
+    assert wait_all_dead(all_pids(pids)) == []
+
+
 def test_rank_ignoring_sigterm_gets_sigkill(piddir):
     cp, elapsed = run_vmpirun("-n", 3, *fake("act", "0=nofin2,*=stubborn"),
                               env={"FAKE_PIDDIR": str(piddir)})

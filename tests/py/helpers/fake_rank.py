@@ -6,7 +6,8 @@ usage: fake_rank.py MODE [ARGS...]
 modes:
   act SPEC        SPEC is "R=ACTION,...,*=ACTION" (per rank, * = the rest).
                   ACTION: ok | exitN (finalize, exit N) | nofinN (exit N
-                  without finalize) | sigN (kill itself with signal N) |
+                  without finalize) | sigN[+MS] (kill itself with signal N,
+                  after MS milliseconds) |
                   abortN:MESSAGE | hang (sleep, with a grandchild) |
                   stubborn (hang, ignoring SIGTERM) | nopmi (exit 0 without
                   ever talking PMI)
@@ -109,8 +110,10 @@ def do_action(action, pmi):
     if action.startswith("nofin"):
         sys.exit(int(action[5:]))
     if action.startswith("sig"):
+        sig, _, ms = action[3:].partition("+")
+        time.sleep(int(ms or 0) / 1000)
         sys.stdout.flush()
-        os.kill(os.getpid(), int(action[3:]))
+        os.kill(os.getpid(), int(sig))
         time.sleep(10)
         sys.exit(99)
     if action.startswith("abort"):
