@@ -285,6 +285,29 @@ static int steps_of(size_t total, size_t piece)
     return total ? (int)((total + piece - 1) / piece) : 0;
 }
 
+/* Step st of a collective that moves total bytes per block in pieces. */
+struct step {
+    size_t off, len;
+    unsigned h;
+    uint64_t tag;
+};
+
+static struct step step_at(const struct coll_node *nd, uint32_t seq, int st, size_t total,
+                           size_t piece)
+{
+    size_t off = (size_t)st * piece;
+    return (struct step){off, total - off < piece ? total - off : piece,
+                         half(seq, (uint32_t)st), node_tag(nd, seq, (uint32_t)st)};
+}
+
+/* Bytes of one block: the root side's (count, dt) or the other side's, which
+ * MPI requires to have the same signature. */
+static size_t block_bytes(bool root_side, MPI_Count rc, const struct vmpi_dtype *rdt,
+                          MPI_Count oc, const struct vmpi_dtype *odt)
+{
+    return root_side ? (size_t)(rc * vmpi_dtype_size(rdt)) : (size_t)(oc * vmpi_dtype_size(odt));
+}
+
 int vmpi_node_allgather(struct coll_node *nd, const void *sbuf, MPI_Count scount,
                         struct vmpi_dtype *sdt, void *rbuf, MPI_Count rcount,
                         struct vmpi_dtype *rdt)
@@ -294,25 +317,22 @@ int vmpi_node_allgather(struct coll_node *nd, const void *sbuf, MPI_Count scount
     size_t total = (size_t)(rcount * vmpi_dtype_size(rdt));
     struct vmpi_cslot *mine = nd->slot[me];
     for (int st = 0; st < steps_of(total, VMPI_CSLOT_HALF); st++) {
-        size_t off = (size_t)st * VMPI_CSLOT_HALF;
-        size_t len = total - off < VMPI_CSLOT_HALF ? total - off : VMPI_CSLOT_HALF;
-        unsigned h = half(seq, (uint32_t)st);
-        uint64_t tag = node_tag(nd, seq, (uint32_t)st);
-        wait_free(&mine->flag[h]);
+        struct step p = step_at(nd, seq, st, total, VMPI_CSLOT_HALF);
+        wait_free(&mine->flag[p.h]);
         if (sbuf == MPI_IN_PLACE)
-            put(mine->data[h], block(rbuf, me, rcount, rdt), rcount, rdt, off, len);
+            put(mine->data[p.h], block(rbuf, me, rcount, rdt), rcount, rdt, p.off, p.len);
         else
-            put(mine->data[h], sbuf, scount, sdt, off, len);
-        publish(&mine->flag[h], tag, n - 1);
+            put(mine->data[p.h], sbuf, scount, sdt, p.off, p.len);
+        publish(&mine->flag[p.h], p.tag, n - 1);
         for (int i = 1; i < n; i++) {
             int j = (me + i) % n;
             struct vmpi_cslot *s = nd->slot[j];
-            wait_tag(&s->flag[h], tag);
-            get(block(rbuf, j, rcount, rdt), rcount, rdt, off, s->data[h], len);
-            consume(&s->flag[h], n - 1);
+            wait_tag(&s->flag[p.h], p.tag);
+            get(block(rbuf, j, rcount, rdt), rcount, rdt, p.off, s->data[p.h], p.len);
+            consume(&s->flag[p.h], n - 1);
         }
         if (sbuf != MPI_IN_PLACE)
-            get(block(rbuf, me, rcount, rdt), rcount, rdt, off, mine->data[h], len);
+            get(block(rbuf, me, rcount, rdt), rcount, rdt, p.off, mine->data[p.h], p.len);
     }
     return MPI_SUCCESS;
 }
@@ -323,27 +343,23 @@ int vmpi_node_gather(struct coll_node *nd, const void *sbuf, MPI_Count scount,
 {
     int n = nd->n, me = nd->me;
     uint32_t seq = nd->seq++;
-    size_t total = me == root ? (size_t)(rcount * vmpi_dtype_size(rdt))
-                              : (size_t)(scount * vmpi_dtype_size(sdt));
+    size_t total = block_bytes(me == root, rcount, rdt, scount, sdt);
     for (int st = 0; st < steps_of(total, VMPI_CSLOT_HALF); st++) {
-        size_t off = (size_t)st * VMPI_CSLOT_HALF;
-        size_t len = total - off < VMPI_CSLOT_HALF ? total - off : VMPI_CSLOT_HALF;
-        unsigned h = half(seq, (uint32_t)st);
-        uint64_t tag = node_tag(nd, seq, (uint32_t)st);
+        struct step p = step_at(nd, seq, st, total, VMPI_CSLOT_HALF);
         if (me != root) {
             struct vmpi_cslot *s = nd->slot[me];
-            wait_free(&s->flag[h]);
-            put(s->data[h], sbuf, scount, sdt, off, len);
-            publish(&s->flag[h], tag, 1);
+            wait_free(&s->flag[p.h]);
+            put(s->data[p.h], sbuf, scount, sdt, p.off, p.len);
+            publish(&s->flag[p.h], p.tag, 1);
             continue;
         }
         for (int j = 0; j < n; j++) {
             if (j == me)
                 continue;
             struct vmpi_cslot *s = nd->slot[j];
-            wait_tag(&s->flag[h], tag);
-            get(block(rbuf, j, rcount, rdt), rcount, rdt, off, s->data[h], len);
-            consume(&s->flag[h], 1);
+            wait_tag(&s->flag[p.h], p.tag);
+            get(block(rbuf, j, rcount, rdt), rcount, rdt, p.off, s->data[p.h], p.len);
+            consume(&s->flag[p.h], 1);
         }
     }
     /* The root's own block last: a failed copy must not stop the others. */
@@ -359,25 +375,21 @@ int vmpi_node_scatter(struct coll_node *nd, const void *sbuf, MPI_Count scount,
     int n = nd->n, me = nd->me;
     uint32_t seq = nd->seq++;
     size_t piece = part_bytes(n);
-    size_t total = me == root ? (size_t)(scount * vmpi_dtype_size(sdt))
-                              : (size_t)(rcount * vmpi_dtype_size(rdt));
+    size_t total = block_bytes(me == root, scount, sdt, rcount, rdt);
     struct vmpi_cslot *s = nd->slot[root];
     for (int st = 0; st < steps_of(total, piece); st++) {
-        size_t off = (size_t)st * piece;
-        size_t len = total - off < piece ? total - off : piece;
-        unsigned h = half(seq, (uint32_t)st);
-        uint64_t tag = node_tag(nd, seq, (uint32_t)st);
+        struct step p = step_at(nd, seq, st, total, piece);
         if (me == root) {
-            wait_free(&s->flag[h]);
+            wait_free(&s->flag[p.h]);
             for (int j = 0; j < n; j++)
                 if (j != me)
-                    put(s->data[h] + (size_t)j * piece, block(sbuf, j, scount, sdt), scount, sdt,
-                        off, len);
-            publish(&s->flag[h], tag, n - 1);
+                    put(s->data[p.h] + (size_t)j * piece, block(sbuf, j, scount, sdt), scount, sdt,
+                        p.off, p.len);
+            publish(&s->flag[p.h], p.tag, n - 1);
         } else {
-            wait_tag(&s->flag[h], tag);
-            get(rbuf, rcount, rdt, off, s->data[h] + (size_t)me * piece, len);
-            consume(&s->flag[h], n - 1);
+            wait_tag(&s->flag[p.h], p.tag);
+            get(rbuf, rcount, rdt, p.off, s->data[p.h] + (size_t)me * piece, p.len);
+            consume(&s->flag[p.h], n - 1);
         }
     }
     if (me == root && rbuf != MPI_IN_PLACE)
@@ -401,23 +413,20 @@ int vmpi_node_alltoall(struct coll_node *nd, const void *sbuf, MPI_Count scount,
     struct vmpi_dtype *sdt2 = sbuf == MPI_IN_PLACE ? rdt : sdt;
     struct vmpi_cslot *mine = nd->slot[me];
     for (int st = 0; st < steps_of(total, piece); st++) {
-        size_t off = (size_t)st * piece;
-        size_t len = total - off < piece ? total - off : piece;
-        unsigned h = half(seq, (uint32_t)st);
-        uint64_t tag = node_tag(nd, seq, (uint32_t)st);
-        wait_free(&mine->flag[h]);
+        struct step p = step_at(nd, seq, st, total, piece);
+        wait_free(&mine->flag[p.h]);
         for (int j = 0; j < n; j++)
             if (j != me)
-                put(mine->data[h] + (size_t)j * piece, block(src, j, sc, sdt2), sc, sdt2, off,
-                    len);
-        publish(&mine->flag[h], tag, n - 1);
+                put(mine->data[p.h] + (size_t)j * piece, block(src, j, sc, sdt2), sc, sdt2, p.off,
+                    p.len);
+        publish(&mine->flag[p.h], p.tag, n - 1);
         for (int i = 1; i < n; i++) {
             int j = (me + i) % n;
             struct vmpi_cslot *s = nd->slot[j];
-            wait_tag(&s->flag[h], tag);
-            get(block(rbuf, j, rcount, rdt), rcount, rdt, off, s->data[h] + (size_t)me * piece,
-                len);
-            consume(&s->flag[h], n - 1);
+            wait_tag(&s->flag[p.h], p.tag);
+            get(block(rbuf, j, rcount, rdt), rcount, rdt, p.off, s->data[p.h] + (size_t)me * piece,
+                p.len);
+            consume(&s->flag[p.h], n - 1);
         }
     }
     /* In place, this rank's own block is already where it belongs. */
