@@ -128,6 +128,15 @@ static int coll_error(const char *fn, const struct vmpi_req *r)
                         : "out of memory for a local copy");
 }
 
+static int rma_error(const char *fn, const struct vmpi_req *r)
+{
+    if (r->st_error == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    return vmpi_err(r->comm, r->st_error,
+                    "%s: a one-sided operation failed at its target (error class %d)", fn,
+                    r->st_error);
+}
+
 static inline __attribute__((always_inline)) int blocking_send(const char *fn, const void *buf, int count, MPI_Datatype datatype,
                          int dest, int tag, MPI_Comm comm, int mode)
 {
@@ -382,6 +391,7 @@ static int req_finish(const char *fn, MPI_Request *h, struct vmpi_req *r, MPI_St
     vmpi_status_set(st, op);
     int rc = op->kind == VMPI_REQ_RECV   ? recv_error(fn, op)
              : op->kind == VMPI_REQ_COLL ? coll_error(fn, op)
+             : op->kind == VMPI_REQ_RMA  ? rma_error(fn, op)
                                          : MPI_SUCCESS;
     if (r->persistent) {
         vmpi_req_free(op);
@@ -708,9 +718,9 @@ int PMPI_Cancel(MPI_Request *request)
     VMPI_CHECK(request, NULL, MPI_ERR_ARG, "MPI_Cancel: request is NULL");
     struct vmpi_req *r = vmpi_req_from_handle(*request);
     VMPI_CHECK(r, NULL, MPI_ERR_REQUEST, "MPI_Cancel: invalid request %#x", (unsigned)*request);
-    VMPI_CHECK(r->kind != VMPI_REQ_COLL, r->comm, MPI_ERR_REQUEST,
-               "MPI_Cancel: request %#x is a non-blocking collective, which MPI does not "
-               "allow to be cancelled", (unsigned)*request);
+    VMPI_CHECK(r->kind != VMPI_REQ_COLL && r->kind != VMPI_REQ_RMA, r->comm, MPI_ERR_REQUEST,
+               "MPI_Cancel: request %#x is a non-blocking collective or one-sided operation, "
+               "which MPI does not allow to be cancelled", (unsigned)*request);
     if (r->persistent)
         r = r->active ? r->inner : NULL;
     /* Sends are never cancelled: the cancel "fails", as the standard allows. */

@@ -574,6 +574,19 @@ bool vmpi_p2p_cancel_recv(struct vmpi_req *r)
 
 /* Probe: the first unexpected message that a receive (src, tag, ctx) would
  * match. Fills the status fields into *st when found. */
+static bool probe_found(struct unexp *u, struct vmpi_comm *c, MPI_Status *st)
+{
+    if (!u)
+        return false;
+    src_check(c, &u->h, u->src_world);
+    if (st != MPI_STATUS_IGNORE) {
+        st->MPI_SOURCE = u->h.src;
+        st->MPI_TAG = u->h.tag;
+        vmpi_status_set_count(st, (MPI_Count)u->h.len);
+    }
+    return true;
+}
+
 bool vmpi_p2p_iprobe(int src, int tag, struct vmpi_comm *c, MPI_Status *st)
 {
     struct vmpi_req probe = {.peer = src, .tag = tag, .ctx = c->ctx};
@@ -584,15 +597,13 @@ bool vmpi_p2p_iprobe(int src, int tag, struct vmpi_comm *c, MPI_Status *st)
         probing = -3;
         u = unexp_find(&probe);
     }
-    if (!u)
-        return false;
-    src_check(c, &u->h, u->src_world);
-    if (st != MPI_STATUS_IGNORE) {
-        st->MPI_SOURCE = u->h.src;
-        st->MPI_TAG = u->h.tag;
-        vmpi_status_set_count(st, (MPI_Count)u->h.len);
-    }
-    return true;
+    return probe_found(u, c, st);
+}
+
+bool vmpi_p2p_peek(int src, int tag, struct vmpi_comm *c, MPI_Status *st)
+{
+    struct vmpi_req probe = {.peer = src, .tag = tag, .ctx = c->ctx};
+    return probe_found(unexp_find(&probe), c, st);
 }
 
 /* ---- completion -------------------------------------------------------------- */
@@ -730,6 +741,8 @@ int vmpi_progress(void)
         n += finish_pulls();
     if (VMPI_UNLIKELY(vmpi_coll_nbc_active))
         n += vmpi_coll_nbc_progress();
+    if (VMPI_UNLIKELY(vmpi_rma_am_active))
+        n += vmpi_rma_progress();
     if (n) {
         idle = 0;
         return n;

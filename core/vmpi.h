@@ -56,7 +56,7 @@ static inline void vmpi_copy(void *dst, const void *src, size_t n)
 enum { VMPI_HK_INVALID = 0, VMPI_HK_BUILTIN = 1, VMPI_HK_DIRECT = 2, VMPI_HK_INDIRECT = 3 };
 enum {
     VMPI_OBJ_COMM = 1, VMPI_OBJ_GROUP = 2, VMPI_OBJ_DTYPE = 3, VMPI_OBJ_ERRH = 5,
-    VMPI_OBJ_OP = 6, VMPI_OBJ_REQ = 11
+    VMPI_OBJ_OP = 6, VMPI_OBJ_WIN = 8, VMPI_OBJ_REQ = 11
 };
 
 /* A growable table of object pointers indexed by handle index; freed slots
@@ -276,7 +276,7 @@ int vmpi_coll_nbc_progress(void); /* returns rounds started and schedules ended 
 
 /* ---- requests and point-to-point (core/request.c, core/p2p.c) ----------- */
 /* COLL: a non-blocking collective; its schedule (coll/sched.c) completes it. */
-enum vmpi_req_kind { VMPI_REQ_SEND = 1, VMPI_REQ_RECV = 2, VMPI_REQ_COLL = 3 };
+enum vmpi_req_kind { VMPI_REQ_SEND = 1, VMPI_REQ_RECV = 2, VMPI_REQ_COLL = 3, VMPI_REQ_RMA = 4 };
 enum vmpi_send_mode { VMPI_MODE_STD = 0, VMPI_MODE_SYNC = 1, VMPI_MODE_READY = 2 };
 
 struct vmpi_req {
@@ -357,6 +357,8 @@ void vmpi_p2p_post_recv(struct vmpi_req *r);
 bool vmpi_p2p_send_fast(const void *buf, size_t len, const struct vmpi_dtype *dt, int dest,
                         int tag, struct vmpi_comm *c);
 bool vmpi_p2p_iprobe(int src, int tag, struct vmpi_comm *c, MPI_Status *st);
+/* iprobe without a progress call: what has already arrived. */
+bool vmpi_p2p_peek(int src, int tag, struct vmpi_comm *c, MPI_Status *st);
 int vmpi_p2p_init(void);
 void vmpi_p2p_finalize(void);
 bool vmpi_p2p_idle(void); /* no queued sends and no channel backlog */
@@ -364,6 +366,10 @@ void vmpi_req_pool_finalize(void);
 
 /* ---- progress ----------------------------------------------------------- */
 int vmpi_progress(void); /* polls every channel once; returns events handled */
+/* One-sided communication (rma/): windows whose targets are served by
+ * active messages, polled by every progress call. */
+extern bool vmpi_rma_am_active;
+int vmpi_rma_progress(void);
 
 /* ---- process-wide state --------------------------------------------------- */
 struct vmpi_chan;

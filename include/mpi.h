@@ -46,7 +46,7 @@ extern "C" {
  * for builtins, the object itself (MPICH encoding).  Layout of a handle:
  *   bits 30-31  kind      (0 invalid, 1 builtin, 2 direct, 3 indirect)
  *   bits 26-29  object    (comm=1, group=2, datatype=3, errhandler=5,
- *                          op=6, info=7, keyval=9, request=11)
+ *                          op=6, info=7, window=8, keyval=9, request=11)
  *   bits  0-25  index; for builtin basic datatypes bits 8-15 hold the size
  *               in bytes of one element.
  * (The padded value/index pair datatypes are the exception: kind 2.)      */
@@ -57,6 +57,7 @@ typedef int MPI_Op;
 typedef int MPI_Errhandler;
 typedef int MPI_Request;
 typedef int MPI_Info;
+typedef int MPI_Win;
 
 /* Integer widths.  MPICH on LP64 uses 'long' for all three of these; keeping
  * the very same C type (not merely the same size) means printf formats and
@@ -91,6 +92,7 @@ typedef struct MPI_Status {
 #define MPI_OP_NULL          ((MPI_Op)0x18000000)
 #define MPI_INFO_NULL        ((MPI_Info)0x1c000000)
 #define MPI_REQUEST_NULL     ((MPI_Request)0x2c000000)
+#define MPI_WIN_NULL         ((MPI_Win)0x20000000)
 
 /* ------------------------------------------------------------------------ */
 /* Predefined communicators, groups, error handlers                         */
@@ -248,6 +250,27 @@ typedef struct MPI_Status {
 
 /* split_type argument of MPI_Comm_split_type. */
 #define MPI_COMM_TYPE_SHARED  1
+
+/* One-sided communication: lock types, assertions, window attributes
+ * (MPI_Win_get_attr keyvals), their flavor and model values. */
+#define MPI_LOCK_EXCLUSIVE    234
+#define MPI_LOCK_SHARED       235
+#define MPI_MODE_NOCHECK      1024
+#define MPI_MODE_NOSTORE      2048
+#define MPI_MODE_NOPUT        4096
+#define MPI_MODE_NOPRECEDE    8192
+#define MPI_MODE_NOSUCCEED    16384
+#define MPI_WIN_BASE          0x66000001
+#define MPI_WIN_SIZE          0x66000003
+#define MPI_WIN_DISP_UNIT     0x66000005
+#define MPI_WIN_CREATE_FLAVOR 0x66000007
+#define MPI_WIN_MODEL         0x66000009
+#define MPI_WIN_FLAVOR_CREATE   1
+#define MPI_WIN_FLAVOR_ALLOCATE 2
+#define MPI_WIN_FLAVOR_DYNAMIC  3
+#define MPI_WIN_FLAVOR_SHARED   4
+#define MPI_WIN_SEPARATE      1
+#define MPI_WIN_UNIFIED       2
 
 /* ------------------------------------------------------------------------ */
 /* Error classes                                                            */
@@ -699,6 +722,101 @@ VMPI_API(int, MPI_Ialltoall, (const void *sendbuf, int sendcount,
                               MPI_Datatype sendtype, void *recvbuf,
                               int recvcount, MPI_Datatype recvtype,
                               MPI_Comm comm, MPI_Request *request))
+
+/* --- One-sided communication (rma/) -------------------------------------- */
+
+/* baseptr is really a void ** passed as void * (MPI-3.1 11.2). */
+VMPI_API(int, MPI_Win_create, (void *base, MPI_Aint size, int disp_unit,
+                               MPI_Info info, MPI_Comm comm, MPI_Win *win))
+VMPI_API(int, MPI_Win_allocate, (MPI_Aint size, int disp_unit, MPI_Info info,
+                                 MPI_Comm comm, void *baseptr, MPI_Win *win))
+VMPI_API(int, MPI_Win_allocate_shared, (MPI_Aint size, int disp_unit,
+                                        MPI_Info info, MPI_Comm comm,
+                                        void *baseptr, MPI_Win *win))
+VMPI_API(int, MPI_Win_shared_query, (MPI_Win win, int rank, MPI_Aint *size,
+                                     int *disp_unit, void *baseptr))
+VMPI_API(int, MPI_Win_create_dynamic, (MPI_Info info, MPI_Comm comm,
+                                       MPI_Win *win))
+VMPI_API(int, MPI_Win_attach, (MPI_Win win, void *base, MPI_Aint size))
+VMPI_API(int, MPI_Win_detach, (MPI_Win win, const void *base))
+VMPI_API(int, MPI_Win_free, (MPI_Win *win))
+VMPI_API(int, MPI_Win_get_attr, (MPI_Win win, int win_keyval,
+                                 void *attribute_val, int *flag))
+VMPI_API(int, MPI_Win_get_group, (MPI_Win win, MPI_Group *group))
+VMPI_API(int, MPI_Win_set_name, (MPI_Win win, const char *win_name))
+VMPI_API(int, MPI_Win_get_name, (MPI_Win win, char *win_name, int *resultlen))
+VMPI_API(int, MPI_Win_set_errhandler, (MPI_Win win, MPI_Errhandler errhandler))
+VMPI_API(int, MPI_Win_get_errhandler, (MPI_Win win,
+                                       MPI_Errhandler *errhandler))
+
+VMPI_API(int, MPI_Put, (const void *origin_addr, int origin_count,
+                        MPI_Datatype origin_datatype, int target_rank,
+                        MPI_Aint target_disp, int target_count,
+                        MPI_Datatype target_datatype, MPI_Win win))
+VMPI_API(int, MPI_Get, (void *origin_addr, int origin_count,
+                        MPI_Datatype origin_datatype, int target_rank,
+                        MPI_Aint target_disp, int target_count,
+                        MPI_Datatype target_datatype, MPI_Win win))
+VMPI_API(int, MPI_Accumulate, (const void *origin_addr, int origin_count,
+                               MPI_Datatype origin_datatype, int target_rank,
+                               MPI_Aint target_disp, int target_count,
+                               MPI_Datatype target_datatype, MPI_Op op,
+                               MPI_Win win))
+VMPI_API(int, MPI_Get_accumulate, (const void *origin_addr, int origin_count,
+                                   MPI_Datatype origin_datatype,
+                                   void *result_addr, int result_count,
+                                   MPI_Datatype result_datatype,
+                                   int target_rank, MPI_Aint target_disp,
+                                   int target_count,
+                                   MPI_Datatype target_datatype, MPI_Op op,
+                                   MPI_Win win))
+VMPI_API(int, MPI_Fetch_and_op, (const void *origin_addr, void *result_addr,
+                                 MPI_Datatype datatype, int target_rank,
+                                 MPI_Aint target_disp, MPI_Op op, MPI_Win win))
+VMPI_API(int, MPI_Compare_and_swap, (const void *origin_addr,
+                                     const void *compare_addr,
+                                     void *result_addr, MPI_Datatype datatype,
+                                     int target_rank, MPI_Aint target_disp,
+                                     MPI_Win win))
+VMPI_API(int, MPI_Rput, (const void *origin_addr, int origin_count,
+                         MPI_Datatype origin_datatype, int target_rank,
+                         MPI_Aint target_disp, int target_count,
+                         MPI_Datatype target_datatype, MPI_Win win,
+                         MPI_Request *request))
+VMPI_API(int, MPI_Rget, (void *origin_addr, int origin_count,
+                         MPI_Datatype origin_datatype, int target_rank,
+                         MPI_Aint target_disp, int target_count,
+                         MPI_Datatype target_datatype, MPI_Win win,
+                         MPI_Request *request))
+VMPI_API(int, MPI_Raccumulate, (const void *origin_addr, int origin_count,
+                                MPI_Datatype origin_datatype, int target_rank,
+                                MPI_Aint target_disp, int target_count,
+                                MPI_Datatype target_datatype, MPI_Op op,
+                                MPI_Win win, MPI_Request *request))
+VMPI_API(int, MPI_Rget_accumulate, (const void *origin_addr, int origin_count,
+                                    MPI_Datatype origin_datatype,
+                                    void *result_addr, int result_count,
+                                    MPI_Datatype result_datatype,
+                                    int target_rank, MPI_Aint target_disp,
+                                    int target_count,
+                                    MPI_Datatype target_datatype, MPI_Op op,
+                                    MPI_Win win, MPI_Request *request))
+
+VMPI_API(int, MPI_Win_fence, (int assert, MPI_Win win))
+VMPI_API(int, MPI_Win_post, (MPI_Group group, int assert, MPI_Win win))
+VMPI_API(int, MPI_Win_start, (MPI_Group group, int assert, MPI_Win win))
+VMPI_API(int, MPI_Win_complete, (MPI_Win win))
+VMPI_API(int, MPI_Win_wait, (MPI_Win win))
+VMPI_API(int, MPI_Win_test, (MPI_Win win, int *flag))
+VMPI_API(int, MPI_Win_lock, (int lock_type, int rank, int assert, MPI_Win win))
+VMPI_API(int, MPI_Win_unlock, (int rank, MPI_Win win))
+VMPI_API(int, MPI_Win_lock_all, (int assert, MPI_Win win))
+VMPI_API(int, MPI_Win_unlock_all, (MPI_Win win))
+VMPI_API(int, MPI_Win_flush, (int rank, MPI_Win win))
+VMPI_API(int, MPI_Win_flush_all, (MPI_Win win))
+VMPI_API(int, MPI_Win_flush_local, (int rank, MPI_Win win))
+VMPI_API(int, MPI_Win_flush_local_all, (MPI_Win win))
+VMPI_API(int, MPI_Win_sync, (MPI_Win win))
 
 #ifdef __cplusplus
 }

@@ -195,6 +195,11 @@ int vmpi_locality_shared_id(int world_rank)
     return place.vm_of[world_rank];
 }
 
+bool vmpi_locality_shared_region(int world_rank)
+{
+    return (allowed & CH_IVSHMEM) && place.region[world_rank];
+}
+
 bool vmpi_locality_cslots(const int *worlds, int n, struct vmpi_cslot **slots)
 {
     bool region = (allowed & CH_IVSHMEM) != 0, vm = (allowed & CH_SMP) != 0;

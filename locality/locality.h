@@ -31,6 +31,8 @@ void vmpi_locality_finalize(void);
 /* The same value for ranks that can share memory (the lowest world rank of
  * their host region when the ivshmem channel is on, else of their VM). */
 int vmpi_locality_shared_id(int world_rank);
+/* Whether that sharing is through the host region (else the VM's memory). */
+bool vmpi_locality_shared_region(int world_rank);
 struct vmpi_cslot;
 /* The collective slots (shm/cslot.h) of the n ranks `worlds` (one node),
  * into slots: in the job's area of the host region when all of them share

@@ -218,9 +218,16 @@ static void ptl_init(vmpi_park_ticket_lock *l, const vmpi_lock_params *p)
 }
 
 /* Park ticket t until possibly woken; returns when the caller should
- * re-check (spurious returns are allowed). */
-static void ptl_park(vmpi_park_ticket_lock *l, uint32_t t, unsigned round)
+ * re-check (spurious returns are allowed). With a poll function the
+ * waiter polls and backs off instead of sleeping in the kernel. */
+static void ptl_park(vmpi_park_ticket_lock *l, uint32_t t, unsigned round,
+                     vmpi_lock_poll_fn poll, void *arg)
 {
+    if (poll) {
+        poll(arg);
+        yield_backoff(round);
+        return;
+    }
     if (l->park == VMPI_PARK_YIELD) {
         yield_backoff(round);
         return;
@@ -254,7 +261,7 @@ void vmpi_spark_init(vmpi_park_ticket_lock *l, const vmpi_lock_params *p)
     ptl_init(l, p);
 }
 
-void vmpi_spark_lock_acquire(vmpi_park_ticket_lock *l)
+static void spark_acquire(vmpi_park_ticket_lock *l, vmpi_lock_poll_fn poll, void *arg)
 {
     uint32_t t = atomic_fetch_add_explicit(&l->next, 1, rlx);
     for (unsigned round = 0;; round++) {
@@ -265,8 +272,15 @@ void vmpi_spark_lock_acquire(vmpi_park_ticket_lock *l)
         }
         if (atomic_load_explicit(&l->owner, acq) == t)
             return;
-        ptl_park(l, t, round);
+        ptl_park(l, t, round, poll, arg);
     }
+}
+
+void vmpi_spark_lock_acquire(vmpi_park_ticket_lock *l) { spark_acquire(l, NULL, NULL); }
+
+void vmpi_spark_lock_acquire_poll(vmpi_park_ticket_lock *l, vmpi_lock_poll_fn poll, void *arg)
+{
+    spark_acquire(l, poll, arg);
 }
 
 int vmpi_spark_trylock(vmpi_park_ticket_lock *l) { return ptl_trylock(l); }
@@ -292,7 +306,7 @@ static uint32_t ot_budget(const vmpi_park_ticket_lock *l, uint32_t d)
     return b ? b : 1;
 }
 
-void vmpi_oticket_lock_acquire(vmpi_park_ticket_lock *l)
+static void oticket_acquire(vmpi_park_ticket_lock *l, vmpi_lock_poll_fn poll, void *arg)
 {
     uint32_t t = atomic_fetch_add_explicit(&l->next, 1, rlx);
     uint32_t o = atomic_load_explicit(&l->owner, acq);
@@ -326,8 +340,15 @@ void vmpi_oticket_lock_acquire(vmpi_park_ticket_lock *l)
                     sched_yield();
             }
         }
-        ptl_park(l, t, round);
+        ptl_park(l, t, round, poll, arg);
     }
+}
+
+void vmpi_oticket_lock_acquire(vmpi_park_ticket_lock *l) { oticket_acquire(l, NULL, NULL); }
+
+void vmpi_oticket_lock_acquire_poll(vmpi_park_ticket_lock *l, vmpi_lock_poll_fn poll, void *arg)
+{
+    oticket_acquire(l, poll, arg);
 }
 
 int vmpi_oticket_trylock(vmpi_park_ticket_lock *l) { return ptl_trylock(l); }

@@ -91,6 +91,33 @@ struct vmpi_cslot *vmpi_ivshmem_cslot(int world)
     return NULL;
 }
 
+bool vmpi_ivshmem_heap_off(const void *p, size_t n, uint64_t *off)
+{
+    uint64_t a = iv_addr_of(p, n);
+    if (a == VMPI_PAIR_NOADDR)
+        return false;
+    *off = a;
+    return true;
+}
+
+void *vmpi_ivshmem_heap_ptr(int world, uint64_t off, uint64_t n)
+{
+    uint64_t lo;
+    if (world == vmpi_g.rank && heap) {
+        lo = heap_lo;
+    } else {
+        int i = 0;
+        while (i < area_ngroup && area_group[i] != world)
+            i++;
+        if (i == area_ngroup)
+            return NULL;
+        lo = dir.heap_off + (uint64_t)i * dir.heap_bytes;
+    }
+    if (!dir.heap_bytes || off < lo || off > lo + dir.heap_bytes || n > lo + dir.heap_bytes - off)
+        return NULL;
+    return vmpi_region.area + off;
+}
+
 const struct vmpi_chan vmpi_ivshmem_chan = {
     .name = "ivshmem",
     .send = vmpi_pair_send,

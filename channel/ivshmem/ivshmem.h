@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* The sizes of a job area for a job of nranks ranks, nlocal of them on
  * this host (VMPI_IVSHMEM_* knobs), filled into a directory. */
@@ -32,5 +33,11 @@ bool vmpi_ivshmem_active(void);
 void *vmpi_ivshmem_alloc(size_t n);
 /* Frees a block from vmpi_ivshmem_alloc; false if p is not one. */
 bool vmpi_ivshmem_free(void *p);
+/* The area offset of [p, p + n) when it lies in this rank's heap slice. */
+bool vmpi_ivshmem_heap_off(const void *p, size_t n, uint64_t *off);
+/* Where [off, off + n) (area offsets, from another rank) lies in this
+ * process's mapping, when it is inside the heap slice of world rank
+ * `world` of this host's area; NULL otherwise. */
+void *vmpi_ivshmem_heap_ptr(int world, uint64_t off, uint64_t n);
 
 #endif

@@ -163,6 +163,16 @@ VMPI_LOCK_API void vmpi_oticket_init(vmpi_park_ticket_lock *l, const vmpi_lock_p
 VMPI_LOCK_API void vmpi_oticket_lock_acquire(vmpi_park_ticket_lock *l);
 VMPI_LOCK_API int vmpi_oticket_trylock(vmpi_park_ticket_lock *l);
 VMPI_LOCK_API void vmpi_oticket_unlock(vmpi_park_ticket_lock *l);
+/* Acquire while the caller keeps doing other work: wherever the waiter
+ * would park, it calls poll(arg) and then backs off as in yield mode
+ * (whatever the lock's park mode), so a waiter never sleeps in the kernel.
+ * vmpi's MPI windows use these to keep MPI progress going while a rank
+ * waits for a window lock (rma/). */
+typedef void (*vmpi_lock_poll_fn)(void *arg);
+VMPI_LOCK_API void vmpi_spark_lock_acquire_poll(vmpi_park_ticket_lock *l,
+                                                vmpi_lock_poll_fn poll, void *arg);
+VMPI_LOCK_API void vmpi_oticket_lock_acquire_poll(vmpi_park_ticket_lock *l,
+                                                  vmpi_lock_poll_fn poll, void *arg);
 
 /* ---- MCS -------------------------------------------------------------------
  * Layout (64 + 64*VMPI_MCS_MAX_SLOTS = 8256 bytes):

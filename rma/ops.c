@@ -1,0 +1,402 @@
+/* Data movement: one Put, Get, Accumulate, Get_accumulate or
+ * Compare_and_swap on one target.
+ *
+ * A direct target's memory is mapped here, so the operation is carried out
+ * at once by this process; an am target gets a request (am.c) that its
+ * process applies with the same function, vmpi_rma_apply.
+ *
+ * Atomicity of accumulates (MPI-3.1 11.7.1: per basic element, among
+ * accumulates with the same basic type): an element of 1, 2, 4 or 8 bytes
+ * at an address aligned to its size is combined with an atomic instruction
+ * (a compare-and-swap loop around the reduction kernel, so every predefined
+ * op, MINLOC/MAXLOC pairs included, works the same way); wider or
+ * misaligned elements are combined under the target's accumulate lock.
+ * Every process that touches a location takes the same path, because the
+ * path depends only on the element's type and address. */
+#include "rma.h"
+#include "../core/dtype_impl.h"
+
+#include <limits.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- spans -------------------------------------------------------------------- */
+
+/* Bytes [lo, hi) relative to the target address that the layout touches;
+ * false on arithmetic overflow (the layout came from another process). */
+static bool layout_span(const struct rma_layout *L, MPI_Aint *lo, MPI_Aint *hi)
+{
+    MPI_Aint l = 0, h = 0;
+    bool any = false;
+    for (size_t b = 0; b < L->nblk; b++) {
+        const struct vmpi_dblk *k = &L->blk[b];
+        MPI_Aint last, a, z;
+        if (k->len <= 0 || k->rep <= 0 || __builtin_mul_overflow(k->rep - 1, k->stride, &last) ||
+            __builtin_add_overflow(k->off, last, &last))
+            return false;
+        a = last < k->off ? last : k->off;
+        z = last > k->off ? last : k->off;
+        if (__builtin_add_overflow(z, k->len, &z))
+            return false;
+        if (!any || a < l)
+            l = a;
+        if (!any || z > h)
+            h = z;
+        any = true;
+    }
+    if (!any || L->count <= 0) {
+        *lo = *hi = 0;
+        return true;
+    }
+    MPI_Aint reach;
+    if (__builtin_mul_overflow(L->count - 1, L->extent, &reach))
+        return false;
+    if (reach < 0 ? __builtin_add_overflow(l, reach, &l) : __builtin_add_overflow(h, reach, &h))
+        return false;
+    *lo = l;
+    *hi = h;
+    return true;
+}
+
+/* ---- element-atomic combination ------------------------------------------------- */
+
+static void acc_lock(struct vmpi_win_ctl *ctl)
+{
+    unsigned spins = 0;
+    uint32_t z = 0;
+    while (!atomic_compare_exchange_weak_explicit(&ctl->acc, &z, 1, memory_order_acquire,
+                                                  memory_order_relaxed)) {
+        z = 0;
+        if (++spins % 64 == 0)
+            sched_yield();
+    }
+}
+
+static void acc_unlock(struct vmpi_win_ctl *ctl)
+{
+    atomic_store_explicit(&ctl->acc, 0, memory_order_release);
+}
+
+/* new = op(in, old) for one element (old in *v). */
+static inline void combine(void *v, const void *in, MPI_Op op, const struct vmpi_dtype *bt,
+                           size_t es)
+{
+    if (op == MPI_REPLACE)
+        memcpy(v, in, es);
+    else if (op != MPI_NO_OP)
+        vmpi_op_apply(op, in, v, 1, bt);
+}
+
+/* One element, with an atomic compare-and-swap loop of its width. */
+#define ATOMIC_ELEM(T)                                                                    \
+    do {                                                                                  \
+        _Atomic T *a = (_Atomic T *)(void *)at;                                           \
+        T old = atomic_load_explicit(a, memory_order_relaxed), nv;                        \
+        if (kind == RMA_CAS) {                                                            \
+            T want;                                                                       \
+            memcpy(&want, cmp, sizeof want);                                              \
+            memcpy(&nv, in, sizeof nv);                                                   \
+            T seen = want;                                                                \
+            atomic_compare_exchange_strong_explicit(a, &seen, nv, memory_order_acq_rel,   \
+                                                    memory_order_acquire);                \
+            memcpy(out, &seen, sizeof seen);                                              \
+            return;                                                                       \
+        }                                                                                 \
+        if (op == MPI_NO_OP) {                                                            \
+            old = atomic_load_explicit(a, memory_order_acquire);                          \
+            if (out)                                                                      \
+                memcpy(out, &old, sizeof old);                                            \
+            return;                                                                       \
+        }                                                                                 \
+        do {                                                                              \
+            nv = old;                                                                     \
+            combine(&nv, in, op, bt, sizeof nv);                                          \
+        } while (!atomic_compare_exchange_weak_explicit(a, &old, nv, memory_order_acq_rel, \
+                                                        memory_order_relaxed));           \
+        if (out)                                                                          \
+            memcpy(out, &old, sizeof old);                                                \
+    } while (0)
+
+static void elem(int kind, char *at, const char *in, const char *cmp, char *out, MPI_Op op,
+                 const struct vmpi_dtype *bt, size_t es, struct vmpi_win_ctl *ctl)
+{
+    if (((uintptr_t)at & (es - 1)) == 0) {
+        switch (es) {
+        case 1: ATOMIC_ELEM(uint8_t); return;
+        case 2: ATOMIC_ELEM(uint16_t); return;
+        case 4: ATOMIC_ELEM(uint32_t); return;
+        case 8: ATOMIC_ELEM(uint64_t); return;
+        default: break;
+        }
+    }
+    if (ctl)
+        acc_lock(ctl);
+    if (out)
+        memcpy(out, at, es);
+    if (kind == RMA_CAS) {
+        if (memcmp(at, cmp, es) == 0)
+            memcpy(at, in, es);
+    } else {
+        combine(at, in, op, bt, es);
+    }
+    if (ctl)
+        acc_unlock(ctl);
+}
+
+/* ---- applying an operation at the target ------------------------------------------ */
+
+int vmpi_rma_apply(int kind, char *at, const char *lo, const char *hi,
+                   const struct rma_layout *L, const void *in, const void *cmp, void *out,
+                   MPI_Op op, struct vmpi_win_ctl *ctl)
+{
+    MPI_Aint a, z;
+    if (!layout_span(L, &a, &z))
+        return MPI_ERR_RMA_RANGE;
+    if (a == z)
+        return MPI_SUCCESS;
+    if ((uintptr_t)at + (uintptr_t)a < (uintptr_t)lo || a > z ||
+        (uintptr_t)at + (uintptr_t)a > (uintptr_t)hi ||
+        (uintptr_t)(z - a) > (uintptr_t)hi - ((uintptr_t)at + (uintptr_t)a))
+        return MPI_ERR_RMA_RANGE;
+    const struct vmpi_dtype *bt = NULL;
+    size_t es = 1;
+    bool elementwise = kind == RMA_ACC || kind == RMA_GACC || kind == RMA_CAS;
+    if (elementwise) {
+        /* The type and op may come from another process: only predefined
+         * ones of the right size are applied. */
+        bt = vmpi_dtype_get(L->basic);
+        es = L->esize;
+        if (!bt || !bt->builtin || !es || (size_t)vmpi_dtype_size(bt) != es)
+            return MPI_ERR_TYPE;
+        if (kind != RMA_CAS && (vmpi_op_is_user(op) || vmpi_op_check(op, bt) != MPI_SUCCESS))
+            return MPI_ERR_OP;
+    }
+    const char *src = in;
+    const char *c = cmp;
+    char *dst = out;
+    for (MPI_Count i = 0; i < L->count; i++) {
+        char *el = at + i * L->extent;
+        for (size_t b = 0; b < L->nblk; b++) {
+            const struct vmpi_dblk *k = &L->blk[b];
+            if (elementwise && k->len % (MPI_Aint)es)
+                return MPI_ERR_TYPE;
+            for (MPI_Aint r = 0; r < k->rep; r++) {
+                char *run = el + k->off + r * k->stride;
+                size_t len = (size_t)k->len;
+                if (kind == RMA_PUT) {
+                    memcpy(run, src, len);
+                    src += len;
+                } else if (kind == RMA_GET) {
+                    memcpy(dst, run, len);
+                    dst += len;
+                } else {
+                    for (size_t e = 0; e < len; e += es) {
+                        elem(kind, run + e, src, c, dst, op, bt, es, ctl);
+                        if (src)
+                            src += es;
+                        if (c)
+                            c += es;
+                        if (dst)
+                            dst += es;
+                    }
+                }
+            }
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+/* ---- the origin's side ---------------------------------------------------------- */
+
+static void layout_of(struct rma_layout *L, MPI_Count count, const struct vmpi_dtype *dt)
+{
+    L->count = count;
+    L->extent = vmpi_dtype_extent(dt);
+    L->nblk = dt->nblk;
+    L->blk = dt->blk;
+    L->basic = dt->basic;
+    const struct vmpi_dtype *bt = dt->basic ? vmpi_dtype_get(dt->basic) : NULL;
+    L->esize = bt ? (size_t)vmpi_dtype_size(bt) : 0;
+}
+
+/* Origin data as one packed block: the buffer itself when contiguous. */
+static const void *packed_in(const void *buf, MPI_Count count, const struct vmpi_dtype *dt,
+                             size_t bytes, void **tmp)
+{
+    *tmp = NULL;
+    if (!bytes || !buf)
+        return buf;
+    if (vmpi_dtype_is_contig(dt))
+        return (const char *)buf + vmpi_dtype_true_lb(dt);
+    if (!(*tmp = malloc(bytes)))
+        return NULL;
+    vmpi_dtype_pack(*tmp, buf, count, dt, 0, bytes);
+    return *tmp;
+}
+
+static struct vmpi_req *done_req(struct vmpi_win *w, int err)
+{
+    struct vmpi_req *r = vmpi_req_alloc(VMPI_REQ_RMA);
+    r->comm = w->comm;
+    vmpi_comm_retain(r->comm);
+    r->st_error = err;
+    r->done = 1;
+    return r;
+}
+
+static int direct_op(const char *fn, struct vmpi_win *w, const struct rma_op *o,
+                     const struct win_target *t, char *at, size_t tbytes)
+{
+    struct rma_layout L;
+    layout_of(&L, o->tcount, o->tdt);
+    if (o->kind == RMA_PUT && vmpi_dtype_is_contig(o->odt) && vmpi_dtype_is_contig(o->tdt)) {
+        vmpi_copy(at + vmpi_dtype_true_lb(o->tdt),
+                  (const char *)o->oaddr + vmpi_dtype_true_lb(o->odt), tbytes);
+        return MPI_SUCCESS;
+    }
+    if (o->kind == RMA_GET && vmpi_dtype_is_contig(o->odt) && vmpi_dtype_is_contig(o->tdt)) {
+        vmpi_copy((char *)o->raddr + vmpi_dtype_true_lb(o->odt),
+                  at + vmpi_dtype_true_lb(o->tdt), tbytes);
+        return MPI_SUCCESS;
+    }
+    void *itmp = NULL, *otmp = NULL;
+    const void *in = NULL, *cmp = NULL;
+    bool wants_in = o->kind != RMA_GET && !(o->kind == RMA_GACC && o->op == MPI_NO_OP);
+    if (wants_in && !(in = packed_in(o->oaddr, o->ocount, o->odt, tbytes, &itmp)) && tbytes)
+        return vmpi_err(w->comm, MPI_ERR_NO_MEM, "%s: out of memory packing %zu bytes", fn,
+                        tbytes);
+    if (o->kind == RMA_CAS)
+        cmp = o->compare;
+    bool wants_out = o->kind == RMA_GET || o->kind == RMA_GACC || o->kind == RMA_CAS;
+    void *out = NULL;
+    struct vmpi_dtype *rdt = o->kind == RMA_GET ? o->odt : o->rdt;
+    MPI_Count rcount = o->kind == RMA_GET ? o->ocount : o->rcount;
+    if (wants_out && tbytes) {
+        if (vmpi_dtype_is_contig(rdt)) {
+            out = (char *)o->raddr + vmpi_dtype_true_lb(rdt);
+        } else if (!(out = otmp = malloc(tbytes))) {
+            free(itmp);
+            return vmpi_err(w->comm, MPI_ERR_NO_MEM, "%s: out of memory for %zu bytes", fn,
+                            tbytes);
+        }
+    }
+    int rc = vmpi_rma_apply(o->kind, at, t->base, t->base + t->size, &L, in, cmp, out, o->op,
+                            t->ctl);
+    if (rc == MPI_SUCCESS && otmp)
+        vmpi_dtype_unpack(o->raddr, rcount, rdt, 0, otmp, tbytes);
+    free(itmp);
+    free(otmp);
+    if (rc != MPI_SUCCESS)
+        return vmpi_err(w->comm, rc, "%s: the target layout leaves rank %d's window", fn,
+                        o->target);
+    return MPI_SUCCESS;
+}
+
+/* The request message of an am operation: header, the target type's runs,
+ * then the packed origin data (CAS: compare value, then origin value). */
+static int am_op(const char *fn, struct vmpi_win *w, const struct rma_op *o, size_t tbytes,
+                 MPI_Aint off, struct vmpi_req *user)
+{
+    const struct vmpi_dtype *tdt = o->tdt;
+    if (tdt->nblk > RMA_AM_MAX_RUNS)
+        return vmpi_err(w->comm, MPI_ERR_TYPE,
+                        "%s: the target datatype has %zu runs; a rank reached by messages "
+                        "takes at most %d", fn, tdt->nblk, RMA_AM_MAX_RUNS);
+    bool wants_in = o->kind != RMA_GET && !(o->kind == RMA_GACC && o->op == MPI_NO_OP);
+    size_t dlen = wants_in ? tbytes * (o->kind == RMA_CAS ? 2 : 1) : 0;
+    size_t runs = tdt->nblk * sizeof(struct rma_am_run);
+    size_t len = sizeof(struct rma_am_hdr) + runs + dlen;
+    char *msg = malloc(len);
+    if (!msg)
+        return vmpi_err(w->comm, MPI_ERR_NO_MEM, "%s: out of memory for a %zu-byte request",
+                        fn, len);
+    struct rma_am_hdr *h = (struct rma_am_hdr *)msg;
+    memset(h, 0, sizeof *h);
+    h->kind = (uint32_t)o->kind;
+    h->op = o->op;
+    h->basic = tdt->basic;
+    const struct vmpi_dtype *bt = tdt->basic ? vmpi_dtype_get(tdt->basic) : NULL;
+    h->esize = bt ? (uint64_t)vmpi_dtype_size(bt) : 0;
+    h->disp = off;
+    h->count = o->tcount;
+    h->extent = vmpi_dtype_extent(tdt);
+    h->nblk = tdt->nblk;
+    h->dlen = dlen;
+    h->rlen = o->kind == RMA_PUT || o->kind == RMA_ACC ? 0 : tbytes;
+    struct rma_am_run *run = (struct rma_am_run *)(msg + sizeof *h);
+    for (size_t b = 0; b < tdt->nblk; b++)
+        run[b] = (struct rma_am_run){tdt->blk[b].off, tdt->blk[b].len, tdt->blk[b].rep,
+                                     tdt->blk[b].stride};
+    char *data = msg + sizeof *h + runs;
+    if (o->kind == RMA_CAS) {
+        memcpy(data, o->compare, tbytes);
+        memcpy(data + tbytes, o->oaddr, tbytes);
+    } else if (wants_in) {
+        vmpi_dtype_pack(data, o->oaddr, o->ocount, o->odt, 0, tbytes);
+    }
+    void *rbuf = NULL;
+    MPI_Count rcount = 0;
+    struct vmpi_dtype *rdt = NULL;
+    if (o->kind == RMA_GET) {
+        rbuf = o->raddr, rcount = o->ocount, rdt = o->odt;
+    } else if (o->kind == RMA_GACC || o->kind == RMA_CAS) {
+        rbuf = o->raddr, rcount = o->rcount, rdt = o->rdt;
+    }
+    return vmpi_rma_am_send(w, o->target, msg, len, h->rlen ? rbuf : NULL, rcount, rdt, user);
+}
+
+int vmpi_rma_op(const char *fn, struct vmpi_win *w, const struct rma_op *o,
+                struct vmpi_req **user)
+{
+    struct win_target *t = &w->t[o->target];
+    size_t tbytes = (size_t)(o->tcount * vmpi_dtype_size(o->tdt));
+    MPI_Aint off;
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        off = o->disp;
+    else if (__builtin_mul_overflow(o->disp, (MPI_Aint)t->disp_unit, &off))
+        return vmpi_err(w->comm, MPI_ERR_RMA_RANGE,
+                        "%s: target_disp %ld times disp_unit %d overflows", fn, (long)o->disp,
+                        t->disp_unit);
+    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC && tbytes) {
+        struct rma_layout L;
+        layout_of(&L, o->tcount, o->tdt);
+        MPI_Aint a, z;
+        if (!layout_span(&L, &a, &z) || off < 0 || a < -off || z > (MPI_Aint)t->size - off)
+            return vmpi_err(w->comm, MPI_ERR_RMA_RANGE,
+                            "%s: target_disp %ld with %ld elements of the target datatype "
+                            "reaches bytes [%ld, %ld) of rank %d's window, which has %llu",
+                            fn, (long)o->disp, (long)o->tcount, (long)(off + a),
+                            (long)(off + z), o->target, (unsigned long long)t->size);
+    }
+    w->fence_ops = true;
+    if (!tbytes) {
+        if (user)
+            *user = done_req(w, MPI_SUCCESS);
+        return MPI_SUCCESS;
+    }
+    if (t->base) {
+        int rc = direct_op(fn, w, o, t, t->base + off, tbytes);
+        if (user)
+            *user = done_req(w, rc);
+        return rc;
+    }
+    struct vmpi_req *u = NULL;
+    bool replies = o->kind != RMA_PUT && o->kind != RMA_ACC;
+    if (user) {
+        u = replies ? vmpi_req_alloc(VMPI_REQ_RMA) : done_req(w, MPI_SUCCESS);
+        if (replies) {
+            u->comm = w->comm;
+            vmpi_comm_retain(u->comm);
+        }
+    }
+    int rc = am_op(fn, w, o, tbytes, off, replies ? u : NULL);
+    if (rc != MPI_SUCCESS) {
+        if (u)
+            vmpi_req_free(u);
+        return rc;
+    }
+    if (user)
+        *user = u;
+    return MPI_SUCCESS;
+}
