@@ -359,10 +359,17 @@ int vmpi_rma_op(const char *fn, struct vmpi_win *w, const struct rma_op *o,
                         "%s: target_disp %ld times disp_unit %d overflows", fn, (long)o->disp,
                         t->disp_unit);
     if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC && tbytes) {
-        struct rma_layout L;
-        layout_of(&L, o->tcount, o->tdt);
         MPI_Aint a, z;
-        if (!layout_span(&L, &a, &z) || off < 0 || a < -off || z > (MPI_Aint)t->size - off)
+        bool spanned = true;
+        if (vmpi_dtype_is_contig(o->tdt)) {
+            a = vmpi_dtype_true_lb(o->tdt);
+            z = a + (MPI_Aint)tbytes;
+        } else {
+            struct rma_layout L;
+            layout_of(&L, o->tcount, o->tdt);
+            spanned = layout_span(&L, &a, &z);
+        }
+        if (!spanned || off < 0 || a < -off || z > (MPI_Aint)t->size - off)
             return vmpi_err(w->comm, MPI_ERR_RMA_RANGE,
                             "%s: target_disp %ld with %ld elements of the target datatype "
                             "reaches bytes [%ld, %ld) of rank %d's window, which has %llu",

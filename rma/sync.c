@@ -410,6 +410,11 @@ int vmpi_rma_flush(const char *fn, struct vmpi_win *w, int t, bool local)
         return vmpi_err(w->comm, MPI_ERR_RMA_SYNC,
                         "%s: no passive-target epoch (MPI_Win_lock or MPI_Win_lock_all) is open "
                         "on %s", fn, t < 0 ? "the window" : "that rank");
+    if (t >= 0 && !w->t[t].dirty && !w->pend) {
+        /* Nothing in flight: only this process's stores to order. */
+        atomic_thread_fence(memory_order_seq_cst);
+        return MPI_SUCCESS;
+    }
     int err = MPI_SUCCESS;
     for (int x = t < 0 ? 0 : t; x < (t < 0 ? w->size : t + 1); x++) {
         if (t < 0 && !w->lock_all && !w->t[x].lock)
