@@ -338,6 +338,8 @@ int PMPI_Win_flush(int rank, MPI_Win win)
     VMPI_ENTER(fn);
     WIN_ARG(w, win, fn);
     TARGET_ARG(w, rank, fn);
+    if (rank == MPI_PROC_NULL)
+        return MPI_SUCCESS;
     return vmpi_rma_flush(fn, w, rank, false);
 }
 VMPI_WEAK(Win_flush)
@@ -357,6 +359,8 @@ int PMPI_Win_flush_local(int rank, MPI_Win win)
     VMPI_ENTER(fn);
     WIN_ARG(w, win, fn);
     TARGET_ARG(w, rank, fn);
+    if (rank == MPI_PROC_NULL)
+        return MPI_SUCCESS;
     return vmpi_rma_flush(fn, w, rank, true);
 }
 VMPI_WEAK(Win_flush_local)

@@ -157,11 +157,12 @@ int vmpi_locality_init(void)
     vmpi_g.net_poll_mask = nlocal > 1 || niv ? 15 : 0;
     /* More ranks on this machine than processors: a rank that spins while
      * the one it waits for has no processor holds things up for a whole
-     * time slice, so idle polling yields now and then. Emulated VMs share
-     * the machine's processors, hence the host's ranks are counted. */
+     * time slice, so idle polling yields now and then. Emulated VMs and
+     * hosts share the machine's processors, hence all ranks on this kernel
+     * are counted. */
     int onhost = 0;
     for (int r = 0; r < n; r++)
-        onhost += place.host_of[r] == place.host_of[me];
+        onhost += place.kernel_of[r] == place.kernel_of[me];
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     vmpi_g.yield_polls = (unsigned)vmpi_env_u64("VMPI_YIELD_POLLS",
                                                  ncpu > 0 && onhost > ncpu ? 1 : 0, 0, 4096);

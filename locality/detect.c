@@ -1,7 +1,7 @@
 /* Locality detector: which ranks share a VM, which share a host.
  *
  * Each rank publishes a business card "pid|vm-identity|host-identity|
- * hostname|region" in the PMI key-value space. The VM identity is the
+ * hostname|region|boot-id" in the PMI key-value space. The VM identity is the
  * kernel's boot id plus the inodes of the IPC, mount and network
  * namespaces: ranks that share all of them can share /dev/shm and see each
  * other's pids (VMPI_VM_ID overrides it). The host identity is the id of
@@ -47,12 +47,13 @@ static void card_safe(char *s)
             *s = '_';
 }
 
-static void identities(char *vm, char *host, size_t cap, uint64_t region)
+/* boot: at least 64 bytes. */
+static void identities(char *vm, char *host, char *boot, size_t cap, uint64_t region)
 {
-    char boot[64] = "noboot";
+    strcpy(boot, "noboot");
     FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
     if (f) {
-        if (!fgets(boot, sizeof boot, f))
+        if (!fgets(boot, 64, f))
             strcpy(boot, "noboot");
         fclose(f);
         boot[strcspn(boot, "\n")] = '\0';
@@ -72,6 +73,7 @@ static void identities(char *vm, char *host, size_t cap, uint64_t region)
         snprintf(host, cap, "%s:%lu", boot, net);
     card_safe(vm);
     card_safe(host);
+    card_safe(boot);
 }
 
 /* Splits the next '|'-separated field off *s. */
@@ -187,16 +189,16 @@ static void region_scan(struct vmpi_placement *pl, const uint64_t *uuid, char **
 void vmpi_locality_detect(struct vmpi_placement *pl, bool use_region)
 {
     int n = vmpi_g.size;
-    char key[VMPI_PMI_KEYLEN], card[VMPI_PMI_VALLEN], vm[256], host[256], name[128];
+    char key[VMPI_PMI_KEYLEN], card[VMPI_PMI_VALLEN], vm[256], host[256], name[128], boot[64];
     uint64_t region = use_region && vmpi_region_open() ? vmpi_region.uuid : 0;
-    identities(vm, host, sizeof vm, region);
+    identities(vm, host, boot, sizeof vm, region);
     if (gethostname(name, sizeof name))
         strcpy(name, "unknown");
     name[sizeof name - 1] = '\0';
     card_safe(name);
     snprintf(key, sizeof key, "vmpi-card-%d", vmpi_g.rank);
-    snprintf(card, sizeof card, "%ld|%s|%s|%s|%llx", (long)getpid(), vm, host, name,
-             (unsigned long long)region);
+    snprintf(card, sizeof card, "%ld|%s|%s|%s|%llx|%s", (long)getpid(), vm, host, name,
+             (unsigned long long)region, boot);
     if (use_region && vmpi_g.rank == 0)
         put_key();
     if (vmpi_pmi_put(key, card) || vmpi_pmi_fence())
@@ -205,12 +207,14 @@ void vmpi_locality_detect(struct vmpi_placement *pl, bool use_region)
     *pl = (struct vmpi_placement){.me_in_group = -1};
     pl->vm_of = malloc((size_t)n * sizeof *pl->vm_of);
     pl->host_of = malloc((size_t)n * sizeof *pl->host_of);
+    pl->kernel_of = malloc((size_t)n * sizeof *pl->kernel_of);
     pl->pid = malloc((size_t)n * sizeof *pl->pid);
     pl->hostname = calloc((size_t)n, sizeof *pl->hostname);
     pl->region = calloc((size_t)n, sizeof *pl->region);
-    char **vms = calloc((size_t)n, sizeof *vms), **hosts = calloc((size_t)n, sizeof *hosts);
+    char **vms = calloc((size_t)n, sizeof *vms), **hosts = calloc((size_t)n, sizeof *hosts),
+         **boots = calloc((size_t)n, sizeof *boots);
     uint64_t *uuid = calloc((size_t)n, sizeof *uuid);
-    if (!pl->vm_of || !pl->host_of || !pl->pid || !pl->hostname || !pl->region || !vms ||
+    if (!pl->vm_of || !pl->host_of || !pl->kernel_of || !boots || !pl->pid || !pl->hostname || !pl->region || !vms ||
         !hosts || !uuid)
         vmpi_fatal("out of memory reading business cards");
     for (int r = 0; r < n; r++) {
@@ -218,19 +222,24 @@ void vmpi_locality_detect(struct vmpi_placement *pl, bool use_region)
         if (vmpi_pmi_get(key, card, sizeof card))
             vmpi_fatal("no business card from rank %d in the PMI key-value space", r);
         char *rest = card, *pid = field(&rest), *v = field(&rest), *h = field(&rest),
-             *hn = field(&rest), *rg = field(&rest);
-        if (!rg)
+             *hn = field(&rest), *rg = field(&rest), *bt = field(&rest);
+        if (!bt)
             vmpi_fatal("malformed business card of rank %d", r);
         pl->pid[r] = atoi(pid);
         uuid[r] = strtoull(rg, NULL, 16);
         pl->region[r] = uuid[r];
         vms[r] = strdup(v);
         hosts[r] = strdup(h);
+        boots[r] = strdup(bt);
         pl->hostname[r] = strdup(hn);
-        if (!vms[r] || !hosts[r] || !pl->hostname[r])
+        if (!vms[r] || !hosts[r] || !boots[r] || !pl->hostname[r])
             vmpi_fatal("out of memory reading business cards");
         pl->vm_of[r] = r;
         pl->host_of[r] = r;
+        pl->kernel_of[r] = r;
+        for (int q = 0; q < r && pl->kernel_of[r] == r; q++)
+            if (!strcmp(boots[q], boots[r]))
+                pl->kernel_of[r] = q;
         /* The first equal card is the lowest rank of that VM or host. */
         for (int q = 0; q < r && (pl->vm_of[r] == r || pl->host_of[r] == r); q++) {
             if (pl->vm_of[r] == r && !strcmp(vms[q], vms[r]))
@@ -257,9 +266,11 @@ void vmpi_locality_detect(struct vmpi_placement *pl, bool use_region)
     for (int r = 0; r < n; r++) {
         free(vms[r]);
         free(hosts[r]);
+        free(boots[r]);
     }
     free(vms);
     free(hosts);
+    free(boots);
     free(uuid);
 }
 
@@ -270,6 +281,7 @@ void vmpi_locality_placement_free(struct vmpi_placement *pl)
     free(pl->hostname);
     free(pl->vm_of);
     free(pl->host_of);
+    free(pl->kernel_of);
     free(pl->pid);
     free(pl->region);
     free(pl->group);

@@ -11,6 +11,8 @@
 struct vmpi_placement {
     int *vm_of;     /* world rank -> lowest world rank of its VM */
     int *host_of;   /* world rank -> lowest world rank of its host */
+    int *kernel_of; /* world rank -> lowest world rank running on its kernel (boot id): the
+                     * ranks that compete for its processors, emulated hosts included */
     int *pid;       /* world rank -> process id (in its own PID namespace) */
     char **hostname;
     uint64_t *region; /* world rank -> id of the host region it mapped, 0 if none */

@@ -376,7 +376,8 @@ int vmpi_rma_op(const char *fn, struct vmpi_win *w, const struct rma_op *o,
                             fn, (long)o->disp, (long)o->tcount, (long)(off + a),
                             (long)(off + z), o->target, (unsigned long long)t->size);
     }
-    w->fence_ops = true;
+    if (!w->lock_all && !t->lock && !(w->started && t->in_start))
+        w->fence_ops = true;
     if (!tbytes) {
         if (user)
             *user = done_req(w, MPI_SUCCESS);

@@ -239,6 +239,7 @@ int vmpi_rma_lock(const char *fn, struct vmpi_win *w, int type, int t, int asser
 int vmpi_rma_unlock(const char *fn, struct vmpi_win *w, int t);
 int vmpi_rma_lock_all(const char *fn, struct vmpi_win *w, int assert_);
 int vmpi_rma_unlock_all(const char *fn, struct vmpi_win *w);
+/* t < 0: every target of the epoch (callers handle MPI_PROC_NULL). */
 int vmpi_rma_flush(const char *fn, struct vmpi_win *w, int t, bool local);
 /* May origin `w` access target t now (an epoch covers it)? */
 bool vmpi_rma_in_epoch(const struct vmpi_win *w, int t);

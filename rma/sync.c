@@ -404,8 +404,6 @@ int vmpi_rma_unlock_all(const char *fn, struct vmpi_win *w)
 
 int vmpi_rma_flush(const char *fn, struct vmpi_win *w, int t, bool local)
 {
-    if (t == MPI_PROC_NULL)
-        return MPI_SUCCESS;
     if (!w->lock_all && (t < 0 ? w->nlocks == 0 : !w->t[t].lock))
         return vmpi_err(w->comm, MPI_ERR_RMA_SYNC,
                         "%s: no passive-target epoch (MPI_Win_lock or MPI_Win_lock_all) is open "

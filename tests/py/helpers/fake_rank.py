@@ -189,7 +189,7 @@ def shm(action):
 def nonet(barriers):
     pmi = PMI()
     pmi.init()
-    card = f"{os.getpid()}|fake-vm-{RANK}|fake-host-{RANK}|fake{RANK}|0"
+    card = f"{os.getpid()}|fake-vm-{RANK}|fake-host-{RANK}|fake{RANK}|0|fake-boot-{RANK}"
     r = pmi.query(f"cmd=put kvsname={pmi.kvsname} key=vmpi-card-{RANK} value={card}")
     assert r == "cmd=put_result rc=0 msg=success", r
     for _ in range(barriers):
