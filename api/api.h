@@ -15,12 +15,28 @@
 
 _Noreturn void vmpi_api_not_initialized(const char *fname);
 
-/* MPI calls outside Init..Finalize print a clear message and exit. */
-#define VMPI_ENTER(fname)                                   \
-    do {                                                    \
-        if (VMPI_UNLIKELY(vmpi_g.state != 1))               \
-            vmpi_api_not_initialized(fname);                \
-    } while (0)
+static inline int vmpi_api_enter(const char *fname)
+{
+    if (VMPI_UNLIKELY(vmpi_g.state != 1))
+        vmpi_api_not_initialized(fname);
+    if (vmpi_api_depth++ == 0 && VMPI_UNLIKELY(vmpi_async_on))
+        vmpi_async_acquire();
+    return 0;
+}
+
+static inline void vmpi_api_leave(int *scope)
+{
+    (void)scope;
+    if (--vmpi_api_depth == 0 && VMPI_UNLIKELY(vmpi_async_on || vmpi_async_wanted))
+        vmpi_async_leave();
+}
+
+/* MPI calls outside Init..Finalize print a clear message and exit. The
+ * scope variable marks the call as inside MPI until the function returns,
+ * by whichever path (core/async.c: the progress helper's lock). */
+#define VMPI_ENTER(fname)                                                          \
+    __attribute__((cleanup(vmpi_api_leave))) int vmpi_api_scope_ = vmpi_api_enter(fname); \
+    (void)vmpi_api_scope_
 
 /* Argument check helpers: each returns the error code from the enclosing
  * function when the check fails. */

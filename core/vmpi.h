@@ -366,6 +366,14 @@ void vmpi_req_pool_finalize(void);
 
 /* ---- progress ----------------------------------------------------------- */
 int vmpi_progress(void); /* polls every channel once; returns events handled */
+/* Asynchronous progress (core/async.c): a helper thread polls while the
+ * application is outside MPI, for as long as something wants it. */
+extern int vmpi_api_depth;     /* MPI calls the application is inside (nested count) */
+extern bool vmpi_async_on;     /* the helper runs: outermost calls take its lock */
+extern bool vmpi_async_wanted;
+void vmpi_async_want(bool on); /* takes effect when the outermost MPI call returns */
+void vmpi_async_acquire(void);
+void vmpi_async_leave(void);   /* outermost return: drop the lock, start or stop the helper */
 /* One-sided communication (rma/): windows whose targets are served by
  * active messages, polled by every progress call. */
 extern bool vmpi_rma_am_active;

@@ -10,9 +10,10 @@
  * applies it. Messages from one origin match in the order they were sent,
  * and each is applied before the next is looked at, so one origin's
  * operations take effect in order, and the reply to a flush or an unlock
- * means every earlier request of that origin has been applied. A target
- * that makes no MPI calls serves nobody: an origin's passive-target epoch
- * then waits until it does. */
+ * means every earlier request of that origin has been applied. While this
+ * process serves a window, a helper thread (core/async.c) makes the same
+ * progress calls whenever the application is outside MPI, so a target
+ * that computes for a long time still serves its origins. */
 #include "rma.h"
 #include "../core/dtype_impl.h"
 
@@ -31,6 +32,7 @@ void vmpi_rma_am_enable(struct vmpi_win *w)
     served = w;
     w->am_active = true;
     vmpi_rma_am_active = true;
+    vmpi_async_want(true);
 }
 
 void vmpi_rma_am_disable(struct vmpi_win *w)
@@ -45,6 +47,7 @@ void vmpi_rma_am_disable(struct vmpi_win *w)
         w->next->prev = w->prev;
     w->am_active = false;
     vmpi_rma_am_active = served != NULL;
+    vmpi_async_want(vmpi_rma_am_active);
 }
 
 /* ---- the origin's side ---------------------------------------------------------- */
