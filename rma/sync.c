@@ -346,7 +346,8 @@ int vmpi_rma_lock(const char *fn, struct vmpi_win *w, int type, int t, int asser
         return MPI_SUCCESS;
     if (w->lock_all || w->t[t].lock)
         return vmpi_err(w->comm, MPI_ERR_RMA_SYNC, "%s: rank %d of the window is already "
-                        "locked by this process%s", fn, t, w->lock_all ? " (MPI_Win_lock_all)" : "");
+                        "locked by this process%s", fn, t,
+                        w->lock_all ? " (MPI_Win_lock_all)" : "");
     int err = lock_one(w, t, type, assert_ & MPI_MODE_NOCHECK);
     if (err) {
         w->t[t].lock = 0;

@@ -286,7 +286,6 @@ int vmpi_win_create(void *base, MPI_Aint size, int disp_unit, struct vmpi_comm *
         return vmpi_err(c, MPI_ERR_NO_MEM, "%s: out of memory", fn);
     }
     w->handle = VMPI_HMAKE(VMPI_HK_INDIRECT, VMPI_OBJ_WIN, idx_h);
-    snprintf(w->name, sizeof w->name, "window %u", idx_h);
     *out = w;
     return MPI_SUCCESS;
 }

@@ -45,13 +45,17 @@ enum {
     SENT = -7777 /* result-buffer elements no operation may write */
 };
 
-enum op { PUT, GET, ACC_SUM, ACC_REPLACE, GACC_SUM, GACC_NOOP, FOP, CAS, RPUT, RGET, RACC, RGACC, NOPS };
+enum op {
+    PUT, GET, ACC_SUM, ACC_REPLACE, GACC_SUM, GACC_NOOP, FOP, CAS, RPUT, RGET, RACC, RGACC, NOPS
+};
 static const char *const op_name[NOPS] = {
     "Put", "Get", "Accumulate(SUM)", "Accumulate(REPLACE)", "Get_accumulate(SUM)",
     "Get_accumulate(NO_OP)", "Fetch_and_op", "Compare_and_swap", "Rput", "Rget",
     "Raccumulate(SUM)", "Rget_accumulate(SUM)"};
 
-enum sync { FENCE, PSCW, LOCK_SHARED, LOCK_EXCL_FLUSH, LOCKALL_FLUSHALL, LOCKALL_FLUSHLOCAL, NSYNC };
+enum sync {
+    FENCE, PSCW, LOCK_SHARED, LOCK_EXCL_FLUSH, LOCKALL_FLUSHALL, LOCKALL_FLUSHLOCAL, NSYNC
+};
 static const char *const sync_name[NSYNC] = {
     "fence", "post/start/complete/wait", "lock shared", "lock exclusive+flush",
     "lock_all+flush_all", "lock_all+flush_local"};
@@ -276,7 +280,8 @@ static void issue(int t, MPI_Request *rq, int *nrq)
         else if (op == CAS) {
             /* same origin, same element: accumulate ordering keeps them in order */
             OK(MPI_Compare_and_swap(&cas_nbo, &cas_bad, &cas_nb[0], MPI_INT, t, disp(t, 1), w.win));
-            OK(MPI_Compare_and_swap(&cas_nbo, &cas_good, &cas_nb[1], MPI_INT, t, disp(t, 1), w.win));
+            OK(MPI_Compare_and_swap(&cas_nbo, &cas_good, &cas_nb[1], MPI_INT, t, disp(t, 1),
+                                    w.win));
         } else
             for (int l = 0; l < NLAY; l++)
                 issue_layout(&lay[l], t, rq, nrq);
