@@ -285,7 +285,8 @@ int vmpi_core_incoming(int src, const struct vmpi_hdr *h, const void *pay, size_
     u->pullbuf = NULL;
     u->waiter = NULL;
     vmpi_g.unexp_bytes += hold;
-    memcpy(u->data, pay, paylen);
+    if (paylen) /* a zero-byte self send may come with a NULL buffer */
+        memcpy(u->data, pay, paylen);
     u->next = NULL;
     u->prev = uq_tail;
     if (uq_tail)
