@@ -58,8 +58,15 @@ static void pend_add(struct vmpi_win *w, struct vmpi_req *req, struct vmpi_req *
     struct win_pend *p = malloc(sizeof *p);
     if (!p)
         vmpi_fatal("rma: out of memory tracking a request");
-    *p = (struct win_pend){w->pend, req, user, buf, target, expect, status};
+    *p = (struct win_pend){w->pend, req, user, buf, target, expect, status, false};
     w->pend = p;
+}
+
+void vmpi_rma_pend_net(struct vmpi_win *w, struct vmpi_req *req, struct vmpi_req *user,
+                       void *buf, int t)
+{
+    pend_add(w, req, user, buf, t, 0, NULL);
+    w->pend->net = true;
 }
 
 /* Retires completed requests; a reply shorter than expected is the
@@ -90,17 +97,27 @@ void vmpi_rma_reap(struct vmpi_win *w)
     }
 }
 
-void vmpi_rma_wait_pending(struct vmpi_win *w, int t)
+static void wait_for(struct vmpi_win *w, int t, bool net_only)
 {
     for (;;) {
         vmpi_rma_reap(w);
         bool left = false;
         for (struct win_pend *p = w->pend; p && !left; p = p->next)
-            left = t < 0 || p->target == t;
+            left = (t < 0 || p->target == t) && (p->net || !net_only);
         if (!left)
             return;
         vmpi_progress();
     }
+}
+
+void vmpi_rma_wait_pending(struct vmpi_win *w, int t)
+{
+    wait_for(w, t, false);
+}
+
+void vmpi_rma_wait_net(struct vmpi_win *w, int t)
+{
+    wait_for(w, t, true);
 }
 
 int vmpi_rma_am_send(struct vmpi_win *w, int t, void *msg, size_t len, void *rbuf,

@@ -2,8 +2,10 @@
  * Compare_and_swap on one target.
  *
  * A direct target's memory is mapped here, so the operation is carried out
- * at once by this process; an am target gets a request (am.c) that its
- * process applies with the same function, vmpi_rma_apply.
+ * at once by this process; a net target takes Put and Get of contiguous
+ * target data as libfabric writes and reads; an am target (and a net
+ * target for everything else) gets a request (am.c) that its process
+ * applies with the same function, vmpi_rma_apply.
  *
  * Atomicity of accumulates (MPI-3.1 11.7.1: per basic element, among
  * accumulates with the same basic type): an element of 1, 2, 4 or 8 bytes
@@ -293,6 +295,40 @@ static int direct_op(const char *fn, struct vmpi_win *w, const struct rma_op *o,
     return MPI_SUCCESS;
 }
 
+/* Put or Get of contiguous target data by a libfabric write or read. A
+ * non-contiguous Put origin is packed first; the copy lives until the
+ * write has completed. */
+static int net_op(const char *fn, struct vmpi_win *w, const struct rma_op *o, MPI_Aint off,
+                  size_t tbytes, struct vmpi_req **user)
+{
+    struct win_target *t = &w->t[o->target];
+    void *tmp = NULL;
+    char *buf;
+    if (o->kind == RMA_GET || vmpi_dtype_is_contig(o->odt)) {
+        const void *b = o->kind == RMA_GET ? o->raddr : o->oaddr;
+        buf = (char *)b + vmpi_dtype_true_lb(o->odt);
+    } else {
+        if (!(buf = tmp = malloc(tbytes)))
+            return vmpi_err(w->comm, MPI_ERR_NO_MEM, "%s: out of memory packing %zu bytes", fn,
+                            tbytes);
+        vmpi_dtype_pack(tmp, o->oaddr, o->ocount, o->odt, 0, tbytes);
+    }
+    struct vmpi_req *r = vmpi_req_alloc(VMPI_REQ_RMA), *u = NULL;
+    if (user) {
+        u = vmpi_req_alloc(VMPI_REQ_RMA);
+        u->comm = w->comm;
+        vmpi_comm_retain(u->comm);
+        *user = u;
+    }
+    vmpi_rma_pend_net(w, r, u, tmp, o->target);
+    uint64_t at = t->net_addr + (uint64_t)(off + vmpi_dtype_true_lb(o->tdt));
+    if (o->kind == RMA_PUT)
+        vmpi_ofi_write(t->world, buf, tbytes, at, t->net_key, r);
+    else
+        vmpi_ofi_read(t->world, buf, tbytes, at, t->net_key, r);
+    return MPI_SUCCESS;
+}
+
 /* The request message of an am operation: header, the target type's runs,
  * then the packed origin data (CAS: compare value, then origin value). */
 static int am_op(const char *fn, struct vmpi_win *w, const struct rma_op *o, size_t tbytes,
@@ -389,6 +425,9 @@ int vmpi_rma_op(const char *fn, struct vmpi_win *w, const struct rma_op *o,
             *user = done_req(w, rc);
         return rc;
     }
+    if (t->net && (o->kind == RMA_PUT || o->kind == RMA_GET) && vmpi_dtype_is_contig(o->tdt) &&
+        (o->kind == RMA_PUT || vmpi_dtype_is_contig(o->odt)))
+        return net_op(fn, w, o, off, tbytes, user);
     struct vmpi_req *u = NULL;
     bool replies = o->kind != RMA_PUT && o->kind != RMA_ACC;
     if (user) {

@@ -2,10 +2,13 @@
  * active-message service for targets whose memory this process cannot map
  * (am.c), and synchronization (sync.c).
  *
- * Every target of a window is reached in one of two ways, fixed when the
+ * Every target of a window is reached in one of these ways, fixed when the
  * window is made:
  *   direct  the target's window memory is mapped here (same VM, or another
  *           VM of this host through the region): loads, stores and atomics;
+ *   net     another host whose window memory is registered with the
+ *           network (a provider with RMA): Put and Get of contiguous target
+ *           data are libfabric writes and reads; everything else is am;
  *   am      a request message to the target's process, which applies it to
  *           its memory when it makes MPI progress (any MPI call) and answers
  *           reads; requests from one origin are applied in order.
@@ -16,6 +19,7 @@
 #ifndef VMPI_RMA_RMA_H
 #define VMPI_RMA_RMA_H
 
+#include "../channel/ofi/ofi.h"
 #include "../core/vmpi.h"
 #include "vmpi/lock.h"
 
@@ -56,6 +60,8 @@ struct win_target {
     uint8_t lock;            /* 0, or the MPI_LOCK_* type held on it */
     uint8_t dirty;           /* am requests sent since its last flush */
     uint8_t in_start;        /* a member of the current MPI_Win_start group */
+    uint8_t net;             /* reachable by libfabric RMA at (net_addr, net_key) */
+    uint64_t net_addr, net_key;
 };
 
 /* A region attached to a dynamic window (target side). */
@@ -73,6 +79,7 @@ struct win_pend {
     int target;
     size_t expect;           /* a reply's bytes (fewer: the target refused) */
     int *status;             /* a control reply's error word */
+    bool net;                /* a libfabric write or read */
 };
 
 /* A lock request of a process that cannot reach our control block, waiting
@@ -103,6 +110,7 @@ struct vmpi_win {
     int node_kind;
     bool node_leader;        /* this rank allocated node_mem */
     void *own_mem;           /* private Win_allocate memory */
+    struct vmpi_ofi_mem net_mem; /* this rank's memory as the network exposes it */
     /* epochs at this origin */
     bool fence_open;         /* a fence without NOSUCCEED opened one */
     bool fence_ops;          /* operations issued since that fence */
@@ -224,6 +232,11 @@ int vmpi_rma_am_unlock(struct vmpi_win *w, int t, int type);
 int vmpi_rma_am_flush(struct vmpi_win *w, int t);
 /* Waits for this process's pending requests (target t, or all with -1). */
 void vmpi_rma_wait_pending(struct vmpi_win *w, int t);
+/* Waits for its libfabric writes and reads to target t only. */
+void vmpi_rma_wait_net(struct vmpi_win *w, int t);
+/* Tracks a libfabric operation: req completes `user` too; buf is freed. */
+void vmpi_rma_pend_net(struct vmpi_win *w, struct vmpi_req *req, struct vmpi_req *user,
+                       void *buf, int t);
 void vmpi_rma_reap(struct vmpi_win *w);
 
 /* sync.c */

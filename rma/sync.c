@@ -322,6 +322,8 @@ static int unlock_one(struct vmpi_win *w, int t)
     x->lock = 0;
     int err;
     if (!x->ctl && !(held & HELD_NOCHECK)) {
+        /* Writes must have landed before another process may lock. */
+        vmpi_rma_wait_net(w, t);
         err = vmpi_rma_am_unlock(w, t, held_type(held));
         vmpi_rma_wait_pending(w, t);
     } else {

@@ -16,7 +16,12 @@
  * nodes), in a per-window file in the VM's /dev/shm that is unlinked as
  * soon as every member has mapped it (VM nodes), or in private memory
  * (a node of one). Offsets of the block travel in an allgather over the
- * window's communicator and are checked against the leader's slice. */
+ * window's communicator and are checked against the leader's slice.
+ *
+ * A window whose ranks span several nodes, where every rank has the
+ * network's RMA, registers each rank's memory with the network and a third
+ * allgather hands out (address, key): other hosts then put and get by
+ * libfabric writes and reads (VMPI_RMA_NET=0 keeps them on messages). */
 #include "rma.h"
 #include "../channel/ivshmem/ivshmem.h"
 #include "../locality/locality.h"
@@ -43,6 +48,13 @@ struct win_card {
     uint64_t area_off;  /* Win_create: the area offset of its memory in the region, or ~0 */
     uint64_t node_off;  /* the node's leader: its block's area offset (region nodes) */
     int64_t node_kind;  /* the node's leader: NODE_*, or 0 when it could not allocate */
+    int64_t net;        /* round 1: this rank can use the network's RMA */
+};
+
+/* Round 3: how the network reaches a rank's memory. */
+struct net_card {
+    uint64_t addr, key;
+    int64_t ok;
 };
 
 #define CTL_BYTES sizeof(struct vmpi_win_ctl)
@@ -97,6 +109,8 @@ static void *node_alloc(struct vmpi_win *w, size_t bytes, int leader_world, bool
 
 static void win_release(struct vmpi_win *w)
 {
+    if (w->net_mem.mr)
+        vmpi_ofi_unexpose(&w->net_mem);
     if (w->node_mem) {
         if (w->node_kind == NODE_REGION) {
             if (w->node_leader)
@@ -116,6 +130,28 @@ static void win_release(struct vmpi_win *w)
     if (w->comm)
         vmpi_comm_free(w->comm);
     free(w);
+}
+
+/* Round 3: every rank exposes its memory to the network; targets on other
+ * hosts that did are reached by libfabric writes and reads from then on. */
+static void net_expose(struct vmpi_win *w, const char *fn)
+{
+    struct net_card me = {0, 0, 0}, *nc = calloc((size_t)w->size, sizeof *nc);
+    if (!nc)
+        vmpi_fatal("%s: out of memory", fn);
+    char *mine = w->t[w->rank].base;
+    if (mine && vmpi_ofi_expose(mine, (size_t)w->my_size, &w->net_mem))
+        me = (struct net_card){w->net_mem.addr, w->net_mem.key, 1};
+    vmpi_coll_allgather(&me, nc, sizeof me, vmpi_dtype_get(MPI_BYTE), w->comm);
+    for (int r = 0; r < w->size; r++) {
+        struct win_target *t = &w->t[r];
+        if (!t->base && nc[r].ok && vmpi_ofi_rma_to(t->world)) {
+            t->net = 1;
+            t->net_addr = nc[r].addr;
+            t->net_key = nc[r].key;
+        }
+    }
+    free(nc);
 }
 
 int vmpi_win_create(void *base, MPI_Aint size, int disp_unit, struct vmpi_comm *c, int flavor,
@@ -157,7 +193,9 @@ int vmpi_win_create(void *base, MPI_Aint size, int disp_unit, struct vmpi_comm *
         w->rank_of_world[vmpi_comm_world_rank(c, r)] = r;
 
     /* Round 1: sizes, units, and where Win_create memory lies. */
-    struct win_card me = {size, disp_unit, ~(uint64_t)0, 0, 0};
+    struct win_card me = {size, disp_unit, ~(uint64_t)0, 0, 0,
+                          flavor != MPI_WIN_FLAVOR_DYNAMIC && vmpi_ofi_rma_on() &&
+                              vmpi_env_u64("VMPI_RMA_NET", 1, 0, 1)};
     if (flavor == MPI_WIN_FLAVOR_CREATE && size > 0 &&
         !vmpi_ivshmem_heap_off(base, (size_t)size, &me.area_off))
         me.area_off = ~(uint64_t)0;
@@ -270,7 +308,12 @@ int vmpi_win_create(void *base, MPI_Aint size, int disp_unit, struct vmpi_comm *
         }
         idx++;
     }
+    bool net = nnode < w->size;
+    for (int r = 0; r < w->size && net; r++)
+        net = cards[r].net != 0;
     free(cards);
+    if (net)
+        net_expose(w, fn);
     w->base = flavor == MPI_WIN_FLAVOR_DYNAMIC ? NULL : w->t[w->rank].base;
     if (owns_mem)
         memcpy(baseptr, &w->base, sizeof w->base);

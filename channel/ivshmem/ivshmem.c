@@ -136,6 +136,20 @@ static uint64_t page_up(uint64_t v)
     return (v + 4095) & ~4095ull;
 }
 
+/* Half the region, less this job's channels, shared by its ranks on this
+ * host (so a second job of the same shape still fits), between 16 MiB and
+ * 1 GiB per rank: window memory across VMs comes from here. Every rank
+ * maps the same region, so all compute the same value. */
+static uint64_t default_heap(const struct vmpi_area_hdr *d)
+{
+    uint64_t n = d->nlocal ? d->nlocal : 1;
+    uint64_t chans = n * n * d->pair_stride + n * VMPI_CSLOT_BYTES;
+    uint64_t half = vmpi_region.size / 2;
+    uint64_t h = half > chans ? (half - chans) / n : 0;
+    h = h < (16u << 20) ? 16u << 20 : h > (1u << 30) ? 1u << 30 : h;
+    return h & ~4095ull;
+}
+
 void vmpi_ivshmem_plan(struct vmpi_area_hdr *d, int nranks, int nlocal)
 {
     memset(d, 0, sizeof *d);
@@ -149,8 +163,8 @@ void vmpi_ivshmem_plan(struct vmpi_area_hdr *d, int nranks, int nlocal)
         vmpi_fatal("VMPI_IVSHMEM_RING_CELLS=%u is not a power of two", d->ncells);
     d->nslots = (uint32_t)vmpi_env_u64("VMPI_IVSHMEM_BULK_SLOTS", 8, 2, 1024);
     d->slot_bytes = vmpi_env_u64("VMPI_IVSHMEM_BULK_SLOT_BYTES", 65536, 4096, 1u << 26) & ~63ull;
-    d->heap_bytes = page_up(vmpi_env_u64("VMPI_IVSHMEM_HEAP", 16u << 20, 0, 1ull << 36));
     d->pair_stride = vmpi_pair_stride(d->ncells, d->nslots, d->slot_bytes);
+    d->heap_bytes = page_up(vmpi_env_u64("VMPI_IVSHMEM_HEAP", default_heap(d), 0, 1ull << 36));
     d->vmtab_off = sizeof *d;
     d->vmlist_off = d->vmtab_off + 8ull * d->nvm;
     d->cslot_off = page_up(d->vmlist_off + (uint64_t)nranks);

@@ -29,6 +29,11 @@
  * the receiver pre-posts tagged receives for the chunks straight into its
  * buffer, then sends CTS with their tag; the sender sends the chunks.
  *
+ * One-sided access (rma/ windows, vmpi_ofi_write/read): window memory is
+ * registered for remote reads and writes, and writes ask for delivery
+ * completion, so a completed write is visible at the target: a flush needs
+ * no message of its own.
+ *
  * Memory registration follows the provider's mr_mode: local buffers are
  * registered only under FI_MR_LOCAL, keys are chosen by us unless
  * FI_MR_PROV_KEY, remote addresses are offsets unless FI_MR_VIRT_ADDR.
@@ -89,7 +94,7 @@ struct ofi_cts {
 };
 
 /* Every operation's context starts with the provider's scratch space. */
-enum { CTX_RX = 1, CTX_TX, CTX_CHUNK };
+enum { CTX_RX = 1, CTX_TX, CTX_CHUNK, CTX_RMA };
 struct ofi_ctx {
     struct fi_context2 fc;
     int kind;
@@ -127,6 +132,19 @@ struct xfer {
         struct ofi_ctx c;
         struct xfer *x;
     } ch[];
+};
+
+/* A one-sided write or read of a window (vmpi_ofi_write/read), in pieces
+ * of at most chunk_max bytes that may complete in any order. */
+struct rma_op {
+    struct vmpi_req *req;
+    size_t left; /* pieces not yet completed */
+    int world;
+};
+struct rma_piece {
+    struct ofi_ctx c;
+    struct rma_op *op;
+    struct fid_mr *mr;
 };
 
 /* A send buffer exposed for fi_read until the receiver's FIN. */
@@ -174,6 +192,7 @@ static void **slabs;
 static int nslabs;
 static unsigned tx_busy;             /* fi_tsend() not yet completed */
 static unsigned nxfers;              /* rendezvous transfers under way */
+static unsigned nrma;                /* one-sided operations under way */
 static struct xfer *posting;
 static bool flush_needed;            /* queued packets, stash, owed credits */
 
@@ -691,6 +710,8 @@ static _Noreturn void cq_failed(void)
         world = ((struct buf *)c)->p->world;
     else if (c && c->kind == CTX_CHUNK)
         world = ((struct chunk *)c)->x->p->world;
+    else if (c && c->kind == CTX_RMA)
+        world = ((struct rma_piece *)c)->op->world;
     char detail[256];
     const char *prov = fi_cq_strerror(cq, e.prov_errno, e.err_data, detail, sizeof detail);
     if (world >= 0)
@@ -718,6 +739,16 @@ static int cq_drain(void)
         } else if (c->kind == CTX_TX) {
             tx_busy--;
             tx_put((struct buf *)c);
+        } else if (c->kind == CTX_RMA) {
+            struct rma_piece *pc = (struct rma_piece *)c;
+            struct rma_op *o = pc->op;
+            mr_close(pc->mr);
+            free(pc);
+            if (--o->left == 0) {
+                vmpi_req_complete(o->req);
+                nrma--;
+                free(o);
+            }
         } else {
             struct chunk *ch = (struct chunk *)c;
             struct xfer *x = ch->x;
@@ -784,7 +815,7 @@ static int ofi_poll(void)
 
 static bool ofi_busy(void)
 {
-    if (tx_busy || nxfers || posting)
+    if (tx_busy || nxfers || nrma || posting)
         return true;
     for (int i = 0; i < npeers; i++)
         if (peers[i].q_head)
@@ -874,7 +905,9 @@ static struct fi_info *query(bool want_rma)
     struct fi_info *hints = lf.dupinfo(NULL), *out = NULL;
     if (!hints)
         vmpi_fatal("ofi: out of memory");
-    hints->caps = FI_TAGGED | (want_rma ? FI_RMA | FI_READ | FI_REMOTE_READ : 0);
+    hints->caps = FI_TAGGED | (want_rma ? FI_RMA | FI_READ | FI_REMOTE_READ | FI_WRITE |
+                                                  FI_REMOTE_WRITE
+                                            : 0);
     hints->mode = FI_CONTEXT | FI_CONTEXT2;
     hints->ep_attr->type = FI_EP_RDM;
     hints->domain_attr->threading = FI_THREAD_DOMAIN;
@@ -1097,4 +1130,81 @@ const char *vmpi_ofi_provider(void)
 const char *vmpi_ofi_rndv_mode(void)
 {
     return rma ? "RMA read" : "pipelined sends";
+}
+
+/* ---- one-sided access ---------------------------------------------------- */
+
+bool vmpi_ofi_rma_to(int world)
+{
+    return rma && world >= 0 && world < vmpi_g.size && peer_of && peer_of[world];
+}
+
+bool vmpi_ofi_rma_on(void)
+{
+    return opened && rma;
+}
+
+bool vmpi_ofi_expose(void *base, size_t len, struct vmpi_ofi_mem *m)
+{
+    if (!rma || !base || !len)
+        return false;
+    struct fid_mr *mr = mr_reg(base, len, FI_REMOTE_READ | FI_REMOTE_WRITE, NULL);
+    m->mr = mr;
+    m->addr = mr_virt ? (uint64_t)(uintptr_t)base : 0;
+    m->key = fi_mr_key(mr);
+    return true;
+}
+
+void vmpi_ofi_unexpose(struct vmpi_ofi_mem *m)
+{
+    mr_close(m->mr);
+    m->mr = NULL;
+}
+
+static void rma_start(bool write, int world, char *buf, size_t len, uint64_t raddr,
+                      uint64_t key, struct vmpi_req *req)
+{
+    struct ofi_peer *p = peer_of[world];
+    struct rma_op *o = malloc(sizeof *o);
+    if (!o)
+        vmpi_fatal("ofi: out of memory for a one-sided operation");
+    *o = (struct rma_op){req, len ? (len + chunk_max - 1) / chunk_max : 1, world};
+    nrma++;
+    for (size_t off = 0, i = 0, n = o->left; i < n; i++, off += chunk_max) {
+        size_t k = len - off < chunk_max ? len - off : chunk_max;
+        struct rma_piece *pc = calloc(1, sizeof *pc);
+        if (!pc)
+            vmpi_fatal("ofi: out of memory for a one-sided operation");
+        pc->c.kind = CTX_RMA;
+        pc->op = o;
+        void *desc = NULL;
+        pc->mr = local_reg(buf + off, k, write ? FI_WRITE : FI_READ, &desc);
+        struct iovec iov = {buf + off, k};
+        struct fi_rma_iov riov = {raddr + off, k, key};
+        struct fi_msg_rma msg = {.msg_iov = &iov, .desc = &desc, .iov_count = 1,
+                                 .addr = p->addr, .rma_iov = &riov, .rma_iov_count = 1,
+                                 .context = &pc->c};
+        for (;;) {
+            ssize_t rc = write ? fi_writemsg(ep, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE)
+                               : fi_readmsg(ep, &msg, FI_COMPLETION);
+            if (rc == 0)
+                break;
+            if (rc != -FI_EAGAIN)
+                vmpi_fatal("ofi: cannot %s rank %d's window memory: %s",
+                           write ? "write" : "read", world, lf.strerror((int)-rc));
+            ofi_poll();
+        }
+    }
+}
+
+void vmpi_ofi_write(int world, const void *buf, size_t len, uint64_t raddr, uint64_t key,
+                    struct vmpi_req *req)
+{
+    rma_start(true, world, (char *)buf, len, raddr, key, req);
+}
+
+void vmpi_ofi_read(int world, void *buf, size_t len, uint64_t raddr, uint64_t key,
+                   struct vmpi_req *req)
+{
+    rma_start(false, world, buf, len, raddr, key, req);
 }
