@@ -9,7 +9,9 @@
 #                server (UCX over TCP, what UCX picks between real VMs)
 # then the contended exclusive-lock benchmark (bench/rma_lock): 8 ranks in
 # two VMs, all locking rank 0's window, opportunistic ticket vs
-# spin-then-park ticket window locks (VMPI_RMA_LOCK).
+# spin-then-park ticket window locks (VMPI_RMA_LOCK); last, vmpi between
+# two emulated hosts (vmpirun --hosts 2): Put and Get by libfabric RMA
+# (default) against active messages (VMPI_RMA_NET=0).
 #   sh bench/rma.sh [BUILD_DIR]   (REPS=N repetitions, TESTS="put_lat ..."
 #                                  a subset, SYNCS="flush ..." the modes)
 set -e
@@ -45,6 +47,13 @@ for t in ${TESTS:-put_lat get_lat acc_lat fop_lat put_bw get_bw}; do
         echo "### rma -t $t -w allocate -s $s $m: median of $reps interleaved runs"
         cmp "-t $t -w allocate -s $s $m"
     done
+done
+for t in ${NET_TESTS:-put_lat get_lat}; do
+    echo
+    echo "### rma -t $t -w allocate -s flush -m 8:1048576, two hosts: median of $reps interleaved runs"
+    python3 "$here/compare.py" --reps "$reps" \
+        --run vmpi-net="$run --hosts 2 $build/bench/rma -t $t -m 8:1048576" \
+        --run vmpi-am="$run --hosts 2 -x VMPI_RMA_NET=0 $build/bench/rma -t $t -m 8:1048576"
 done
 echo
 echo "### rma_lock: 8 ranks in two VMs, exclusive locks on rank 0 (acquisitions/s), median of $reps"

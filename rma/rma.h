@@ -109,7 +109,7 @@ struct vmpi_win {
     size_t node_bytes;
     int node_kind;
     bool node_leader;        /* this rank allocated node_mem */
-    void *own_mem;           /* private Win_allocate memory */
+    void *own_mem;           /* Win_allocate memory in this rank's heap slice */
     struct vmpi_ofi_mem net_mem; /* this rank's memory as the network exposes it */
     /* epochs at this origin */
     bool fence_open;         /* a fence without NOSUCCEED opened one */

@@ -12,6 +12,11 @@
  *                           _shared (MPI's default), each start rounded up
  *                           to a cache line for _allocate
  *
+ * except that MPI_Win_allocate on a region node takes each member's memory
+ * from its own heap slice (its area offset travels in the second
+ * allgather, like Win_create memory in the region): one slice need not
+ * hold the whole node's windows.
+ *
  * The block lives in the leader's heap slice of the host region (region
  * nodes), in a per-window file in the VM's /dev/shm that is unlinked as
  * soon as every member has mapped it (VM nodes), or in private memory
@@ -45,7 +50,8 @@ struct vmpi_win *vmpi_win_get(MPI_Win h)
 /* What each rank publishes when a window is made. */
 struct win_card {
     int64_t size, disp_unit;
-    uint64_t area_off;  /* Win_create: the area offset of its memory in the region, or ~0 */
+    uint64_t area_off;  /* region memory of Win_create (round 1) or split Win_allocate
+                         * (round 2): its area offset, or ~0 */
     uint64_t node_off;  /* the node's leader: its block's area offset (region nodes) */
     int64_t node_kind;  /* the node's leader: NODE_*, or 0 when it could not allocate */
     int64_t net;        /* round 1: this rank can use the network's RMA */
@@ -109,6 +115,8 @@ static void *node_alloc(struct vmpi_win *w, size_t bytes, int leader_world, bool
 
 static void win_release(struct vmpi_win *w)
 {
+    if (w->own_mem)
+        vmpi_ivshmem_free(w->own_mem);
     if (w->net_mem.mr)
         vmpi_ofi_unexpose(&w->net_mem);
     if (w->node_mem) {
@@ -217,7 +225,10 @@ int vmpi_win_create(void *base, MPI_Aint size, int disp_unit, struct vmpi_comm *
     size_t block = (size_t)nnode * CTL_BYTES;
     seg_at = block;
     bool owns_mem = flavor == MPI_WIN_FLAVOR_ALLOCATE || flavor == MPI_WIN_FLAVOR_SHARED;
-    if (owns_mem)
+    int leader_world = vmpi_comm_world_rank(c, leader);
+    bool region = nnode > 1 && vmpi_locality_shared_region(my_world);
+    bool split = region && flavor == MPI_WIN_FLAVOR_ALLOCATE;
+    if (owns_mem && !split)
         for (int r = 0; r < w->size; r++)
             if (vmpi_locality_shared_id(vmpi_comm_world_rank(c, r)) == sid)
                 block += seg_round(flavor, (size_t)cards[r].size);
@@ -228,11 +239,14 @@ int vmpi_win_create(void *base, MPI_Aint size, int disp_unit, struct vmpi_comm *
                         "%s: only %d of the communicator's %d ranks share memory with rank %d",
                         fn, nnode, c->size, c->rank);
     }
-    int leader_world = vmpi_comm_world_rank(c, leader);
-    bool region = nnode > 1 && vmpi_locality_shared_region(my_world);
 
-    /* Round 2: the leader's block. */
+    /* Round 2: the leader's block (and, split, every member's memory). */
     me.node_kind = 0;
+    bool mine_ok = true;
+    if (split && size > 0) {
+        w->own_mem = vmpi_ivshmem_alloc(seg_round(flavor, (size_t)size));
+        mine_ok = w->own_mem && vmpi_ivshmem_heap_off(w->own_mem, (size_t)size, &me.area_off);
+    }
     w->node_bytes = block;
     w->node_leader = w->rank == leader;
     if (w->node_leader) {
@@ -271,7 +285,7 @@ int vmpi_win_create(void *base, MPI_Aint size, int disp_unit, struct vmpi_comm *
     }
     /* Every rank must know whether all could map the block before any
      * uses it; the leader unlinks the file once all have it. */
-    int ok = kind != 0 && w->node_mem != NULL, all_ok;
+    int ok = kind != 0 && w->node_mem != NULL && mine_ok, all_ok;
     vmpi_coll_allreduce(&ok, &all_ok, 1, vmpi_dtype_get(MPI_INT), MPI_LAND, w->comm);
     if (w->node_leader && kind == NODE_FILE) {
         char name[128];
@@ -281,9 +295,10 @@ int vmpi_win_create(void *base, MPI_Aint size, int disp_unit, struct vmpi_comm *
         free(cards);
         win_release(w);
         return vmpi_err(c, MPI_ERR_NO_MEM,
-                        "%s: a node of the window could not get %zu bytes of shared memory "
-                        "(the host region's heap slice is VMPI_IVSHMEM_HEAP bytes per rank)",
-                        fn, block);
+                        "%s: a rank of the window could not get its shared memory (%zu-byte "
+                        "node block%s; the host region's heap slice is VMPI_IVSHMEM_HEAP "
+                        "bytes per rank)", fn, block,
+                        split && !mine_ok ? ", and this rank's own window memory" : "");
     }
 
     /* How this rank reaches each target. */
@@ -297,9 +312,18 @@ int vmpi_win_create(void *base, MPI_Aint size, int disp_unit, struct vmpi_comm *
         if (vmpi_locality_shared_id(t->world) != sid)
             continue;
         t->ctl = (struct vmpi_win_ctl *)(node + (size_t)idx * CTL_BYTES);
-        if (owns_mem) {
+        if (owns_mem && !split) {
             t->base = node + seg_at;
             seg_at += seg_round(flavor, (size_t)cards[r].size);
+        } else if (split) {
+            if (r == w->rank)
+                t->base = w->own_mem;
+            else if (t->size > 0 &&
+                     !(t->base = vmpi_ivshmem_heap_ptr(t->world, cards[r].area_off, t->size)))
+                vmpi_fatal("%s: rank %d's window memory (%llu bytes at area offset %llu) is "
+                           "not inside its heap slice of the host region", fn, r,
+                           (unsigned long long)t->size,
+                           (unsigned long long)cards[r].area_off);
         } else if (flavor == MPI_WIN_FLAVOR_CREATE) {
             if (r == w->rank)
                 t->base = base;

@@ -97,7 +97,7 @@ options:
                          ranks are placed in blocks within each host
                          (needs root)
   --ivshmem-size SIZE    size of each host's region with --vms, in bytes or
-                         with a K, M or G suffix (default 256M)
+                         with a K, M or G suffix (default 1G)
   --bind core|none       pin rank r to the r-th allowed CPU, modulo the
                          number of CPUs (default core); --bind-to is an alias
   --tag-output           prefix each output line with [1,r]<stdout>: or

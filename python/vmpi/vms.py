@@ -76,7 +76,7 @@ __all__ = [
 
 MOUNT_DIR = "/run/vmpi"             # a tmpfs inside each VM, hiding the machine's
 IVSHMEM_PATH = MOUNT_DIR + "/ivshmem"
-DEFAULT_IVSHMEM_SIZE = 256 << 20
+DEFAULT_IVSHMEM_SIZE = 1 << 30
 HOLDER_TAG = "vmpi-vm-holder"       # marks a holder's command line for --cleanup
 READY_TIMEOUT = 10.0                # seconds for the holders to set their VMs up
 STOP_GRACE = 2.0                    # seconds for holders to end before SIGKILL
