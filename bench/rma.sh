@@ -48,7 +48,7 @@ for t in ${TESTS:-put_lat get_lat acc_lat fop_lat put_bw get_bw}; do
         cmp "-t $t -w allocate -s $s $m"
     done
 done
-for t in ${NET_TESTS:-put_lat get_lat}; do
+for t in ${NET_TESTS-put_lat get_lat}; do
     echo
     echo "### rma -t $t -w allocate -s flush -m 8:1048576, two hosts: median of $reps interleaved runs"
     python3 "$here/compare.py" --reps "$reps" \

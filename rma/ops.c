@@ -8,13 +8,17 @@
  * applies with the same function, vmpi_rma_apply.
  *
  * Atomicity of accumulates (MPI-3.1 11.7.1: per basic element, among
- * accumulates with the same basic type): an element of 1, 2, 4 or 8 bytes
- * at an address aligned to its size is combined with an atomic instruction
- * (a compare-and-swap loop around the reduction kernel, so every predefined
- * op, MINLOC/MAXLOC pairs included, works the same way); wider or
- * misaligned elements are combined under the target's accumulate lock.
- * Every process that touches a location takes the same path, because the
- * path depends only on the element's type and address. */
+ * accumulates with the same basic type): every accumulating operation
+ * (Accumulate, Get_accumulate, Fetch_and_op, Compare_and_swap) holds the
+ * target's accumulate lock while it combines, whoever carries it out (an
+ * origin on the target's node, or the target serving a message). Under
+ * the lock a run of elements is combined by the vectorizable reduction
+ * kernel in one call: per-element atomic instructions would each cost a
+ * full barrier (~8 ns), 50-200x slower than a locked copy at 8 KiB, and a
+ * mix of the two is not atomic (a locked read-modify-write loses an atomic
+ * update that lands in between). The critical sections are a copy long,
+ * and the lock yields to the scheduler while it waits.
+ */
 #include "rma.h"
 #include "../core/dtype_impl.h"
 
@@ -61,7 +65,7 @@ static bool layout_span(const struct rma_layout *L, MPI_Aint *lo, MPI_Aint *hi)
     return true;
 }
 
-/* ---- element-atomic combination ------------------------------------------------- */
+/* ---- the accumulate lock ------------------------------------------------------------ */
 
 static void acc_lock(struct vmpi_win_ctl *ctl)
 {
@@ -80,72 +84,6 @@ static void acc_unlock(struct vmpi_win_ctl *ctl)
     atomic_store_explicit(&ctl->acc, 0, memory_order_release);
 }
 
-/* new = op(in, old) for one element (old in *v). */
-static inline void combine(void *v, const void *in, MPI_Op op, const struct vmpi_dtype *bt,
-                           size_t es)
-{
-    if (op == MPI_REPLACE)
-        memcpy(v, in, es);
-    else if (op != MPI_NO_OP)
-        vmpi_op_apply(op, in, v, 1, bt);
-}
-
-/* One element, with an atomic compare-and-swap loop of its width. */
-#define ATOMIC_ELEM(T)                                                                    \
-    do {                                                                                  \
-        _Atomic T *a = (_Atomic T *)(void *)at;                                           \
-        T old = atomic_load_explicit(a, memory_order_relaxed), nv;                        \
-        if (kind == RMA_CAS) {                                                            \
-            T want;                                                                       \
-            memcpy(&want, cmp, sizeof want);                                              \
-            memcpy(&nv, in, sizeof nv);                                                   \
-            T seen = want;                                                                \
-            atomic_compare_exchange_strong_explicit(a, &seen, nv, memory_order_acq_rel,   \
-                                                    memory_order_acquire);                \
-            memcpy(out, &seen, sizeof seen);                                              \
-            return;                                                                       \
-        }                                                                                 \
-        if (op == MPI_NO_OP) {                                                            \
-            old = atomic_load_explicit(a, memory_order_acquire);                          \
-            if (out)                                                                      \
-                memcpy(out, &old, sizeof old);                                            \
-            return;                                                                       \
-        }                                                                                 \
-        do {                                                                              \
-            nv = old;                                                                     \
-            combine(&nv, in, op, bt, sizeof nv);                                          \
-        } while (!atomic_compare_exchange_weak_explicit(a, &old, nv, memory_order_acq_rel, \
-                                                        memory_order_relaxed));           \
-        if (out)                                                                          \
-            memcpy(out, &old, sizeof old);                                                \
-    } while (0)
-
-static void elem(int kind, char *at, const char *in, const char *cmp, char *out, MPI_Op op,
-                 const struct vmpi_dtype *bt, size_t es, struct vmpi_win_ctl *ctl)
-{
-    if (((uintptr_t)at & (es - 1)) == 0) {
-        switch (es) {
-        case 1: ATOMIC_ELEM(uint8_t); return;
-        case 2: ATOMIC_ELEM(uint16_t); return;
-        case 4: ATOMIC_ELEM(uint32_t); return;
-        case 8: ATOMIC_ELEM(uint64_t); return;
-        default: break;
-        }
-    }
-    if (ctl)
-        acc_lock(ctl);
-    if (out)
-        memcpy(out, at, es);
-    if (kind == RMA_CAS) {
-        if (memcmp(at, cmp, es) == 0)
-            memcpy(at, in, es);
-    } else {
-        combine(at, in, op, bt, es);
-    }
-    if (ctl)
-        acc_unlock(ctl);
-}
-
 /* ---- applying an operation at the target ------------------------------------------ */
 
 int vmpi_rma_apply(int kind, char *at, const char *lo, const char *hi,
@@ -162,17 +100,32 @@ int vmpi_rma_apply(int kind, char *at, const char *lo, const char *hi,
         (uintptr_t)(z - a) > (uintptr_t)hi - ((uintptr_t)at + (uintptr_t)a))
         return MPI_ERR_RMA_RANGE;
     const struct vmpi_dtype *bt = NULL;
-    size_t es = 1;
-    bool elementwise = kind == RMA_ACC || kind == RMA_GACC || kind == RMA_CAS;
-    if (elementwise) {
+    bool accumulates = kind == RMA_ACC || kind == RMA_GACC || kind == RMA_CAS;
+    if (accumulates) {
         /* The type and op may come from another process: only predefined
-         * ones of the right size are applied. */
+         * ones of the right size are applied, to whole elements. */
         bt = vmpi_dtype_get(L->basic);
-        es = L->esize;
+        size_t es = L->esize;
         if (!bt || !bt->builtin || !es || (size_t)vmpi_dtype_size(bt) != es)
             return MPI_ERR_TYPE;
         if (kind != RMA_CAS && (vmpi_op_is_user(op) || vmpi_op_check(op, bt) != MPI_SUCCESS))
             return MPI_ERR_OP;
+        for (size_t b = 0; b < L->nblk; b++)
+            if (L->blk[b].len % (MPI_Aint)es)
+                return MPI_ERR_TYPE;
+        acc_lock(ctl);
+    }
+    /* count elements of one dense run (a basic or contiguous type): one
+     * run of count times its length, so the kernel sees whole arrays. */
+    struct rma_layout dense;
+    struct vmpi_dblk one;
+    if (L->nblk == 1 && L->blk[0].rep == 1 && L->blk[0].len == L->extent && L->count > 1) {
+        one = L->blk[0];
+        one.len *= L->count;
+        dense = *L;
+        dense.count = 1;
+        dense.blk = &one;
+        L = &dense;
     }
     const char *src = in;
     const char *c = cmp;
@@ -181,31 +134,34 @@ int vmpi_rma_apply(int kind, char *at, const char *lo, const char *hi,
         char *el = at + i * L->extent;
         for (size_t b = 0; b < L->nblk; b++) {
             const struct vmpi_dblk *k = &L->blk[b];
-            if (elementwise && k->len % (MPI_Aint)es)
-                return MPI_ERR_TYPE;
             for (MPI_Aint r = 0; r < k->rep; r++) {
                 char *run = el + k->off + r * k->stride;
                 size_t len = (size_t)k->len;
                 if (kind == RMA_PUT) {
                     memcpy(run, src, len);
                     src += len;
-                } else if (kind == RMA_GET) {
+                    continue;
+                }
+                if (dst) {
                     memcpy(dst, run, len);
                     dst += len;
-                } else {
-                    for (size_t e = 0; e < len; e += es) {
-                        elem(kind, run + e, src, c, dst, op, bt, es, ctl);
-                        if (src)
-                            src += es;
-                        if (c)
-                            c += es;
-                        if (dst)
-                            dst += es;
-                    }
                 }
+                if (kind == RMA_CAS) {
+                    if (memcmp(run, c, len) == 0)
+                        memcpy(run, src, len);
+                    c += len;
+                } else if (kind != RMA_GET && op == MPI_REPLACE) {
+                    memcpy(run, src, len);
+                } else if (kind != RMA_GET && op != MPI_NO_OP) {
+                    vmpi_op_apply(op, src, run, (MPI_Count)(len / L->esize), bt);
+                }
+                if (src)
+                    src += len;
             }
         }
     }
+    if (accumulates)
+        acc_unlock(ctl);
     return MPI_SUCCESS;
 }
 

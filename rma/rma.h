@@ -36,8 +36,8 @@
  *   tl       writers' queue: ticket lock (oticket, or spark for comparison)
  *   readers  shared-lock holders; an exclusive holder waits for 0 while
  *            it holds tl, so a new reader (who must pass tl) waits behind it
- *   acc      accumulate lock: elements wider than 8 bytes (or misaligned)
- *            are combined under it; narrower ones with atomic instructions */
+ *   acc      accumulate lock: every accumulating operation on this rank's
+ *            memory combines under it (ops.c) */
 struct vmpi_win_ctl {
     vmpi_park_ticket_lock tl;
     _Atomic uint32_t readers;
@@ -178,7 +178,7 @@ int vmpi_rma_op(const char *fn, struct vmpi_win *w, const struct rma_op *o,
                 struct vmpi_req **user);
 /* Applies an operation to memory at `at`, described by the target type's
  * runs (the target's layout), with packed origin data `in` and packed
- * results to `out`. Element-atomic for accumulates (see ops.c). Returns
+ * results to `out`. Atomic for accumulates (see ops.c). Returns
  * MPI_SUCCESS or MPI_ERR_RMA_RANGE when a run leaves [lo, hi). */
 struct rma_layout {
     MPI_Count count;
