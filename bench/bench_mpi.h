@@ -1,5 +1,5 @@
 /*
- * bench_mpi.h - start-up shared by the two-rank MPI benchmarks.
+ * bench_mpi.h - start-up shared by the MPI benchmarks.
  *
  * Uses only standard MPI-3.1 calls so that the programs build with any
  * MPI's compiler wrapper (vmpi, MPICH, Open MPI).
@@ -28,20 +28,19 @@ static inline void bench_counts_for(const struct bench_opts *o,
 }
 
 /*
- * MPI_Init, option parsing, help and the two-process check.
- * Returns -1 if the benchmark should run; otherwise the process exit code
- * (MPI_Finalize has then already been called).
+ * MPI_Init, option parsing and help. Returns -1 if the benchmark should
+ * run; otherwise the process exit code (MPI_Finalize has then already been
+ * called). *nranks receives the size of MPI_COMM_WORLD.
  */
-static inline int bench_mpi_start(int *argc, char ***argv, const char *usage,
-                                  struct bench_opts *o, int accept_window,
-                                  int *rank)
+static inline int bench_mpi_init(int *argc, char ***argv, const char *usage,
+                                 struct bench_opts *o, int accept_window, int *rank,
+                                 int *nranks)
 {
     char err[160];
-    int size;
 
     MPI_Init(argc, argv);
     MPI_Comm_rank(MPI_COMM_WORLD, rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_size(MPI_COMM_WORLD, nranks);
 
     /* Every rank parses the same argv, so every rank reaches the same verdict. */
     if (bench_parse_opts(*argc, *argv, o, accept_window, err, sizeof err) != 0) {
@@ -56,6 +55,18 @@ static inline int bench_mpi_start(int *argc, char ***argv, const char *usage,
         MPI_Finalize();
         return 0;
     }
+    return -1;
+}
+
+/* bench_mpi_init, and the two-process check of the two-rank benchmarks. */
+static inline int bench_mpi_start(int *argc, char ***argv, const char *usage,
+                                  struct bench_opts *o, int accept_window,
+                                  int *rank)
+{
+    int size, rc = bench_mpi_init(argc, argv, usage, o, accept_window, rank, &size);
+
+    if (rc >= 0)
+        return rc;
     if (size != 2) {
         if (*rank == 0)
             fprintf(stderr, "%s: this test requires exactly two processes\n",
