@@ -57,16 +57,10 @@ if [ "$1" = --stop-after ]; then
     rm -f "$log"
     exit "$rc"
 fi
-build=$(cd "${1:-build}" && pwd)
-reps=${REPS:-5}
+. "$(dirname "$0")/setup.sh"
 iters=${ITERS:-30}
-here=$(cd "$(dirname "$0")" && pwd)
-ext=$build/bench-ext
 out=${OUT:-$build/coll-results}
 mkdir -p "$out"
-make -s -C "$here" MPICC=mpicc.mpich OUT="$ext/mpich" >/dev/null
-make -s -C "$here" MPICC=mpicc.openmpi OUT="$ext/openmpi" >/dev/null
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # A hung run is killed instead of stalling the whole script.
 limit="timeout -k 5 120"
 vmpi="$limit $build/bin/vmpirun -n 4 --bind core"

@@ -4,13 +4,7 @@
 # (interleaved repetitions, per-size medians), then the raw limits.
 #   sh bench/main.sh [BUILD_DIR]   (REPS=N to change the repetitions)
 set -e
-build=$(cd "${1:-build}" && pwd)
-reps=${REPS:-5}
-here=$(cd "$(dirname "$0")" && pwd)
-ext=$build/bench-ext
-make -s -C "$here" MPICC=mpicc.mpich OUT="$ext/mpich" >/dev/null
-make -s -C "$here" MPICC=mpicc.openmpi OUT="$ext/openmpi" >/dev/null
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+. "$(dirname "$0")/setup.sh"
 run() {
     python3 "$here/compare.py" --reps "$reps" \
         --run vmpi="$build/bin/vmpirun -n 2 --bind core $build/bench/$1 $2" \

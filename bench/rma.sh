@@ -15,13 +15,7 @@
 #   sh bench/rma.sh [BUILD_DIR]   (REPS=N repetitions, TESTS="put_lat ..."
 #                                  a subset, SYNCS="flush ..." the modes)
 set -e
-build=$(cd "${1:-build}" && pwd)
-reps=${REPS:-5}
-here=$(cd "$(dirname "$0")" && pwd)
-ext=$build/bench-ext
-make -s -C "$here" MPICC=mpicc.mpich OUT="$ext/mpich" >/dev/null
-make -s -C "$here" MPICC=mpicc.openmpi OUT="$ext/openmpi" >/dev/null
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+. "$(dirname "$0")/setup.sh"
 limit="timeout -k 5 300"
 run="$limit $build/bin/vmpirun -n 2 --bind core"
 vms="$run --vms 2"

@@ -9,11 +9,7 @@
 #               server, UCX over TCP (what UCX picks between real VMs)
 #   sh bench/vms.sh [BUILD_DIR]   (REPS=N to change the repetitions)
 set -e
-build=$(cd "${1:-build}" && pwd)
-reps=${REPS:-5}
-here=$(cd "$(dirname "$0")" && pwd)
-ext=$build/bench-ext
-make -s -C "$here" MPICC=mpicc.mpich OUT="$ext/mpich" >/dev/null
+. "$(dirname "$0")/setup.sh"
 run="$build/bin/vmpirun -n 2 --bind core"
 vms="$run --vms 2"
 cmp() {
