@@ -9,7 +9,8 @@
  *
  * Contents: option parsing in the style of the OSU micro-benchmarks
  * (-m [MIN:]MAX, -i, -x, -W, --json, -h), page-aligned touched buffers,
- * summary statistics (min/max/mean/p50/p99) and JSON sample printing.
+ * summary statistics (min/max/mean/p50/p99) and JSON sample printing
+ * (bench_json_dist writes both).
  */
 #ifndef VMPI_BENCH_COMMON_H
 #define VMPI_BENCH_COMMON_H
@@ -249,6 +250,24 @@ static inline void bench_json_samples(FILE *f, const double *x, size_t n, size_t
         fprintf(f, "%s%.*f", k ? "," : "", prec, x[idx]);
     }
     fputc(']', f);
+}
+
+/*
+ * Write the summary fields and then the samples of x[0..n), comma-separated
+ * (bench_json_stats, bench_json_samples).  Returns -1, having written
+ * nothing, when the summary cannot be computed (out of memory).
+ */
+static inline int bench_json_dist(FILE *f, const double *x, size_t n, const char *unit,
+                                  int prec)
+{
+    struct bench_stats st;
+
+    if (bench_stats_compute(x, n, &st) != 0)
+        return -1;
+    bench_json_stats(f, &st, unit, prec);
+    fputc(',', f);
+    bench_json_samples(f, x, n, BENCH_SAMPLE_CAP, unit, prec);
+    return 0;
 }
 
 #endif /* VMPI_BENCH_COMMON_H */

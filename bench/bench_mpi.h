@@ -77,6 +77,27 @@ static inline int bench_mpi_start(int *argc, char ***argv, const char *usage,
     return -1;
 }
 
+/* bench_mpi_init, and the check of the multi-pair benchmarks: an even
+ * number of ranks, rank i < N/2 paired with rank i + N/2; *pairs gets N/2. */
+static inline int bench_mpi_start_pairs(int *argc, char ***argv, const char *usage,
+                                        struct bench_opts *o, int accept_window, int *rank,
+                                        int *pairs)
+{
+    int size, rc = bench_mpi_init(argc, argv, usage, o, accept_window, rank, &size);
+
+    if (rc >= 0)
+        return rc;
+    if (size < 2 || size % 2) {
+        if (*rank == 0)
+            fprintf(stderr, "%s: this test needs an even number of processes (%d given)\n",
+                    (*argv)[0], size);
+        MPI_Finalize();
+        return 1;
+    }
+    *pairs = size / 2;
+    return -1;
+}
+
 /* A message buffer (from MPI_Alloc_mem with --alloc-mem: an MPI may place
  * it where a peer can copy from it directly); aborts the whole job on an
  * allocation failure. */

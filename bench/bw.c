@@ -112,23 +112,19 @@ int main(int argc, char **argv)
                               (t_end - t_start) / 1e6;
                 printf("%-10ld%18.2f\n", size, mbps);
             } else {
-                struct bench_stats st;
                 double mbps = (double)size * window * (double)iters /
                               (t_end - t_start) / 1e6;
 
                 ts[iters] = t_end;
                 for (long k = 0; k < iters; k++)
                     bw[k] = (double)size * window / (ts[k + 1] - ts[k]) / 1e6;
-                if (bench_stats_compute(bw, (size_t)iters, &st) != 0) {
-                    fprintf(stderr, "bw: out of memory\n");
-                    MPI_Abort(MPI_COMM_WORLD, 1);
-                }
                 printf("{\"bench\":\"bw\",\"size\":%ld,\"iterations\":%ld,"
                        "\"warmup\":%ld,\"window\":%d,\"mbps\":%.2f,",
                        size, iters, warmup, window, mbps);
-                bench_json_stats(stdout, &st, "mbps", 2);
-                fputc(',', stdout);
-                bench_json_samples(stdout, bw, (size_t)iters, BENCH_SAMPLE_CAP, "mbps", 2);
+                if (bench_json_dist(stdout, bw, (size_t)iters, "mbps", 2) != 0) {
+                    fprintf(stderr, "bw: out of memory\n");
+                    MPI_Abort(MPI_COMM_WORLD, 1);
+                }
                 fputs("}\n", stdout);
             }
             fflush(stdout);

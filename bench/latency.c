@@ -96,20 +96,15 @@ int main(int argc, char **argv)
                 double us = (t_end - t_start) * 1e6 / (2.0 * (double)iters);
                 printf("%-10ld%18.2f\n", size, us);
             } else {
-                struct bench_stats st;
-
                 ts[iters] = t_end;
                 for (long k = 0; k < iters; k++)
                     lat[k] = (ts[k + 1] - ts[k]) * 1e6 / 2.0;
-                if (bench_stats_compute(lat, (size_t)iters, &st) != 0) {
+                printf("{\"bench\":\"latency\",\"size\":%ld,\"iterations\":%ld,"
+                       "\"warmup\":%ld,", size, iters, warmup);
+                if (bench_json_dist(stdout, lat, (size_t)iters, "us", 3) != 0) {
                     fprintf(stderr, "latency: out of memory\n");
                     MPI_Abort(MPI_COMM_WORLD, 1);
                 }
-                printf("{\"bench\":\"latency\",\"size\":%ld,\"iterations\":%ld,"
-                       "\"warmup\":%ld,", size, iters, warmup);
-                bench_json_stats(stdout, &st, "us", 3);
-                fputc(',', stdout);
-                bench_json_samples(stdout, lat, (size_t)iters, BENCH_SAMPLE_CAP, "us", 3);
                 fputs("}\n", stdout);
             }
             fflush(stdout);

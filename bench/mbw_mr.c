@@ -46,19 +46,11 @@ int main(int argc, char **argv)
                             .iters = -1, .warmup = -1, .window = 64 };
     const struct bench_counts dflt = { 100, 20, 10, 2 };
     double *ts = NULL, *bw = NULL;
-    int rank, nranks, pairs, sender, peer, window;
+    int rank, pairs, sender, peer, window;
 
-    int rc = bench_mpi_init(&argc, &argv, usage, &o, 1, &rank, &nranks);
+    int rc = bench_mpi_start_pairs(&argc, &argv, usage, &o, 1, &rank, &pairs);
     if (rc >= 0)
         return rc;
-    if (nranks < 2 || nranks % 2) {
-        if (rank == 0)
-            fprintf(stderr, "%s: this test needs an even number of processes (%d given)\n",
-                    argv[0], nranks);
-        MPI_Finalize();
-        return 1;
-    }
-    pairs = nranks / 2;
     sender = rank < pairs;
     peer = sender ? rank + pairs : rank - pairs;
     window = (int)o.window;
@@ -126,21 +118,16 @@ int main(int argc, char **argv)
         if (rank == 0 && !o.json) {
             printf("%-10ld%18.2f%18.2f\n", size, sum[0], sum[1]);
         } else if (record) {
-            struct bench_stats st;
-
             ts[iters] = t_end;
             for (long k = 0; k < iters; k++)
                 bw[k] = (double)size * window / (ts[k + 1] - ts[k]) / 1e6;
-            if (bench_stats_compute(bw, (size_t)iters, &st) != 0) {
-                fprintf(stderr, "mbw_mr: out of memory\n");
-                MPI_Abort(MPI_COMM_WORLD, 1);
-            }
             printf("{\"bench\":\"mbw_mr\",\"size\":%ld,\"pairs\":%d,\"iterations\":%ld,"
                    "\"warmup\":%ld,\"window\":%d,\"mbps\":%.2f,\"msg_rate\":%.2f,",
                    size, pairs, iters, warmup, window, sum[0], sum[1]);
-            bench_json_stats(stdout, &st, "mbps", 2);
-            fputc(',', stdout);
-            bench_json_samples(stdout, bw, (size_t)iters, BENCH_SAMPLE_CAP, "mbps", 2);
+            if (bench_json_dist(stdout, bw, (size_t)iters, "mbps", 2) != 0) {
+                fprintf(stderr, "mbw_mr: out of memory\n");
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            }
             fputs("}\n", stdout);
         }
         if (rank == 0)

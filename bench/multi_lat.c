@@ -41,19 +41,11 @@ int main(int argc, char **argv)
                             .iters = -1, .warmup = -1, .window = 1 };
     const struct bench_counts dflt = { 10000, 1000, 1000, 100 };
     double *lat = NULL;
-    int rank, nranks, pairs, first, peer;
+    int rank, pairs, first, peer;
 
-    int rc = bench_mpi_init(&argc, &argv, usage, &o, 0, &rank, &nranks);
+    int rc = bench_mpi_start_pairs(&argc, &argv, usage, &o, 0, &rank, &pairs);
     if (rc >= 0)
         return rc;
-    if (nranks < 2 || nranks % 2) {
-        if (rank == 0)
-            fprintf(stderr, "%s: this test needs an even number of processes (%d given)\n",
-                    argv[0], nranks);
-        MPI_Finalize();
-        return 1;
-    }
-    pairs = nranks / 2;
     first = rank < pairs;
     peer = first ? rank + pairs : rank - pairs;
 
@@ -108,18 +100,13 @@ int main(int argc, char **argv)
         if (rank == 0 && !o.json) {
             printf("%-10ld%18.2f\n", size, sum / pairs);
         } else if (record) {
-            struct bench_stats st;
-
-            if (bench_stats_compute(lat, (size_t)iters, &st) != 0) {
-                fprintf(stderr, "multi_lat: out of memory\n");
-                MPI_Abort(MPI_COMM_WORLD, 1);
-            }
             printf("{\"bench\":\"multi_lat\",\"size\":%ld,\"pairs\":%d,\"iterations\":%ld,"
                    "\"warmup\":%ld,\"latency_us\":%.3f,\"max_pair_us\":%.3f,",
                    size, pairs, iters, warmup, sum / pairs, worst);
-            bench_json_stats(stdout, &st, "us", 3);
-            fputc(',', stdout);
-            bench_json_samples(stdout, lat, (size_t)iters, BENCH_SAMPLE_CAP, "us", 3);
+            if (bench_json_dist(stdout, lat, (size_t)iters, "us", 3) != 0) {
+                fprintf(stderr, "multi_lat: out of memory\n");
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            }
             fputs("}\n", stdout);
         }
         if (rank == 0)

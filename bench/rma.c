@@ -503,17 +503,11 @@ int main(int argc, char **argv)
             if (!o.json) {
                 printf("%-10ld%18.2f\n", size, agg);
             } else {
-                struct bench_stats st;
-
                 ts[iters] = t_end;
                 for (long k = 0; k < iters; k++) {
                     double dt = ts[k + 1] - ts[k];
 
                     val[k] = c.t->bw ? (double)bytes / dt / 1e6 : dt * 1e6;
-                }
-                if (bench_stats_compute(val, (size_t)iters, &st) != 0) {
-                    fprintf(stderr, "rma: out of memory\n");
-                    MPI_Abort(MPI_COMM_WORLD, 1);
                 }
                 printf("{\"bench\":\"rma\",\"test\":\"%s\",\"win\":\"%s\","
                        "\"sync\":\"%s\",\"size\":%ld,\"iterations\":%ld,"
@@ -521,10 +515,10 @@ int main(int argc, char **argv)
                        syncs[c.sync].name, size, iters, warmup);
                 if (c.t->bw)
                     printf("\"window\":%d,\"mbps\":%.2f,", c.nops, agg);
-                bench_json_stats(stdout, &st, unit, prec);
-                fputc(',', stdout);
-                bench_json_samples(stdout, val, (size_t)iters, BENCH_SAMPLE_CAP,
-                                   unit, prec);
+                if (bench_json_dist(stdout, val, (size_t)iters, unit, prec) != 0) {
+                    fprintf(stderr, "rma: out of memory\n");
+                    MPI_Abort(MPI_COMM_WORLD, 1);
+                }
                 fputs("}\n", stdout);
             }
             fflush(stdout);

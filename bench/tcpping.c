@@ -426,36 +426,26 @@ static int connect_to(const char *addr, const char *port)
 
 static void print_json_latency(long size, long iters, long warmup, double *lat)
 {
-    struct bench_stats st;
-
-    if (bench_stats_compute(lat, (size_t)iters, &st) != 0) {
-        fprintf(stderr, "tcpping: out of memory\n");
-        exit(1);
-    }
     printf("{\"bench\":\"tcp_latency\",\"size\":%ld,\"iterations\":%ld,"
            "\"warmup\":%ld,\"spin\":%s,", size, iters, warmup,
            g_spin ? "true" : "false");
-    bench_json_stats(stdout, &st, "us", 3);
-    fputc(',', stdout);
-    bench_json_samples(stdout, lat, (size_t)iters, BENCH_SAMPLE_CAP, "us", 3);
+    if (bench_json_dist(stdout, lat, (size_t)iters, "us", 3) != 0) {
+        fprintf(stderr, "tcpping: out of memory\n");
+        exit(1);
+    }
     fputs("}\n", stdout);
 }
 
 static void print_json_bw(long size, long iters, long warmup, long window,
                           double mbps, double *bw)
 {
-    struct bench_stats st;
-
-    if (bench_stats_compute(bw, (size_t)iters, &st) != 0) {
-        fprintf(stderr, "tcpping: out of memory\n");
-        exit(1);
-    }
     printf("{\"bench\":\"tcp_bw\",\"size\":%ld,\"iterations\":%ld,"
            "\"warmup\":%ld,\"window\":%ld,\"spin\":%s,\"mbps\":%.2f,",
            size, iters, warmup, window, g_spin ? "true" : "false", mbps);
-    bench_json_stats(stdout, &st, "mbps", 2);
-    fputc(',', stdout);
-    bench_json_samples(stdout, bw, (size_t)iters, BENCH_SAMPLE_CAP, "mbps", 2);
+    if (bench_json_dist(stdout, bw, (size_t)iters, "mbps", 2) != 0) {
+        fprintf(stderr, "tcpping: out of memory\n");
+        exit(1);
+    }
     fputs("}\n", stdout);
 }
 
