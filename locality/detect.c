@@ -214,8 +214,8 @@ void vmpi_locality_detect(struct vmpi_placement *pl, bool use_region)
     char **vms = calloc((size_t)n, sizeof *vms), **hosts = calloc((size_t)n, sizeof *hosts),
          **boots = calloc((size_t)n, sizeof *boots);
     uint64_t *uuid = calloc((size_t)n, sizeof *uuid);
-    if (!pl->vm_of || !pl->host_of || !pl->kernel_of || !boots || !pl->pid || !pl->hostname || !pl->region || !vms ||
-        !hosts || !uuid)
+    if (!pl->vm_of || !pl->host_of || !pl->kernel_of || !pl->pid || !pl->hostname ||
+        !pl->region || !vms || !hosts || !boots || !uuid)
         vmpi_fatal("out of memory reading business cards");
     for (int r = 0; r < n; r++) {
         snprintf(key, sizeof key, "vmpi-card-%d", r);
@@ -237,15 +237,15 @@ void vmpi_locality_detect(struct vmpi_placement *pl, bool use_region)
         pl->vm_of[r] = r;
         pl->host_of[r] = r;
         pl->kernel_of[r] = r;
-        for (int q = 0; q < r && pl->kernel_of[r] == r; q++)
-            if (!strcmp(boots[q], boots[r]))
-                pl->kernel_of[r] = q;
-        /* The first equal card is the lowest rank of that VM or host. */
-        for (int q = 0; q < r && (pl->vm_of[r] == r || pl->host_of[r] == r); q++) {
+        /* The first equal card is the lowest rank of that VM, host or kernel. */
+        for (int q = 0; q < r && (pl->vm_of[r] == r || pl->host_of[r] == r ||
+                                  pl->kernel_of[r] == r); q++) {
             if (pl->vm_of[r] == r && !strcmp(vms[q], vms[r]))
                 pl->vm_of[r] = q;
             if (pl->host_of[r] == r && !strcmp(hosts[q], hosts[r]))
                 pl->host_of[r] = q;
+            if (pl->kernel_of[r] == r && !strcmp(boots[q], boots[r]))
+                pl->kernel_of[r] = q;
         }
     }
     if (use_region) {
