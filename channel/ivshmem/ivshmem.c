@@ -136,16 +136,16 @@ static uint64_t page_up(uint64_t v)
     return (v + 4095) & ~4095ull;
 }
 
-/* Half the region, less this job's channels, shared by its ranks on this
- * host (so a second job of the same shape still fits), between 16 MiB and
- * 1 GiB per rank: window memory across VMs comes from here. Every rank
- * maps the same region, so all compute the same value. */
+/* Half the region, less this job's tables and channels (everything before
+ * d->heap_off), shared by its ranks on this host (so a second job of the
+ * same shape still fits), between 16 MiB and 1 GiB per rank: window memory
+ * across VMs comes from here. Every rank maps the same region, so all
+ * compute the same value. */
 static uint64_t default_heap(const struct vmpi_area_hdr *d)
 {
     uint64_t n = d->nlocal ? d->nlocal : 1;
-    uint64_t chans = n * n * d->pair_stride + n * VMPI_CSLOT_BYTES;
     uint64_t half = vmpi_region.size / 2;
-    uint64_t h = half > chans ? (half - chans) / n : 0;
+    uint64_t h = half > d->heap_off ? (half - d->heap_off) / n : 0;
     h = h < (16u << 20) ? 16u << 20 : h > (1u << 30) ? 1u << 30 : h;
     return h & ~4095ull;
 }
@@ -164,13 +164,13 @@ void vmpi_ivshmem_plan(struct vmpi_area_hdr *d, int nranks, int nlocal)
     d->nslots = (uint32_t)vmpi_env_u64("VMPI_IVSHMEM_BULK_SLOTS", 8, 2, 1024);
     d->slot_bytes = vmpi_env_u64("VMPI_IVSHMEM_BULK_SLOT_BYTES", 65536, 4096, 1u << 26) & ~63ull;
     d->pair_stride = vmpi_pair_stride(d->ncells, d->nslots, d->slot_bytes);
-    d->heap_bytes = page_up(vmpi_env_u64("VMPI_IVSHMEM_HEAP", default_heap(d), 0, 1ull << 36));
     d->vmtab_off = sizeof *d;
     d->vmlist_off = d->vmtab_off + 8ull * d->nvm;
     d->cslot_off = page_up(d->vmlist_off + (uint64_t)nranks);
     d->cslot_bytes = VMPI_CSLOT_BYTES;
     d->chan_off = d->cslot_off + (uint64_t)nlocal * VMPI_CSLOT_BYTES;
     d->heap_off = d->chan_off + (uint64_t)nlocal * (uint64_t)nlocal * d->pair_stride;
+    d->heap_bytes = page_up(vmpi_env_u64("VMPI_IVSHMEM_HEAP", default_heap(d), 0, 1ull << 36));
     d->area_bytes = d->heap_off + (uint64_t)nlocal * d->heap_bytes;
 }
 
