@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 #include <stdio.h>
+#include <string.h>
 
 static inline int t_check_rank(void)
 {
@@ -27,6 +28,18 @@ static inline int t_check_rank(void)
     } while (0)
 
 #define OK(call) CHECK((call) == MPI_SUCCESS, "%s failed", #call)
+
+/* rc is of error class `want` and its message names the function fname. */
+static inline void t_expect_err(int rc, int want, const char *fname, const char *what)
+{
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == want, "%s: error class %d, want %d", what, cls, want);
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    OK(MPI_Error_string(rc, msg, &len));
+    CHECK(strstr(msg, fname) != NULL, "%s: message '%s' does not name %s", what, msg, fname);
+}
 
 /* Two-rank tests run on the pairs (2k, 2k + 1) of the job, each pair on its
  * own communicator, so they also run with 4 ranks across VMs and hosts. */

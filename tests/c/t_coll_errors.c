@@ -11,17 +11,6 @@ static int rank, size;
 
 #include "t_check.h"
 
-static void expect_err(int rc, int want, const char *fname, const char *what)
-{
-    int cls = -1;
-    MPI_Error_class(rc, &cls);
-    CHECK(cls == want, "%s: error class %d, want %d", what, cls, want);
-    char msg[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    OK(MPI_Error_string(rc, msg, &len));
-    CHECK(strstr(msg, fname) != NULL, "%s: message '%s' does not name %s", what, msg, fname);
-}
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -37,67 +26,67 @@ int main(int argc, char **argv)
     MPI_Datatype uncommitted;
     OK(MPI_Type_contiguous(2, MPI_INT, &uncommitted));
 
-    expect_err(MPI_Barrier(MPI_COMM_NULL), MPI_ERR_COMM, "MPI_Barrier", "barrier COMM_NULL");
-    expect_err(MPI_Bcast(a, 1, MPI_INT, 0, MPI_COMM_NULL), MPI_ERR_COMM, "MPI_Bcast",
+    t_expect_err(MPI_Barrier(MPI_COMM_NULL), MPI_ERR_COMM, "MPI_Barrier", "barrier COMM_NULL");
+    t_expect_err(MPI_Bcast(a, 1, MPI_INT, 0, MPI_COMM_NULL), MPI_ERR_COMM, "MPI_Bcast",
                "bcast COMM_NULL");
-    expect_err(MPI_Bcast(a, -1, MPI_INT, 0, c), MPI_ERR_COUNT, "MPI_Bcast", "bcast count -1");
-    expect_err(MPI_Bcast(a, 1, MPI_DATATYPE_NULL, 0, c), MPI_ERR_TYPE, "MPI_Bcast",
+    t_expect_err(MPI_Bcast(a, -1, MPI_INT, 0, c), MPI_ERR_COUNT, "MPI_Bcast", "bcast count -1");
+    t_expect_err(MPI_Bcast(a, 1, MPI_DATATYPE_NULL, 0, c), MPI_ERR_TYPE, "MPI_Bcast",
                "bcast DATATYPE_NULL");
-    expect_err(MPI_Bcast(a, 1, uncommitted, 0, c), MPI_ERR_TYPE, "MPI_Bcast",
+    t_expect_err(MPI_Bcast(a, 1, uncommitted, 0, c), MPI_ERR_TYPE, "MPI_Bcast",
                "bcast uncommitted");
-    expect_err(MPI_Bcast(a, 1, MPI_INT, size, c), MPI_ERR_ROOT, "MPI_Bcast", "bcast root size");
-    expect_err(MPI_Bcast(a, 1, MPI_INT, -1, c), MPI_ERR_ROOT, "MPI_Bcast", "bcast root -1");
-    expect_err(MPI_Bcast(NULL, 1, MPI_INT, 0, c), MPI_ERR_BUFFER, "MPI_Bcast", "bcast NULL");
+    t_expect_err(MPI_Bcast(a, 1, MPI_INT, size, c), MPI_ERR_ROOT, "MPI_Bcast", "bcast root size");
+    t_expect_err(MPI_Bcast(a, 1, MPI_INT, -1, c), MPI_ERR_ROOT, "MPI_Bcast", "bcast root -1");
+    t_expect_err(MPI_Bcast(NULL, 1, MPI_INT, 0, c), MPI_ERR_BUFFER, "MPI_Bcast", "bcast NULL");
     OK(MPI_Bcast(NULL, 0, MPI_INT, 0, c)); /* NULL is fine with count 0 */
 
-    expect_err(MPI_Reduce(a, b, 1, MPI_INT, MPI_OP_NULL, 0, c), MPI_ERR_OP, "MPI_Reduce",
+    t_expect_err(MPI_Reduce(a, b, 1, MPI_INT, MPI_OP_NULL, 0, c), MPI_ERR_OP, "MPI_Reduce",
                "reduce OP_NULL");
-    expect_err(MPI_Reduce(a, b, 1, MPI_INT, (MPI_Op)0x58000077, 0, c), MPI_ERR_OP,
+    t_expect_err(MPI_Reduce(a, b, 1, MPI_INT, (MPI_Op)0x58000077, 0, c), MPI_ERR_OP,
                "MPI_Reduce", "reduce junk op");
-    expect_err(MPI_Reduce(a, b, 1, MPI_INT, MPI_REPLACE, 0, c), MPI_ERR_OP, "MPI_Reduce",
+    t_expect_err(MPI_Reduce(a, b, 1, MPI_INT, MPI_REPLACE, 0, c), MPI_ERR_OP, "MPI_Reduce",
                "reduce REPLACE");
-    expect_err(MPI_Reduce(a, b, 1, MPI_DOUBLE, MPI_BAND, 0, c), MPI_ERR_OP, "MPI_Reduce",
+    t_expect_err(MPI_Reduce(a, b, 1, MPI_DOUBLE, MPI_BAND, 0, c), MPI_ERR_OP, "MPI_Reduce",
                "BAND on double");
-    expect_err(MPI_Reduce(a, b, 1, MPI_INT, MPI_MINLOC, 0, c), MPI_ERR_OP, "MPI_Reduce",
+    t_expect_err(MPI_Reduce(a, b, 1, MPI_INT, MPI_MINLOC, 0, c), MPI_ERR_OP, "MPI_Reduce",
                "MINLOC on int");
-    expect_err(MPI_Reduce(a, b, 1, MPI_INT, MPI_SUM, size + 2, c), MPI_ERR_ROOT, "MPI_Reduce",
+    t_expect_err(MPI_Reduce(a, b, 1, MPI_INT, MPI_SUM, size + 2, c), MPI_ERR_ROOT, "MPI_Reduce",
                "reduce root");
-    expect_err(MPI_Reduce(a, b, -3, MPI_INT, MPI_SUM, 0, c), MPI_ERR_COUNT, "MPI_Reduce",
+    t_expect_err(MPI_Reduce(a, b, -3, MPI_INT, MPI_SUM, 0, c), MPI_ERR_COUNT, "MPI_Reduce",
                "reduce count");
-    expect_err(MPI_Reduce(a, b, 1, uncommitted, MPI_SUM, 0, c), MPI_ERR_TYPE, "MPI_Reduce",
+    t_expect_err(MPI_Reduce(a, b, 1, uncommitted, MPI_SUM, 0, c), MPI_ERR_TYPE, "MPI_Reduce",
                "reduce uncommitted");
-    expect_err(MPI_Reduce(NULL, b, 1, MPI_INT, MPI_SUM, 0, c), MPI_ERR_BUFFER, "MPI_Reduce",
+    t_expect_err(MPI_Reduce(NULL, b, 1, MPI_INT, MPI_SUM, 0, c), MPI_ERR_BUFFER, "MPI_Reduce",
                "reduce NULL sendbuf");
     if (rank == 0) {
-        expect_err(MPI_Reduce(a, NULL, 1, MPI_INT, MPI_SUM, 0, c), MPI_ERR_BUFFER,
+        t_expect_err(MPI_Reduce(a, NULL, 1, MPI_INT, MPI_SUM, 0, c), MPI_ERR_BUFFER,
                    "MPI_Reduce", "reduce NULL recvbuf at root");
-        expect_err(MPI_Reduce(a, a, 1, MPI_INT, MPI_SUM, 0, c), MPI_ERR_BUFFER, "MPI_Reduce",
+        t_expect_err(MPI_Reduce(a, a, 1, MPI_INT, MPI_SUM, 0, c), MPI_ERR_BUFFER, "MPI_Reduce",
                    "reduce aliased buffers");
     } else {
-        expect_err(MPI_Reduce(MPI_IN_PLACE, b, 1, MPI_INT, MPI_SUM, 0, c), MPI_ERR_BUFFER,
+        t_expect_err(MPI_Reduce(MPI_IN_PLACE, b, 1, MPI_INT, MPI_SUM, 0, c), MPI_ERR_BUFFER,
                    "MPI_Reduce", "IN_PLACE at non-root");
     }
 
-    expect_err(MPI_Allreduce(a, b, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL), MPI_ERR_COMM,
+    t_expect_err(MPI_Allreduce(a, b, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL), MPI_ERR_COMM,
                "MPI_Allreduce", "allreduce COMM_NULL");
-    expect_err(MPI_Allreduce(a, b, 1, MPI_INT, MPI_OP_NULL, c), MPI_ERR_OP, "MPI_Allreduce",
+    t_expect_err(MPI_Allreduce(a, b, 1, MPI_INT, MPI_OP_NULL, c), MPI_ERR_OP, "MPI_Allreduce",
                "allreduce OP_NULL");
-    expect_err(MPI_Allreduce(a, b, -1, MPI_INT, MPI_SUM, c), MPI_ERR_COUNT, "MPI_Allreduce",
+    t_expect_err(MPI_Allreduce(a, b, -1, MPI_INT, MPI_SUM, c), MPI_ERR_COUNT, "MPI_Allreduce",
                "allreduce count");
-    expect_err(MPI_Allreduce(a, b, 1, MPI_DATATYPE_NULL, MPI_SUM, c), MPI_ERR_TYPE,
+    t_expect_err(MPI_Allreduce(a, b, 1, MPI_DATATYPE_NULL, MPI_SUM, c), MPI_ERR_TYPE,
                "MPI_Allreduce", "allreduce type");
-    expect_err(MPI_Allreduce(a, NULL, 1, MPI_INT, MPI_SUM, c), MPI_ERR_BUFFER, "MPI_Allreduce",
+    t_expect_err(MPI_Allreduce(a, NULL, 1, MPI_INT, MPI_SUM, c), MPI_ERR_BUFFER, "MPI_Allreduce",
                "allreduce NULL recvbuf");
-    expect_err(MPI_Allreduce(a, a, 1, MPI_INT, MPI_SUM, c), MPI_ERR_BUFFER, "MPI_Allreduce",
+    t_expect_err(MPI_Allreduce(a, a, 1, MPI_INT, MPI_SUM, c), MPI_ERR_BUFFER, "MPI_Allreduce",
                "allreduce aliased");
-    expect_err(MPI_Allreduce(a, MPI_IN_PLACE, 1, MPI_INT, MPI_SUM, c), MPI_ERR_BUFFER,
+    t_expect_err(MPI_Allreduce(a, MPI_IN_PLACE, 1, MPI_INT, MPI_SUM, c), MPI_ERR_BUFFER,
                "MPI_Allreduce", "allreduce recvbuf IN_PLACE");
     {
         MPI_Comm freed;
         OK(MPI_Comm_dup(MPI_COMM_WORLD, &freed));
         MPI_Comm keep = freed;
         OK(MPI_Comm_free(&freed));
-        expect_err(MPI_Barrier(keep), MPI_ERR_COMM, "MPI_Barrier", "barrier on freed comm");
+        t_expect_err(MPI_Barrier(keep), MPI_ERR_COMM, "MPI_Barrier", "barrier on freed comm");
     }
 
     /* the communicator still works */

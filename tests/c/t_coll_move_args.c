@@ -13,17 +13,6 @@ static int rank, size;
 
 #include "t_check.h"
 
-static void expect_err(int rc, int want, const char *fname, const char *what)
-{
-    int cls = -1;
-    MPI_Error_class(rc, &cls);
-    CHECK(cls == want, "%s: error class %d, want %d", what, cls, want);
-    char msg[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    OK(MPI_Error_string(rc, msg, &len));
-    CHECK(strstr(msg, fname) != NULL, "%s: message '%s' does not name %s", what, msg, fname);
-}
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -47,74 +36,74 @@ int main(int argc, char **argv)
     int root = size - 1, is_root = rank == root;
 
     /* communicator, root, count, datatype */
-    expect_err(MPI_Gather(a, 1, MPI_INT, b, 1, MPI_INT, 0, MPI_COMM_NULL), MPI_ERR_COMM,
+    t_expect_err(MPI_Gather(a, 1, MPI_INT, b, 1, MPI_INT, 0, MPI_COMM_NULL), MPI_ERR_COMM,
                "MPI_Gather", "gather COMM_NULL");
-    expect_err(MPI_Alltoallw(a, cnt, dis, types, b, cnt, dis, types, MPI_COMM_NULL),
+    t_expect_err(MPI_Alltoallw(a, cnt, dis, types, b, cnt, dis, types, MPI_COMM_NULL),
                MPI_ERR_COMM, "MPI_Alltoallw", "alltoallw COMM_NULL");
-    expect_err(MPI_Scatter(a, 1, MPI_INT, b, 1, MPI_INT, size, c), MPI_ERR_ROOT, "MPI_Scatter",
+    t_expect_err(MPI_Scatter(a, 1, MPI_INT, b, 1, MPI_INT, size, c), MPI_ERR_ROOT, "MPI_Scatter",
                "scatter root = size");
-    expect_err(MPI_Gatherv(a, 1, MPI_INT, b, cnt, dis, MPI_INT, -1, c), MPI_ERR_ROOT,
+    t_expect_err(MPI_Gatherv(a, 1, MPI_INT, b, cnt, dis, MPI_INT, -1, c), MPI_ERR_ROOT,
                "MPI_Gatherv", "gatherv root -1");
-    expect_err(MPI_Gather(a, -1, MPI_INT, b, 1, MPI_INT, root, c), MPI_ERR_COUNT, "MPI_Gather",
+    t_expect_err(MPI_Gather(a, -1, MPI_INT, b, 1, MPI_INT, root, c), MPI_ERR_COUNT, "MPI_Gather",
                "gather sendcount -1");
-    expect_err(MPI_Allgather(a, 1, MPI_INT, b, -2, MPI_INT, c), MPI_ERR_COUNT, "MPI_Allgather",
+    t_expect_err(MPI_Allgather(a, 1, MPI_INT, b, -2, MPI_INT, c), MPI_ERR_COUNT, "MPI_Allgather",
                "allgather recvcount -2");
-    expect_err(MPI_Alltoall(a, 1, uncommitted, b, 2, MPI_INT, c), MPI_ERR_TYPE, "MPI_Alltoall",
+    t_expect_err(MPI_Alltoall(a, 1, uncommitted, b, 2, MPI_INT, c), MPI_ERR_TYPE, "MPI_Alltoall",
                "alltoall uncommitted sendtype");
-    expect_err(MPI_Alltoall(a, 1, MPI_INT, b, 1, MPI_DATATYPE_NULL, c), MPI_ERR_TYPE,
+    t_expect_err(MPI_Alltoall(a, 1, MPI_INT, b, 1, MPI_DATATYPE_NULL, c), MPI_ERR_TYPE,
                "MPI_Alltoall", "alltoall DATATYPE_NULL recvtype");
     /* only the root's recvtype is significant: break it there and the
      * sendtype elsewhere */
-    expect_err(MPI_Gather(a, 1, is_root ? MPI_INT : MPI_DATATYPE_NULL, b, 1,
+    t_expect_err(MPI_Gather(a, 1, is_root ? MPI_INT : MPI_DATATYPE_NULL, b, 1,
                           is_root ? MPI_DATATYPE_NULL : MPI_INT, root, c),
                MPI_ERR_TYPE, "MPI_Gather", "gather recvtype at root");
 
     /* MPI_IN_PLACE where it is not allowed */
-    expect_err(MPI_Gather(MPI_IN_PLACE, 1, MPI_INT, is_root ? MPI_IN_PLACE : b, 1, MPI_INT,
+    t_expect_err(MPI_Gather(MPI_IN_PLACE, 1, MPI_INT, is_root ? MPI_IN_PLACE : b, 1, MPI_INT,
                           root, c),
                MPI_ERR_BUFFER, "MPI_Gather", "gather IN_PLACE misuse");
-    expect_err(MPI_Scatter(is_root ? MPI_IN_PLACE : a, 1, MPI_INT, MPI_IN_PLACE, 1, MPI_INT,
+    t_expect_err(MPI_Scatter(is_root ? MPI_IN_PLACE : a, 1, MPI_INT, MPI_IN_PLACE, 1, MPI_INT,
                            root, c),
                MPI_ERR_BUFFER, "MPI_Scatter", "scatter IN_PLACE misuse");
-    expect_err(MPI_Allgather(a, 1, MPI_INT, MPI_IN_PLACE, 1, MPI_INT, c), MPI_ERR_BUFFER,
+    t_expect_err(MPI_Allgather(a, 1, MPI_INT, MPI_IN_PLACE, 1, MPI_INT, c), MPI_ERR_BUFFER,
                "MPI_Allgather", "allgather recvbuf IN_PLACE");
-    expect_err(MPI_Alltoallv(MPI_IN_PLACE, cnt, dis, MPI_INT, MPI_IN_PLACE, cnt, dis, MPI_INT,
+    t_expect_err(MPI_Alltoallv(MPI_IN_PLACE, cnt, dis, MPI_INT, MPI_IN_PLACE, cnt, dis, MPI_INT,
                              c),
                MPI_ERR_BUFFER, "MPI_Alltoallv", "alltoallv recvbuf IN_PLACE");
 
     /* NULL buffers and arrays */
-    expect_err(MPI_Allgather(NULL, 1, MPI_INT, b, 1, MPI_INT, c), MPI_ERR_BUFFER,
+    t_expect_err(MPI_Allgather(NULL, 1, MPI_INT, b, 1, MPI_INT, c), MPI_ERR_BUFFER,
                "MPI_Allgather", "allgather NULL sendbuf");
-    expect_err(MPI_Alltoall(a, 1, MPI_INT, NULL, 1, MPI_INT, c), MPI_ERR_BUFFER, "MPI_Alltoall",
+    t_expect_err(MPI_Alltoall(a, 1, MPI_INT, NULL, 1, MPI_INT, c), MPI_ERR_BUFFER, "MPI_Alltoall",
                "alltoall NULL recvbuf");
     /* the root lacks recvcounts, the others pass MPI_IN_PLACE */
-    expect_err(MPI_Gatherv(is_root ? a : MPI_IN_PLACE, 1, MPI_INT, b, NULL, dis, MPI_INT, root,
+    t_expect_err(MPI_Gatherv(is_root ? a : MPI_IN_PLACE, 1, MPI_INT, b, NULL, dis, MPI_INT, root,
                            c),
                is_root ? MPI_ERR_ARG : MPI_ERR_BUFFER, "MPI_Gatherv", "gatherv NULL recvcounts");
-    expect_err(MPI_Scatterv(a, cnt, is_root ? NULL : dis, MPI_INT,
+    t_expect_err(MPI_Scatterv(a, cnt, is_root ? NULL : dis, MPI_INT,
                             is_root ? b : MPI_IN_PLACE, 1, MPI_INT, root, c),
                is_root ? MPI_ERR_ARG : MPI_ERR_BUFFER, "MPI_Scatterv", "scatterv NULL displs");
-    expect_err(MPI_Allgatherv(a, 1, MPI_INT, b, cnt, NULL, MPI_INT, c), MPI_ERR_ARG,
+    t_expect_err(MPI_Allgatherv(a, 1, MPI_INT, b, cnt, NULL, MPI_INT, c), MPI_ERR_ARG,
                "MPI_Allgatherv", "allgatherv NULL displs");
-    expect_err(MPI_Alltoallv(a, NULL, dis, MPI_INT, b, cnt, dis, MPI_INT, c), MPI_ERR_ARG,
+    t_expect_err(MPI_Alltoallv(a, NULL, dis, MPI_INT, b, cnt, dis, MPI_INT, c), MPI_ERR_ARG,
                "MPI_Alltoallv", "alltoallv NULL sendcounts");
-    expect_err(MPI_Alltoallw(a, cnt, dis, NULL, b, cnt, dis, types, c), MPI_ERR_ARG,
+    t_expect_err(MPI_Alltoallw(a, cnt, dis, NULL, b, cnt, dis, types, c), MPI_ERR_ARG,
                "MPI_Alltoallw", "alltoallw NULL sendtypes");
 
     /* bad entries of the count and type arrays */
     cnt[size - 1] = -1;
-    expect_err(MPI_Allgatherv(a, 1, MPI_INT, b, cnt, dis, MPI_INT, c), MPI_ERR_COUNT,
+    t_expect_err(MPI_Allgatherv(a, 1, MPI_INT, b, cnt, dis, MPI_INT, c), MPI_ERR_COUNT,
                "MPI_Allgatherv", "allgatherv negative recvcounts entry");
-    expect_err(MPI_Alltoallv(a, cnt, dis, MPI_INT, b, cnt, dis, MPI_INT, c), MPI_ERR_COUNT,
+    t_expect_err(MPI_Alltoallv(a, cnt, dis, MPI_INT, b, cnt, dis, MPI_INT, c), MPI_ERR_COUNT,
                "MPI_Alltoallv", "alltoallv negative count");
     cnt[size - 1] = 1;
     types[size - 1] = uncommitted;
-    expect_err(MPI_Alltoallw(a, cnt, dis, types, b, cnt, dis, types, c), MPI_ERR_TYPE,
+    t_expect_err(MPI_Alltoallw(a, cnt, dis, types, b, cnt, dis, types, c), MPI_ERR_TYPE,
                "MPI_Alltoallw", "alltoallw uncommitted type entry");
     types[size - 1] = MPI_INT;
 
     /* the same buffer for send and receive without MPI_IN_PLACE */
-    expect_err(MPI_Alltoall(a, 1, MPI_INT, a, 1, MPI_INT, c), MPI_ERR_BUFFER, "MPI_Alltoall",
+    t_expect_err(MPI_Alltoall(a, 1, MPI_INT, a, 1, MPI_INT, c), MPI_ERR_BUFFER, "MPI_Alltoall",
                "alltoall aliased");
 
     /* still usable; zero counts with NULL buffers and unused types */

@@ -17,17 +17,6 @@ static int rank, size;
 
 enum { N = 8, GUARD = 64, G = 0x5a };
 
-static void expect_err(int rc, int want, const char *fname, const char *what)
-{
-    int cls = -1;
-    MPI_Error_class(rc, &cls);
-    CHECK(cls == want, "%s: error class %d, want %d", what, cls, want);
-    char msg[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    OK(MPI_Error_string(rc, msg, &len));
-    CHECK(strstr(msg, fname) != NULL, "%s: message '%s' does not name %s", what, msg, fname);
-}
-
 static unsigned char *block; /* GUARD | N ints of window | GUARD */
 static int *mem;
 
@@ -68,50 +57,50 @@ static void bad_operations(MPI_Win win)
     MPI_Request rq;
 
     OK(MPI_Win_lock(MPI_LOCK_SHARED, t, 0, win));
-    expect_err(MPI_Put(buf, 1, MPI_INT, t, N, 1, MPI_INT, win), MPI_ERR_RMA_RANGE, "MPI_Put",
+    t_expect_err(MPI_Put(buf, 1, MPI_INT, t, N, 1, MPI_INT, win), MPI_ERR_RMA_RANGE, "MPI_Put",
                "put one past the end");
-    expect_err(MPI_Put(buf, N + 1, MPI_INT, t, 0, N + 1, MPI_INT, win), MPI_ERR_RMA_RANGE,
+    t_expect_err(MPI_Put(buf, N + 1, MPI_INT, t, 0, N + 1, MPI_INT, win), MPI_ERR_RMA_RANGE,
                "MPI_Put", "put count too large");
-    expect_err(MPI_Put(buf, 1, MPI_INT, t, -1, 1, MPI_INT, win), MPI_ERR_RMA_RANGE, "MPI_Put",
+    t_expect_err(MPI_Put(buf, 1, MPI_INT, t, -1, 1, MPI_INT, win), MPI_ERR_RMA_RANGE, "MPI_Put",
                "put negative displacement");
-    expect_err(MPI_Put(buf, 3, MPI_INT, t, 0, 1, vec, win), MPI_ERR_RMA_RANGE, "MPI_Put",
+    t_expect_err(MPI_Put(buf, 3, MPI_INT, t, 0, 1, vec, win), MPI_ERR_RMA_RANGE, "MPI_Put",
                "vector target reaching past the end");
-    expect_err(MPI_Get(res, 2, MPI_INT, t, N - 1, 2, MPI_INT, win), MPI_ERR_RMA_RANGE,
+    t_expect_err(MPI_Get(res, 2, MPI_INT, t, N - 1, 2, MPI_INT, win), MPI_ERR_RMA_RANGE,
                "MPI_Get", "get straddling the end");
-    expect_err(MPI_Accumulate(buf, 1, MPI_INT, t, 1 << 20, 1, MPI_INT, MPI_SUM, win),
+    t_expect_err(MPI_Accumulate(buf, 1, MPI_INT, t, 1 << 20, 1, MPI_INT, MPI_SUM, win),
                MPI_ERR_RMA_RANGE, "MPI_Accumulate", "accumulate far out");
-    expect_err(MPI_Fetch_and_op(&one, res, MPI_INT, t, N, MPI_SUM, win), MPI_ERR_RMA_RANGE,
+    t_expect_err(MPI_Fetch_and_op(&one, res, MPI_INT, t, N, MPI_SUM, win), MPI_ERR_RMA_RANGE,
                "MPI_Fetch_and_op", "fetch_and_op past the end");
-    expect_err(MPI_Compare_and_swap(&one, buf, res, MPI_INT, t, N, win), MPI_ERR_RMA_RANGE,
+    t_expect_err(MPI_Compare_and_swap(&one, buf, res, MPI_INT, t, N, win), MPI_ERR_RMA_RANGE,
                "MPI_Compare_and_swap", "compare_and_swap past the end");
-    expect_err(MPI_Rput(buf, 1, MPI_INT, t, N, 1, MPI_INT, win, &rq), MPI_ERR_RMA_RANGE,
+    t_expect_err(MPI_Rput(buf, 1, MPI_INT, t, N, 1, MPI_INT, win, &rq), MPI_ERR_RMA_RANGE,
                "MPI_Rput", "rput past the end");
 
-    expect_err(MPI_Put(buf, -1, MPI_INT, t, 0, 1, MPI_INT, win), MPI_ERR_COUNT, "MPI_Put",
+    t_expect_err(MPI_Put(buf, -1, MPI_INT, t, 0, 1, MPI_INT, win), MPI_ERR_COUNT, "MPI_Put",
                "negative origin count");
-    expect_err(MPI_Get(res, 1, MPI_INT, t, 0, -2, MPI_INT, win), MPI_ERR_COUNT, "MPI_Get",
+    t_expect_err(MPI_Get(res, 1, MPI_INT, t, 0, -2, MPI_INT, win), MPI_ERR_COUNT, "MPI_Get",
                "negative target count");
-    expect_err(MPI_Put(buf, 1, MPI_INT, size, 0, 1, MPI_INT, win), MPI_ERR_RANK, "MPI_Put",
+    t_expect_err(MPI_Put(buf, 1, MPI_INT, size, 0, 1, MPI_INT, win), MPI_ERR_RANK, "MPI_Put",
                "target rank = size");
-    expect_err(MPI_Get(res, 1, MPI_INT, -5, 0, 1, MPI_INT, win), MPI_ERR_RANK, "MPI_Get",
+    t_expect_err(MPI_Get(res, 1, MPI_INT, -5, 0, 1, MPI_INT, win), MPI_ERR_RANK, "MPI_Get",
                "target rank -5");
-    expect_err(MPI_Put(buf, 1, MPI_DATATYPE_NULL, t, 0, 1, MPI_INT, win), MPI_ERR_TYPE,
+    t_expect_err(MPI_Put(buf, 1, MPI_DATATYPE_NULL, t, 0, 1, MPI_INT, win), MPI_ERR_TYPE,
                "MPI_Put", "origin DATATYPE_NULL");
-    expect_err(MPI_Put(buf, 1, uncommitted, t, 0, 1, uncommitted, win), MPI_ERR_TYPE,
+    t_expect_err(MPI_Put(buf, 1, uncommitted, t, 0, 1, uncommitted, win), MPI_ERR_TYPE,
                "MPI_Put", "uncommitted type");
-    expect_err(MPI_Put(buf, 2, MPI_INT, t, 0, 1, MPI_INT, win), MPI_ERR_TYPE, "MPI_Put",
+    t_expect_err(MPI_Put(buf, 2, MPI_INT, t, 0, 1, MPI_INT, win), MPI_ERR_TYPE, "MPI_Put",
                "origin and target sizes differ");
-    expect_err(MPI_Accumulate(buf, 1, MPI_INT, t, 0, 1, MPI_INT, MPI_OP_NULL, win), MPI_ERR_OP,
+    t_expect_err(MPI_Accumulate(buf, 1, MPI_INT, t, 0, 1, MPI_INT, MPI_OP_NULL, win), MPI_ERR_OP,
                "MPI_Accumulate", "MPI_OP_NULL");
-    expect_err(MPI_Accumulate(buf, 1, mixed, t, 0, 1, mixed, MPI_SUM, win), MPI_ERR_TYPE,
+    t_expect_err(MPI_Accumulate(buf, 1, mixed, t, 0, 1, mixed, MPI_SUM, win), MPI_ERR_TYPE,
                "MPI_Accumulate", "accumulate of a type mixing int and double");
-    expect_err(MPI_Accumulate(buf, 2, MPI_FLOAT, t, 0, 2, MPI_FLOAT, MPI_BAND, win), MPI_ERR_OP,
+    t_expect_err(MPI_Accumulate(buf, 2, MPI_FLOAT, t, 0, 2, MPI_FLOAT, MPI_BAND, win), MPI_ERR_OP,
                "MPI_Accumulate", "BAND on float");
-    expect_err(MPI_Compare_and_swap(&one, buf, res, MPI_DOUBLE, t, 0, win), MPI_ERR_TYPE,
+    t_expect_err(MPI_Compare_and_swap(&one, buf, res, MPI_DOUBLE, t, 0, win), MPI_ERR_TYPE,
                "MPI_Compare_and_swap", "compare_and_swap on double");
-    expect_err(MPI_Put(buf, 1, MPI_INT, t, 0, 1, MPI_INT, MPI_WIN_NULL), MPI_ERR_WIN, "MPI_Put",
+    t_expect_err(MPI_Put(buf, 1, MPI_INT, t, 0, 1, MPI_INT, MPI_WIN_NULL), MPI_ERR_WIN, "MPI_Put",
                "MPI_WIN_NULL");
-    expect_err(MPI_Get(res, 1, MPI_INT, t, 0, 1, MPI_INT, (MPI_Win)0x12345678), MPI_ERR_WIN,
+    t_expect_err(MPI_Get(res, 1, MPI_INT, t, 0, 1, MPI_INT, (MPI_Win)0x12345678), MPI_ERR_WIN,
                "MPI_Get", "junk window handle");
     OK(MPI_Win_unlock(t, win));
 
@@ -125,52 +114,52 @@ static void bad_sync(MPI_Win win)
 {
     int t = (rank + 1) % size, buf[N] = {0}, flag;
     MPI_Request rq;
-    expect_err(MPI_Put(buf, 1, MPI_INT, t, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC, "MPI_Put",
+    t_expect_err(MPI_Put(buf, 1, MPI_INT, t, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC, "MPI_Put",
                "put outside any epoch");
-    expect_err(MPI_Get(buf, 1, MPI_INT, t, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC, "MPI_Get",
+    t_expect_err(MPI_Get(buf, 1, MPI_INT, t, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC, "MPI_Get",
                "get outside any epoch");
-    expect_err(MPI_Win_unlock(t, win), MPI_ERR_RMA_SYNC, "MPI_Win_unlock",
+    t_expect_err(MPI_Win_unlock(t, win), MPI_ERR_RMA_SYNC, "MPI_Win_unlock",
                "unlock of an unlocked window");
-    expect_err(MPI_Win_unlock_all(win), MPI_ERR_RMA_SYNC, "MPI_Win_unlock_all",
+    t_expect_err(MPI_Win_unlock_all(win), MPI_ERR_RMA_SYNC, "MPI_Win_unlock_all",
                "unlock_all without lock_all");
-    expect_err(MPI_Win_flush(t, win), MPI_ERR_RMA_SYNC, "MPI_Win_flush", "flush without lock");
-    expect_err(MPI_Win_flush_all(win), MPI_ERR_RMA_SYNC, "MPI_Win_flush_all",
+    t_expect_err(MPI_Win_flush(t, win), MPI_ERR_RMA_SYNC, "MPI_Win_flush", "flush without lock");
+    t_expect_err(MPI_Win_flush_all(win), MPI_ERR_RMA_SYNC, "MPI_Win_flush_all",
                "flush_all without lock");
-    expect_err(MPI_Win_complete(win), MPI_ERR_RMA_SYNC, "MPI_Win_complete",
+    t_expect_err(MPI_Win_complete(win), MPI_ERR_RMA_SYNC, "MPI_Win_complete",
                "complete without start");
-    expect_err(MPI_Win_wait(win), MPI_ERR_RMA_SYNC, "MPI_Win_wait", "wait without post");
-    expect_err(MPI_Win_test(win, &flag), MPI_ERR_RMA_SYNC, "MPI_Win_test", "test without post");
-    expect_err(MPI_Win_lock(99, t, 0, win), MPI_ERR_LOCKTYPE, "MPI_Win_lock", "lock type 99");
-    expect_err(MPI_Win_lock(MPI_LOCK_SHARED, t, 0x4000000, win), MPI_ERR_ASSERT,
+    t_expect_err(MPI_Win_wait(win), MPI_ERR_RMA_SYNC, "MPI_Win_wait", "wait without post");
+    t_expect_err(MPI_Win_test(win, &flag), MPI_ERR_RMA_SYNC, "MPI_Win_test", "test without post");
+    t_expect_err(MPI_Win_lock(99, t, 0, win), MPI_ERR_LOCKTYPE, "MPI_Win_lock", "lock type 99");
+    t_expect_err(MPI_Win_lock(MPI_LOCK_SHARED, t, 0x4000000, win), MPI_ERR_ASSERT,
                "MPI_Win_lock", "unknown assert bit");
-    expect_err(MPI_Win_lock(MPI_LOCK_SHARED, size, 0, win), MPI_ERR_RANK, "MPI_Win_lock",
+    t_expect_err(MPI_Win_lock(MPI_LOCK_SHARED, size, 0, win), MPI_ERR_RANK, "MPI_Win_lock",
                "lock rank = size");
 
     OK(MPI_Win_lock(MPI_LOCK_SHARED, t, 0, win));
-    expect_err(MPI_Win_lock(MPI_LOCK_SHARED, t, 0, win), MPI_ERR_RMA_SYNC, "MPI_Win_lock",
+    t_expect_err(MPI_Win_lock(MPI_LOCK_SHARED, t, 0, win), MPI_ERR_RMA_SYNC, "MPI_Win_lock",
                "locking the same target twice");
-    expect_err(MPI_Win_lock_all(0, win), MPI_ERR_RMA_SYNC, "MPI_Win_lock_all",
+    t_expect_err(MPI_Win_lock_all(0, win), MPI_ERR_RMA_SYNC, "MPI_Win_lock_all",
                "lock_all while holding a lock");
-    expect_err(MPI_Win_fence(0, win), MPI_ERR_RMA_SYNC, "MPI_Win_fence",
+    t_expect_err(MPI_Win_fence(0, win), MPI_ERR_RMA_SYNC, "MPI_Win_fence",
                "fence inside a lock epoch");
     OK(MPI_Win_unlock(t, win));
 
     OK(MPI_Win_lock_all(0, win));
-    expect_err(MPI_Win_unlock(t, win), MPI_ERR_RMA_SYNC, "MPI_Win_unlock",
+    t_expect_err(MPI_Win_unlock(t, win), MPI_ERR_RMA_SYNC, "MPI_Win_unlock",
                "unlock of one target under lock_all");
     OK(MPI_Win_unlock_all(win));
 
     /* Request-based operations only in passive-target epochs. */
     OK(MPI_Win_fence(0, win));
-    expect_err(MPI_Rput(buf, 1, MPI_INT, t, 0, 1, MPI_INT, win, &rq), MPI_ERR_RMA_SYNC,
+    t_expect_err(MPI_Rput(buf, 1, MPI_INT, t, 0, 1, MPI_INT, win, &rq), MPI_ERR_RMA_SYNC,
                "MPI_Rput", "rput in a fence epoch");
     OK(MPI_Put(buf, 1, MPI_INT, t, 0, 1, MPI_INT, win));
-    expect_err(MPI_Win_fence(MPI_MODE_NOPRECEDE, win), MPI_ERR_RMA_SYNC, "MPI_Win_fence",
+    t_expect_err(MPI_Win_fence(MPI_MODE_NOPRECEDE, win), MPI_ERR_RMA_SYNC, "MPI_Win_fence",
                "NOPRECEDE after operations");
     OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
-    expect_err(MPI_Put(buf, 1, MPI_INT, t, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC, "MPI_Put",
+    t_expect_err(MPI_Put(buf, 1, MPI_INT, t, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC, "MPI_Put",
                "put after a NOSUCCEED fence");
-    expect_err(MPI_Win_fence(0x7, win), MPI_ERR_ASSERT, "MPI_Win_fence", "fence assert 7");
+    t_expect_err(MPI_Win_fence(0x7, win), MPI_ERR_ASSERT, "MPI_Win_fence", "fence assert 7");
 
     /* PSCW: start twice, post twice */
     MPI_Group wg, pg;
@@ -178,9 +167,9 @@ static void bad_sync(MPI_Win win)
     int peers[2] = {(rank + 1) % size, (rank + size - 1) % size};
     OK(MPI_Group_incl(wg, size > 2 ? 2 : 1, peers, &pg));
     OK(MPI_Win_post(pg, 0, win));
-    expect_err(MPI_Win_post(pg, 0, win), MPI_ERR_RMA_SYNC, "MPI_Win_post", "post twice");
+    t_expect_err(MPI_Win_post(pg, 0, win), MPI_ERR_RMA_SYNC, "MPI_Win_post", "post twice");
     OK(MPI_Win_start(pg, 0, win));
-    expect_err(MPI_Win_start(pg, 0, win), MPI_ERR_RMA_SYNC, "MPI_Win_start", "start twice");
+    t_expect_err(MPI_Win_start(pg, 0, win), MPI_ERR_RMA_SYNC, "MPI_Win_start", "start twice");
     OK(MPI_Win_complete(win));
     OK(MPI_Win_wait(win));
     OK(MPI_Group_free(&pg));
@@ -206,12 +195,12 @@ static void bad_dynamic(void)
     int rc = MPI_Put(v, 2, MPI_INT, t, at[t] + (N - 1) * (MPI_Aint)sizeof(int), 2, MPI_INT, dw);
     if (rc == MPI_SUCCESS)
         rc = MPI_Win_flush(t, dw);
-    expect_err(rc, MPI_ERR_RMA_RANGE, "MPI_Win_", "put past the attached memory");
+    t_expect_err(rc, MPI_ERR_RMA_RANGE, "MPI_Win_", "put past the attached memory");
     OK(MPI_Win_unlock(t, dw));
     OK(MPI_Barrier(MPI_COMM_WORLD));
     guards_intact("dynamic put past the attached memory");
     OK(MPI_Win_detach(dw, mem));
-    expect_err(MPI_Win_detach(dw, mem), MPI_ERR_RMA_ATTACH, "MPI_Win_detach",
+    t_expect_err(MPI_Win_detach(dw, mem), MPI_ERR_RMA_ATTACH, "MPI_Win_detach",
                "detaching twice");
     OK(MPI_Win_free(&dw));
 }
@@ -230,13 +219,13 @@ int main(int argc, char **argv)
     memset(mem, 0, N * sizeof(int));
 
     MPI_Win win, dummy;
-    expect_err(MPI_Win_create(mem, -1, 4, MPI_INFO_NULL, MPI_COMM_WORLD, &dummy), MPI_ERR_SIZE,
+    t_expect_err(MPI_Win_create(mem, -1, 4, MPI_INFO_NULL, MPI_COMM_WORLD, &dummy), MPI_ERR_SIZE,
                "MPI_Win_create", "negative size");
-    expect_err(MPI_Win_create(mem, 16, 0, MPI_INFO_NULL, MPI_COMM_WORLD, &dummy), MPI_ERR_DISP,
+    t_expect_err(MPI_Win_create(mem, 16, 0, MPI_INFO_NULL, MPI_COMM_WORLD, &dummy), MPI_ERR_DISP,
                "MPI_Win_create", "disp_unit 0");
-    expect_err(MPI_Win_create(mem, 16, 4, MPI_INFO_NULL, MPI_COMM_NULL, &dummy), MPI_ERR_COMM,
+    t_expect_err(MPI_Win_create(mem, 16, 4, MPI_INFO_NULL, MPI_COMM_NULL, &dummy), MPI_ERR_COMM,
                "MPI_Win_create", "MPI_COMM_NULL");
-    expect_err(MPI_Win_allocate(16, 4, MPI_INFO_NULL, MPI_COMM_WORLD, NULL, &dummy),
+    t_expect_err(MPI_Win_allocate(16, 4, MPI_INFO_NULL, MPI_COMM_WORLD, NULL, &dummy),
                MPI_ERR_ARG, "MPI_Win_allocate", "NULL baseptr");
 
     OK(MPI_Win_create(mem, N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
@@ -244,9 +233,9 @@ int main(int argc, char **argv)
     MPI_Aint qs;
     int qd;
     void *qb;
-    expect_err(MPI_Win_shared_query(win, 0, &qs, &qd, &qb), MPI_ERR_RMA_FLAVOR,
+    t_expect_err(MPI_Win_shared_query(win, 0, &qs, &qd, &qb), MPI_ERR_RMA_FLAVOR,
                "MPI_Win_shared_query", "shared_query on a Win_create window");
-    expect_err(MPI_Win_attach(win, mem, 4), MPI_ERR_RMA_FLAVOR, "MPI_Win_attach",
+    t_expect_err(MPI_Win_attach(win, mem, 4), MPI_ERR_RMA_FLAVOR, "MPI_Win_attach",
                "attach to a non-dynamic window");
 
     bad_operations(win);
@@ -260,7 +249,7 @@ int main(int argc, char **argv)
     still_usable(win, "bad synchronization");
     OK(MPI_Win_free(&win));
     CHECK(win == MPI_WIN_NULL, "MPI_Win_free did not set the handle to MPI_WIN_NULL");
-    expect_err(MPI_Win_free(&win), MPI_ERR_WIN, "MPI_Win_free", "freeing MPI_WIN_NULL");
+    t_expect_err(MPI_Win_free(&win), MPI_ERR_WIN, "MPI_Win_free", "freeing MPI_WIN_NULL");
 
     bad_dynamic();
     guards_intact("the end");

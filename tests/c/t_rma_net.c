@@ -20,17 +20,10 @@
 #include <string.h>
 
 #define BIG (700 * 1024) /* bytes: three network pieces */
-#define CHECK(c, ...)                                                                        \
-    do {                                                                                     \
-        if (!(c)) {                                                                          \
-            fprintf(stderr, "rank %d: line %d: ", rank, __LINE__);                           \
-            fprintf(stderr, __VA_ARGS__);                                                    \
-            fprintf(stderr, "\n");                                                           \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                    \
-        }                                                                                    \
-    } while (0)
 
 static int rank, size;
+
+#include "t_check.h"
 
 static unsigned char pat(int who, size_t i, int round)
 {
