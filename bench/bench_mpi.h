@@ -98,6 +98,20 @@ static inline int bench_mpi_start_pairs(int *argc, char ***argv, const char *usa
     return -1;
 }
 
+/* The sample arrays of one size's JSON record: n + 1 timestamps and n
+ * values, replacing the previous size's; aborts the job when out of memory. */
+static inline void bench_mpi_samples(double **ts, double **val, long n, const char *who)
+{
+    free(*ts);
+    free(*val);
+    *ts = malloc((size_t)(n + 1) * sizeof **ts);
+    *val = malloc((size_t)n * sizeof **val);
+    if (*ts == NULL || *val == NULL) {
+        fprintf(stderr, "%s: cannot allocate samples\n", who);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+
 /* A message buffer (from MPI_Alloc_mem with --alloc-mem: an MPI may place
  * it where a peer can copy from it directly); aborts the whole job on an
  * allocation failure. */

@@ -76,16 +76,8 @@ int main(int argc, char **argv)
         bench_counts_for(&o, &dflt, size, &iters, &warmup);
         total = warmup + iters;
         record = rank == 0 && o.json;
-        if (record) {
-            free(ts);
-            free(bw);
-            ts = malloc((size_t)(iters + 1) * sizeof *ts);
-            bw = malloc((size_t)iters * sizeof *bw);
-            if (ts == NULL || bw == NULL) {
-                fprintf(stderr, "bw: cannot allocate samples\n");
-                MPI_Abort(MPI_COMM_WORLD, 1);
-            }
-        }
+        if (record)
+            bench_mpi_samples(&ts, &bw, iters, "bw");
 
         MPI_Barrier(MPI_COMM_WORLD);
 

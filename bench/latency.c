@@ -62,16 +62,8 @@ int main(int argc, char **argv)
         bench_counts_for(&o, &dflt, size, &iters, &warmup);
         total = warmup + iters;
         record = rank == 0 && o.json;
-        if (record) {
-            free(ts);
-            free(lat);
-            ts = malloc((size_t)(iters + 1) * sizeof *ts);
-            lat = malloc((size_t)iters * sizeof *lat);
-            if (ts == NULL || lat == NULL) {
-                fprintf(stderr, "latency: cannot allocate samples\n");
-                MPI_Abort(MPI_COMM_WORLD, 1);
-            }
-        }
+        if (record)
+            bench_mpi_samples(&ts, &lat, iters, "latency");
 
         MPI_Barrier(MPI_COMM_WORLD);
 

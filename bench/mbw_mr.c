@@ -75,16 +75,8 @@ int main(int argc, char **argv)
         double t_start = 0.0, t_end, mine[2] = {0.0, 0.0}, sum[2];
 
         bench_counts_for(&o, &dflt, size, &iters, &warmup);
-        if (record) {
-            free(ts);
-            free(bw);
-            ts = malloc((size_t)(iters + 1) * sizeof *ts);
-            bw = malloc((size_t)iters * sizeof *bw);
-            if (ts == NULL || bw == NULL) {
-                fprintf(stderr, "mbw_mr: cannot allocate samples\n");
-                MPI_Abort(MPI_COMM_WORLD, 1);
-            }
-        }
+        if (record)
+            bench_mpi_samples(&ts, &bw, iters, "mbw_mr");
 
         MPI_Barrier(MPI_COMM_WORLD);
         for (long i = 0; i < warmup + iters; i++) {

@@ -453,16 +453,8 @@ int main(int argc, char **argv)
         bench_counts_for(&o, c.t->bw ? &bw_dflt : &lat_dflt, size, &iters, &warmup);
         total = warmup + iters;
         record = c.rank == ORIGIN && o.json;
-        if (record) {
-            free(ts);
-            free(val);
-            ts = malloc((size_t)(iters + 1) * sizeof *ts);
-            val = malloc((size_t)iters * sizeof *val);
-            if (ts == NULL || val == NULL) {
-                fprintf(stderr, "rma: cannot allocate samples\n");
-                MPI_Abort(MPI_COMM_WORLD, 1);
-            }
-        }
+        if (record)
+            bench_mpi_samples(&ts, &val, iters, "rma");
 
         win_open(&c, bytes);
         if (c.rank == ORIGIN && c.t->op == OP_GET)
