@@ -1,10 +1,14 @@
-"""``python3 -m vmpi run ...`` runs the launcher (same as ``vmpirun ...``)."""
+"""The ``vmpi`` command: ``vmpi run ...`` is the launcher (same as
+``vmpirun ...``), ``vmpi study ...`` the measurement suite."""
 
 import sys
 
 USAGE = """\
-usage: python3 -m vmpi run [vmpirun options] PROGRAM [ARGS...]
-       python3 -m vmpi cleanup [-v]
+usage: vmpi run [vmpirun options] PROGRAM [ARGS...]
+       vmpi cleanup [-v]
+       vmpi study [options]            (vmpi study --help)
+       vmpi study compare OLD NEW
+       vmpi study report DIR
 """
 
 
@@ -13,6 +17,9 @@ def main(argv=None) -> int:
     if argv and argv[0] in ("run", "vmpirun", "mpiexec"):
         from .launcher import main as run_main
         return run_main(argv[1:])
+    if argv and argv[0] == "study":
+        from .study import main as study_main
+        return study_main(argv[1:])
     if argv and argv[0] == "cleanup":
         from .launcher import main as run_main
         return run_main(["--cleanup"] + argv[1:])

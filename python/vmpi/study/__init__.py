@@ -1,0 +1,196 @@
+"""``vmpi study``: the measurement suite.
+
+    vmpi study [--quick | --config FILE.toml] [--out DIR] [--reps R] [--ranks N]
+               [--bench LIST] [--libraries LIST] [--placements LIST]
+               [--build DIR] [--force] [--dry-run]
+    vmpi study --resume --out DIR
+    vmpi study report DIR
+    vmpi study compare OLD NEW [--threshold PCT]
+
+A study is a grid of runs (library x placement x channel policy x
+benchmark, each repeated R times); see :mod:`vmpi.study.spec`.  Every
+finished run is one line of DIR/results.jsonl; at the end DIR holds
+summary.csv, figures/ and report.html, and the headline table is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+
+from .spec import CATALOGUE, Study, StudyError, default_study, grid, load_toml, quick_study
+from .spec import series_label
+
+DEFAULT_OUT = "vmpi-study"
+
+
+def _list(text: str) -> tuple[str, ...]:
+    return tuple(v.strip() for v in text.split(",") if v.strip())
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="vmpi study", description="Measure native vs virtualized vs vmpi "
+        "communication and write tables, figures and an HTML report.",
+        epilog="vmpi study report DIR remakes the report of DIR; vmpi study compare OLD NEW "
+        "prints what got faster or slower beyond noise (exit status 1 if anything is "
+        "slower).")
+    what = ap.add_mutually_exclusive_group()
+    what.add_argument("--quick", action="store_true", help="a one-minute smoke study")
+    what.add_argument("--config", metavar="FILE", help="a study file (TOML)")
+    ap.add_argument("--out", metavar="DIR", default=DEFAULT_OUT,
+                    help=f"where results and the report go (default {DEFAULT_OUT})")
+    ap.add_argument("--reps", type=int, help="repetitions of every run (default 5)")
+    ap.add_argument("--ranks", type=int, help="ranks for collectives and multi-pair tests")
+    ap.add_argument("--bench", type=_list, help="only these benchmarks (comma-separated; "
+                    f"known: {', '.join(CATALOGUE)})")
+    ap.add_argument("--libraries", type=_list, help="only these of vmpi,mpich,openmpi")
+    ap.add_argument("--placements", type=_list, help="e.g. vm,2vm,2host,4vm,2host2vm")
+    ap.add_argument("--build", metavar="DIR", help="vmpi's build tree or install prefix")
+    ap.add_argument("--resume", action="store_true",
+                    help="go on with the study in --out (runs only what is missing)")
+    ap.add_argument("--force", action="store_true",
+                    help="replace a study already in --out")
+    ap.add_argument("--dry-run", action="store_true", help="print the grid, run nothing")
+    return ap
+
+
+def _study(o) -> Study:
+    if o.config:
+        try:
+            with open(o.config) as f:
+                study = load_toml(f.read(), o.config)
+        except OSError as exc:
+            raise StudyError(f"cannot read {o.config}: {exc.strerror}") from None
+    else:
+        study = quick_study() if o.quick else default_study()
+    if o.reps is not None:
+        study.reps = o.reps
+    if o.ranks is not None:
+        study.ranks = o.ranks
+    if o.libraries:
+        study.libraries = o.libraries
+    if o.placements:
+        study.placements = o.placements
+    if o.bench:
+        unknown = [n for n in o.bench if n not in {b.name for b in study.benches}]
+        if unknown:
+            raise StudyError(f"--bench: {', '.join(unknown)} not in this study "
+                             f"({', '.join(b.name for b in study.benches)})")
+        study.benches = [b for b in study.benches if b.name in o.bench]
+    study.check()
+    return study
+
+
+def _prepare(o) -> Study:
+    plan = os.path.join(o.out, "study.json")
+    if o.resume:
+        try:
+            with open(plan) as f:
+                return Study.from_json(json.load(f))
+        except FileNotFoundError:
+            raise StudyError(f"--resume: no study in {o.out} (no study.json)") from None
+        except (ValueError, KeyError, TypeError) as exc:
+            raise StudyError(f"--resume: {plan} is damaged: {exc}") from None
+    study = _study(o)
+    if o.dry_run:
+        return study
+    if os.path.exists(plan):
+        if not o.force:
+            raise StudyError(f"{o.out} already holds a study: --resume goes on with it, "
+                             "--force replaces it")
+        for name in ("results.jsonl", "study.json", "summary.csv", "report.html"):
+            if os.path.exists(os.path.join(o.out, name)):
+                os.remove(os.path.join(o.out, name))
+        shutil.rmtree(os.path.join(o.out, "figures"), ignore_errors=True)
+    os.makedirs(o.out, exist_ok=True)
+    with open(plan, "w") as f:
+        json.dump(study.to_json(), f, indent=1)
+    return study
+
+
+def _report(study: Study, out: str) -> int:
+    from .analysis import format_headline, load_results
+    from .report import ReportError, make_report
+    runs = load_results(os.path.join(out, "results.jsonl"))
+    if not runs:
+        print(f"vmpi study: no results in {out}", file=sys.stderr)
+        return 1
+    try:
+        path, head = make_report(study, out, runs)
+    except ReportError as exc:
+        print(f"vmpi study: {exc}", file=sys.stderr)
+        return 1
+    print(format_headline(head))
+    print(f"\nreport: {os.path.abspath(path)}")
+    return 0
+
+
+def _run(argv: list[str]) -> int:
+    o = _parser().parse_args(argv)
+    try:
+        study = _prepare(o)
+        if o.dry_run:
+            configs, skipped = grid(study)
+            for c in configs:
+                print(f"run  {c.bench:10} {series_label(c.library, c.placement, c.policy)}"
+                      f" · {c.ranks} ranks x {study.reps}")
+            for c, why in skipped:
+                print(f"skip {c.bench:10} {series_label(c.library, c.placement, c.policy)}"
+                      f": {why}")
+            return 0
+        from .run import Layout, run_grid
+        counts = run_grid(study, o.out, Layout(o.build, o.out))
+    except StudyError as exc:
+        print(f"vmpi study: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"\nvmpi study: interrupted; every finished run is in "
+              f"{os.path.join(o.out, 'results.jsonl')}; go on with: "
+              f"vmpi study --resume --out {o.out}", file=sys.stderr)
+        return 130
+    rc = _report(study, o.out)
+    bad = counts["failed"] + counts["timeout"]
+    if bad:
+        print(f"vmpi study: {bad} run(s) failed (listed in the report)", file=sys.stderr)
+    return rc or (1 if bad else 0)
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["compare"]:
+        ap = argparse.ArgumentParser(prog="vmpi study compare",
+                                     description="What got faster or slower beyond noise.")
+        ap.add_argument("old")
+        ap.add_argument("new")
+        ap.add_argument("--threshold", type=float, default=5.0,
+                        help="smallest change that counts, in %% (default 5)")
+        o = ap.parse_args(argv[1:])
+        from .analysis import load_results
+        from .compare import compare, format_compare
+        sides = []
+        for d in (o.old, o.new):
+            path = d if d.endswith(".jsonl") else os.path.join(d, "results.jsonl")
+            runs = load_results(path)
+            if not runs:
+                print(f"vmpi study compare: no results in {path}", file=sys.stderr)
+                return 2
+            sides.append(runs)
+        res = compare(sides[0], sides[1], o.threshold / 100)
+        print(format_compare(res, o.threshold / 100))
+        return 1 if res["slower"] else 0
+    if argv[:1] == ["report"]:
+        if len(argv) != 2:
+            print("usage: vmpi study report DIR", file=sys.stderr)
+            return 2
+        try:
+            with open(os.path.join(argv[1], "study.json")) as f:
+                study = Study.from_json(json.load(f))
+        except (OSError, ValueError, KeyError, TypeError, StudyError) as exc:
+            print(f"vmpi study report: no usable study.json in {argv[1]}: {exc}",
+                  file=sys.stderr)
+            return 2
+        return _report(study, argv[1])
+    return _run(argv)

@@ -1,0 +1,209 @@
+"""From the runs of a study (results.jsonl) to its tables: every point
+(benchmark, library, placement, policy, ranks, series, size) summarized over
+its repetitions, and the headline table the report and the terminal open
+with."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections import defaultdict
+from typing import NamedTuple
+
+from . import stats
+from .spec import Placement, series_label
+
+
+class Key(NamedTuple):
+    bench: str
+    library: str
+    placement: str
+    policy: str
+    ranks: int
+    series: str
+    x: int
+
+
+def load_results(path: str) -> list[dict]:
+    """The runs in a results file, the last line of each run key winning
+    (a resumed study may have retried a failed run)."""
+    runs: dict[str, dict] = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                try:
+                    run = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # a line cut short by a crash
+                if isinstance(run, dict) and "key" in run:
+                    runs[run["key"]] = run
+    except FileNotFoundError:
+        return []
+    return list(runs.values())
+
+
+def summarize_runs(runs: list[dict]) -> dict[Key, dict]:
+    values: dict[Key, list[float]] = defaultdict(list)
+    samples: dict[Key, list[list[float]]] = defaultdict(list)
+    extra: dict[Key, list[dict]] = defaultdict(list)
+    meta: dict[Key, dict] = {}
+    for run in runs:
+        if run.get("status") != "ok":
+            continue
+        for rec in run.get("records", []):
+            k = Key(run["bench"], run["library"], run["placement"], run["policy"],
+                    run["ranks"], rec["series"], rec["x"])
+            values[k].append(rec["value"])
+            samples[k].append(rec.get("samples") or [])
+            extra[k].append(rec.get("extra") or {})
+            meta[k] = {"kind": run["kind"], "metric": run["metric"], "unit": rec["unit"],
+                       "program": run["program"], "headline": run.get("headline")}
+    table = {}
+    for k, vals in values.items():
+        row = {**meta[k], **stats.summarize(vals, samples[k])}
+        jains = [e["jain"] for e in extra[k] if isinstance(e.get("jain"), (int, float))]
+        if jains:
+            row["jain"] = stats.median(jains)
+        table[k] = row
+    return table
+
+
+def _limit(table: dict[Key, dict], placement: str, metric: str, x: int) -> float | None:
+    """The physical limit for a point: cache-line ping-pong / memcpy inside a
+    host, raw TCP between hosts; of the nearest size measured."""
+    remote = Placement.parse(placement).hosts > 1
+    want = ("tcp_lat" if metric == "latency" else "tcp_bw") if remote else \
+        ("clping" if metric == "latency" else "memcpy")
+    pts = [(k.x, row["median"]) for k, row in table.items() if row["program"] == want]
+    if not pts:
+        return None
+    return min(pts, key=lambda p: (abs(math.log2(max(p[0], 1)) - math.log2(max(x, 1))),
+                                   -p[0]))[1]
+
+
+def point(table, bench, library, placement, policy, ranks, series, x) -> dict | None:
+    return table.get(Key(bench, library, placement, policy, ranks, series, x))
+
+
+def headline(table: dict[Key, dict], placements: list[str]) -> list[dict]:
+    """One row per benchmark series and placement at the benchmark's headline
+    size: vmpi's value, its overhead against vmpi in one VM, its speedup against
+    the locality-unaware policy and against MPICH (Open MPI) at the same
+    placement, and the fraction of the physical limit."""
+    rows = []
+    order = []
+    for k, row in table.items():
+        if k.library == "vmpi" and row["kind"] in ("p2p", "coll", "rma", "app") \
+                and (k.bench, k.series, k.ranks) not in order:
+            order.append((k.bench, k.series, k.ranks))
+    for bench, series, ranks in order:
+        xs = sorted({k.x for k in table if k.bench == bench and k.series == series})
+        some = next(r for k, r in table.items() if k.bench == bench)
+        metric = some["metric"]
+        x = some["headline"] if some["headline"] in xs else \
+            (xs[0] if stats.lower_is_better(metric) else xs[-1])
+        for pl in placements:
+            v = point(table, bench, "vmpi", pl, "aware", ranks, series, x)
+            if v is None:
+                continue
+            r = {"bench": bench, "series": series, "x": x, "ranks": ranks, "placement": pl,
+                 "metric": metric, "unit": some["unit"], "vmpi": v["median"],
+                 "vmpi_jitter3s": v["jitter3s"]}
+            nat = point(table, bench, "vmpi", "vm", "aware", ranks, series, x)
+            if nat is not None and pl != "vm":
+                r["overhead_pct"] = stats.overhead_pct(v["median"], nat["median"], metric)
+            un = point(table, bench, "vmpi", pl, "unaware", ranks, series, x)
+            if un is not None:
+                r["unaware"] = un["median"]
+                r["vs_unaware"] = stats.speedup(v["median"], un["median"], metric)
+            for lib in ("mpich", "openmpi"):
+                o = point(table, bench, lib, pl, "default", ranks, series, x)
+                if o is not None:
+                    r[lib] = o["median"]
+                    r[f"vs_{lib}"] = stats.speedup(v["median"], o["median"], metric)
+                    onat = point(table, bench, lib, "vm", "default", ranks, series, x)
+                    if onat is not None and pl != "vm":
+                        r[f"{lib}_overhead_pct"] = stats.overhead_pct(
+                            o["median"], onat["median"], metric)
+            if some["kind"] == "p2p":
+                lim = _limit(table, pl, metric, x)
+                if lim is not None:
+                    r["limit"] = lim
+                    r["of_limit"] = stats.fraction_of_limit(v["median"], lim, metric)
+            rows.append(r)
+    return rows
+
+
+def size_label(x: int) -> str:
+    for unit, div in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if x >= div and x % div == 0:
+            return f"{x // div} {unit}"
+    return f"{x} B"
+
+
+def _num(v: float) -> str:
+    if v >= 1e5:
+        return f"{v:.3g}"
+    if v >= 100:
+        return f"{v:.0f}"
+    if v >= 10:
+        return f"{v:.1f}"
+    return f"{v:.2f}"
+
+
+HEADLINE_COLUMNS = ("benchmark", "placement", "vmpi", "overhead vs 1 VM", "vs smp,ofi",
+                    "MPICH", "MPICH overhead", "vs MPICH", "vs Open MPI", "of limit")
+
+
+def headline_cells(r: dict) -> list[str]:
+    def ratio(key):
+        return f"{r[key]:.2f}x" if key in r else "-"
+
+    def pct(key):
+        return f"{r[key]:+.0f} %" if key in r else "-"
+
+    name = r["bench"] if r["series"].startswith(r["bench"]) or r["series"] == "value" \
+        else f"{r['bench']} {r['series']}"
+    return [f"{name} {size_label(r['x'])}", Placement.parse(r["placement"]).label,
+            f"{_num(r['vmpi'])} {r['unit']}", pct("overhead_pct"), ratio("vs_unaware"),
+            f"{_num(r['mpich'])} {r['unit']}" if "mpich" in r else "-",
+            pct("mpich_overhead_pct"), ratio("vs_mpich"), ratio("vs_openmpi"),
+            f"{r['of_limit'] * 100:.0f} %" if "of_limit" in r else "-"]
+
+
+def format_headline(rows: list[dict]) -> str:
+    cells = [list(HEADLINE_COLUMNS)] + [headline_cells(r) for r in rows]
+    widths = [max(len(c[i]) for c in cells) for i in range(len(HEADLINE_COLUMNS))]
+    lines = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w)
+                       for i, (c, w) in enumerate(zip(row, widths))).rstrip()
+             for row in cells]
+    lines.insert(1, "-" * len(lines[0]))
+    return "\n".join(lines)
+
+
+CSV_FIELDS = ("bench", "series", "library", "placement", "policy", "ranks", "x", "unit",
+              "median", "min", "max", "jitter3s", "p99", "reps", "overhead_pct",
+              "fraction_of_limit")
+
+
+def write_csv(table: dict[Key, dict], path: str) -> None:
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(CSV_FIELDS)
+        for k in sorted(table):
+            row = table[k]
+            nat = point(table, k.bench, k.library, "vm", "aware" if k.library == "vmpi"
+                        else "default", k.ranks, k.series, k.x)
+            over = stats.overhead_pct(row["median"], nat["median"], row["metric"]) \
+                if nat is not None and k.placement != "vm" and row["kind"] != "limit" else ""
+            lim = _limit(table, k.placement, row["metric"], k.x) \
+                if row["kind"] == "p2p" else None
+            frac = stats.fraction_of_limit(row["median"], lim, row["metric"]) if lim else ""
+            w.writerow([k.bench, k.series, k.library, k.placement, k.policy, k.ranks, k.x,
+                        row["unit"], row["median"], row["min"], row["max"], row["jitter3s"],
+                        row["p99"], row["reps"], over, frac])
+
+
+def config_label(k: Key) -> str:
+    return series_label(k.library, k.placement, k.policy)
