@@ -30,9 +30,11 @@ test-asan:
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j 1 -E 'abi_mpich|netpipe|t_coll_ref\.(np8|v3|h2v2)'
 
-# The main job: latency and bandwidth, vmpi next to Debian's MPICH.
+# The main job: the default study (vmpi next to Debian's MPICH and Open MPI
+# in one VM, two VMs and two hosts), its report in $(STUDY)/report.html.
+STUDY ?= $(BUILD)/study
 main: all
-	sh bench/main.sh $(BUILD)
+	PYTHONPATH=python .venv/bin/python -m vmpi study --out $(STUDY) --force --build $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

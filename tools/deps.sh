@@ -15,9 +15,9 @@ if [ -n "$missing" ]; then
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
-# Python packages for the tests (and later the study) live in a venv.
-if [ ! -x .venv/bin/pytest ]; then
-    echo "deps: creating .venv"
-    /usr/bin/python3 -m venv .venv
-    .venv/bin/pip install -q --disable-pip-version-check pytest
+# Python packages for the tests and the study's figures live in a venv.
+if [ ! -x .venv/bin/pytest ] || ! .venv/bin/python -c "import matplotlib" 2>/dev/null; then
+    echo "deps: setting up .venv (pytest, matplotlib)"
+    [ -x .venv/bin/python ] || /usr/bin/python3 -m venv .venv
+    .venv/bin/pip install -q --disable-pip-version-check pytest matplotlib
 fi

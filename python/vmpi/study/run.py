@@ -44,7 +44,8 @@ class Layout:
     the benchmarks are in root/bench (build) or root/lib/vmpi/bench
     (install), their sources in the source tree's bench/ or
     root/lib/vmpi/bench/src; the MPICH and Open MPI builds of them go to
-    ``ext`` (root/bench-ext when writable, else the study's folder).
+    ``ext``, bench-ext beside the benchmarks' folder when writable, else
+    in the study's folder.
     """
 
     def __init__(self, build: str | None, out: str):
@@ -65,13 +66,17 @@ class Layout:
             else os.path.join(root, "bench")
         self.src = os.path.join(self.bench, "src") if installed \
             else os.path.join(repo, "bench")
-        self.ext = os.path.join(root, "bench-ext") if os.access(root, os.W_OK) \
+        here_ext = os.path.join(os.path.dirname(self.bench), "bench-ext")
+        self.ext = here_ext if os.access(os.path.dirname(self.bench), os.W_OK) \
             else os.path.join(out, "bench-ext")
         self.repo = repo if os.path.isdir(os.path.join(repo, ".git")) else None
 
     def program(self, library: str, program: str) -> str:
         if library in ("vmpi", "raw"):
-            return os.path.join(self.bench, program)
+            path = os.path.join(self.bench, program)
+            # an install puts lockbench in bin/
+            alt = os.path.join(self.root, "bin", program)
+            return alt if not os.path.exists(path) and os.path.exists(alt) else path
         return os.path.join(self.ext, library, program)
 
     def build_ext(self, libraries: set[str]) -> None:
@@ -318,8 +323,9 @@ def _error_of(status: str, rc, out: str, err: str, timeout: float) -> str:
     lines = [ln.strip() for ln in (err + "\n" + out).splitlines() if ln.strip()]
     if status == "ok":
         return "" if lines else "no output"
-    last = lines[-1] if lines else "no output"
-    return f"exit status {rc}: {last[:300]}"
+    # the program's own complaint, rather than the launcher's summary after it
+    why = next((ln for ln in lines if "error" in ln.lower()), lines[-1] if lines else "no output")
+    return f"exit status {rc}: {why[:300]}"
 
 
 def run_grid(study: Study, out: str, layout: Layout, stream=None) -> dict:
