@@ -107,7 +107,8 @@ def headline(table: dict[Key, dict], placements: list[str]) -> list[dict]:
             v = point(table, bench, "vmpi", pl, "aware", ranks, series, x)
             if v is None:
                 continue
-            r = {"bench": bench, "series": series, "x": x, "ranks": ranks, "placement": pl,
+            r = {"bench": bench, "series": series, "x": x, "kind": some["kind"],
+                 "ranks": ranks, "placement": pl,
                  "metric": metric, "unit": some["unit"], "vmpi": v["median"],
                  "vmpi_jitter3s": v["jitter3s"]}
             nat = point(table, bench, "vmpi", "vm", "aware", ranks, series, x)
@@ -142,6 +143,16 @@ def size_label(x: int) -> str:
     return f"{x} B"
 
 
+def x_label(x: int, kind: str) -> str:
+    """A point's x as the benchmark means it: bytes, threads, or an
+    application's problem size."""
+    if kind == "app":
+        return f"n={x}"
+    if kind == "locks":
+        return f"{x} threads"
+    return size_label(x)
+
+
 def _num(v: float) -> str:
     if v >= 1e5:
         return f"{v:.3g}"
@@ -165,7 +176,7 @@ def headline_cells(r: dict) -> list[str]:
 
     name = r["bench"] if r["series"].startswith(r["bench"]) or r["series"] == "value" \
         else f"{r['bench']} {r['series']}"
-    return [f"{name} {size_label(r['x'])}", Placement.parse(r["placement"]).label,
+    return [f"{name} {x_label(r['x'], r['kind'])}", Placement.parse(r["placement"]).label,
             f"{_num(r['vmpi'])} {r['unit']}", pct("overhead_pct"), ratio("vs_unaware"),
             f"{_num(r['mpich'])} {r['unit']}" if "mpich" in r else "-",
             pct("mpich_overhead_pct"), ratio("vs_mpich"), ratio("vs_openmpi"),

@@ -38,7 +38,7 @@ def _line(k, o, n, sp) -> str:
     change = f"{sp:.2f}x faster" if sp >= 1 else f"{1 / sp:.2f}x slower"
     series = "" if k.series in (k.bench, "value") else f" {k.series}"
     return (f"  {k.bench}{series} · {analysis.config_label(k)} · "
-            f"{analysis.size_label(k.x)}: {analysis._num(o['median'])} -> "
+            f"{analysis.x_label(k.x, n['kind'])}: {analysis._num(o['median'])} -> "
             f"{analysis._num(n['median'])} {unit} ({change})")
 
 

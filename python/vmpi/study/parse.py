@@ -25,11 +25,12 @@ _VALUE_KEYS = ("latency_us", "mbps", "mean_us", "throughput")
 _SERIES_KEYS = ("lock", "test", "bench")
 _EXTRA_KEYS = ("msg_rate", "jain", "top_half_fraction", "lat_p99_ns", "rank_min_us",
                "rank_max_us", "max_pair_us", "mean_acquire_us", "counter_ok", "window",
-               "pairs", "ranks")
+               "pairs", "ranks", "rate", "iters")
 
 _COLL_TITLE = re.compile(r"collective latency test: MPI_(\w+)")
 _RMA_TITLE = re.compile(r"MPI_(Put|Get|Accumulate|Get_accumulate|Fetch_and_op|"
                         r"Compare_and_swap) (Latency|Bandwidth)", re.I)
+_APP_TITLE = re.compile(r"^# vmpi (\w+): ")
 _RMA_LOCK = re.compile(r"^# (\d+) ranks,.*?^# throughput\s+([\d.]+)", re.M | re.S)
 _TITLE_SERIES = {"tcpping bandwidth": "tcp_bw", "tcpping latency": "tcp_latency",
                  "memcpy bandwidth": "memcpy", "multi-pair latency": "multi_lat",
@@ -47,8 +48,9 @@ def _unit_of(key: str) -> str:
 
 def _from_json(obj: dict) -> dict | None:
     bench = obj.get("bench")
-    # clping's and memcpy's table value is the median of their repetitions.
-    keys = ("p50_us",) if bench == "clping" else _VALUE_KEYS
+    # clping's, memcpy's and the applications' value is the median of their
+    # repetitions (applications: "rate_unit" and "verified").
+    keys = ("p50_us",) if bench == "clping" or "rate_unit" in obj else _VALUE_KEYS
     vkey = next((k for k in keys if isinstance(obj.get(k), (int, float))), None)
     xkey = next((k for k in ("size", "threads", "ranks") if isinstance(obj.get(k), int)), None)
     if vkey is None or xkey is None:
@@ -89,6 +91,9 @@ def _json_objects(text: str):
 
 
 def _table_series(title: str, program: str | None) -> str:
+    m = _APP_TITLE.match(title)
+    if m:
+        return m.group(1)
     m = _COLL_TITLE.search(title)
     if m:
         return m.group(1).lower()
@@ -119,7 +124,7 @@ def _from_table(text: str, program: str | None) -> list[dict]:
         if not line:
             continue
         if line.startswith("#"):
-            if not title and ("test" in line or "Test" in line):
+            if not title and ("test" in line or "Test" in line or _APP_TITLE.match(line)):
                 title = line
             if "(us)" in line:
                 unit = "us"
@@ -147,9 +152,12 @@ def _from_table(text: str, program: str | None) -> list[dict]:
             continue
         rec = {"series": _table_series(title, program), "x": x, "value": value, "unit": unit,
                "samples": [], "extra": {}}
-        if len(fields) >= 3 and "multiple bandwidth" in title:
+        # mbw_mr's message rate, an application's work rate
+        extra = ("msg_rate", 2) if "multiple bandwidth" in title else \
+            ("rate", 4) if _APP_TITLE.match(title) else None
+        if extra and len(fields) > extra[1]:
             try:
-                rec["extra"]["msg_rate"] = float(fields[2])
+                rec["extra"][extra[0]] = float(fields[extra[1]])
             except ValueError:
                 pass
         recs.append(rec)

@@ -275,6 +275,28 @@ img{max-width:100%}figcaption{font-size:14px}code{background:#f3f3f3;padding:1px
 .small{font-size:12px;color:#555}details{margin:.4em 0}"""
 
 
+def _caveats(runs: list[dict], machine: dict) -> list[str]:
+    """What a reader must know to read the numbers: oversubscribed runs, and
+    limits the libraries beat."""
+    out = []
+    cores = machine.get("cores") or 0
+    over = sorted({r["bench"] for r in runs if cores and r.get("ranks", 0) > cores
+                   and r.get("library") != "raw" and r.get("kind") != "locks"})
+    if over:
+        out.append(f"<p class='small'><b>Oversubscribed:</b> {', '.join(over)} ran more "
+                   f"ranks than the machine's {cores} cores. A library that busy-polls "
+                   "without yielding (Debian's MPICH over UCX) then waits for whole "
+                   "scheduler time slices (milliseconds) whenever the rank it waits for "
+                   "is not running; vmpi and Open MPI yield while they wait when "
+                   "oversubscribed. MPICH's times there measure that, not its "
+                   "communication paths.</p>")
+    out.append("<p class='small'><b>of limit</b> above 100 % means the library beats the "
+               "single-stream limit program: vmpi's shared-memory pipeline copies on both "
+               "cores at once (memcpy measures one), and its network path keeps several "
+               "sends in flight (the raw TCP stream is one socket).</p>")
+    return out
+
+
 def write_html(path: str, study: Study, runs: list[dict], table: dict[Key, dict],
                figures: list[dict], headline: list[dict]) -> None:
     ok = [r for r in runs if r.get("status") == "ok"]
@@ -306,6 +328,7 @@ def write_html(path: str, study: Study, runs: list[dict], table: dict[Key, dict]
          "inside a host, raw TCP between hosts).</p>",
          _table_html(list(analysis.HEADLINE_COLUMNS),
                      [analysis.headline_cells(r) for r in headline])]
+    h += _caveats(runs, machine)
     h.append("<h2>Figures</h2>")
     for fig in figures:
         h.append(f"<figure id='{fig['name']}'><h3>{html.escape(fig['title'])}</h3>"
@@ -344,7 +367,7 @@ def write_html(path: str, study: Study, runs: list[dict], table: dict[Key, dict]
         if not keys:
             continue
         rows = [[analysis.config_label(k) + (f" · {k.ranks} ranks" if b.kind == "coll" else ""),
-                 k.series, analysis.size_label(k.x) if b.kind != "locks" else f"{k.x} threads",
+                 k.series, analysis.x_label(k.x, b.kind),
                  _fmt(table[k]["median"], table[k]["unit"]),
                  _fmt(table[k]["jitter3s"], table[k]["unit"]),
                  _fmt(table[k]["p99"], table[k]["unit"]), table[k]["reps"]] for k in keys]

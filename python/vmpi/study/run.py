@@ -66,12 +66,16 @@ class Layout:
             else os.path.join(root, "bench")
         self.src = os.path.join(self.bench, "src") if installed \
             else os.path.join(repo, "bench")
+        self.apps_src = os.path.join(root, "lib", "vmpi", "apps", "src") if installed \
+            else os.path.join(repo, "apps")
         here_ext = os.path.join(os.path.dirname(self.bench), "bench-ext")
         self.ext = here_ext if os.access(os.path.dirname(self.bench), os.W_OK) \
             else os.path.join(out, "bench-ext")
         self.repo = repo if os.path.isdir(os.path.join(repo, ".git")) else None
 
     def program(self, library: str, program: str) -> str:
+        if library == "vmpi" and program.startswith("vmpi-"):
+            return os.path.join(self.root, "bin", program)
         if library in ("vmpi", "raw"):
             path = os.path.join(self.bench, program)
             # an install puts lockbench in bin/
@@ -80,16 +84,17 @@ class Layout:
         return os.path.join(self.ext, library, program)
 
     def build_ext(self, libraries: set[str]) -> None:
-        """Build the benchmarks against Debian's MPICH / Open MPI (make skips
-        what is up to date)."""
+        """Build the benchmarks and applications against Debian's MPICH / Open
+        MPI (make skips what is up to date)."""
         for lib in sorted(libraries & {"mpich", "openmpi"}):
             cc = f"mpicc.{lib}"
-            proc = subprocess.run(["make", "-s", "-C", self.src, f"MPICC={cc}",
-                                   f"OUT={os.path.join(self.ext, lib)}"],
-                                  capture_output=True, text=True)
-            if proc.returncode != 0:
-                raise StudyError(f"building the benchmarks with {cc} failed:\n"
-                                 + proc.stderr[-2000:])
+            for src in (self.src, self.apps_src):
+                proc = subprocess.run(["make", "-s", "-C", src, f"MPICC={cc}",
+                                       f"OUT={os.path.join(self.ext, lib)}"],
+                                      capture_output=True, text=True)
+                if proc.returncode != 0:
+                    raise StudyError(f"building {src} with {cc} failed:\n"
+                                     + proc.stderr[-2000:])
 
 
 def _first_line(cmd: list[str]) -> str:
@@ -364,7 +369,7 @@ def run_grid(study: Study, out: str, layout: Layout, stream=None) -> dict:
                 cmd, env = "", {}
                 if cfg.key in hung:
                     status, rc, sout, secs = "skipped", None, "", 0.0
-                    error = f"not repeated: timed out in repetition {hung[cfg.key] + 1}"
+                    error = f"not repeated: {hung[cfg.key]}"
                 else:
                     try:
                         cmd, env = command(cfg, b, layout, hosts)
@@ -372,13 +377,24 @@ def run_grid(study: Study, out: str, layout: Layout, stream=None) -> dict:
                         status, rc, sout, serr, secs = "failed", None, "", str(exc), 0.0
                     else:
                         status, rc, sout, serr, secs = execute(cmd, env, b.timeout + 10)
+                        if status == "failed" and rc == 124 and cmd.startswith(layout.vmpirun):
+                            status = "timeout"  # vmpirun's own --timeout
                     error = _error_of(status, rc, sout, serr, b.timeout + 10)
-                records = parse.parse_output(sout, b.program) if status == "ok" else []
+                # An application prints its one verified record last: a run that
+                # hangs after it (MPICH over UCX's tcp transport can hang in
+                # MPI_Finalize) still measured what it had to.
+                keep = status == "ok" or (status == "timeout" and b.kind == "app")
+                records = parse.parse_output(sout, b.program) if keep else []
                 if status == "ok" and not records:
                     status, error = "failed", "no result in the output"
                 if status == "timeout":
                     # a configuration that hangs once costs no further timeouts
-                    hung[cfg.key] = rep
+                    hung[cfg.key] = f"timed out in repetition {rep + 1}"
+                    if records:
+                        status = "ok"
+                        error = "result kept: the job hung after printing it (at exit)"
+                        hung[cfg.key] = (f"hung at exit in repetition {rep + 1} "
+                                         "(its result is kept)")
                 line = {"key": f"{cfg.key}|{rep}", "config": cfg.key, "study": study.name,
                         "bench": cfg.bench, "program": b.program, "kind": b.kind,
                         "metric": b.metric, "headline": b.headline,
@@ -388,8 +404,8 @@ def run_grid(study: Study, out: str, layout: Layout, stream=None) -> dict:
                         "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
                         "command": " ".join([*(f"{k}={v}" for k, v in env.items()), cmd]),
                         "machine": ctx["machine"], "git": ctx["git"], "records": records}
-                if error and status != "ok":
-                    line["error"] = error
+                if error:
+                    line["error" if status != "ok" else "note"] = error
                 f.write(json.dumps(line) + "\n")
                 f.flush()
                 counts[status] += 1

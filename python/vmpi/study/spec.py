@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 LIBRARIES = ("vmpi", "mpich", "openmpi")
 POLICIES = ("aware", "unaware")
 KINDS = ("p2p", "coll", "rma", "limit", "locks", "app")
-METRICS = ("latency", "bandwidth", "rate")
-UNITS = {"latency": "us", "bandwidth": "MB/s", "rate": "1/s"}
+METRICS = ("latency", "bandwidth", "rate", "time")
+UNITS = {"latency": "us", "bandwidth": "MB/s", "rate": "1/s", "time": "us"}
 
 _PLACEMENT_RE = re.compile(r"^(?:(\d+)host)?(?:(\d+)?vm)?$")
 
@@ -65,7 +65,7 @@ class Placement:
 class Bench:
     """One benchmark of the study (a program and its arguments)."""
     name: str
-    program: str  # a bench/ program; clping, memcpy, tcp_lat, tcp_bw or lockbench for limits
+    program: str  # a bench/ program, an application (vmpi-NAME), or a limit below
     args: str = ""
     kind: str = "p2p"
     metric: str = "latency"
@@ -98,6 +98,9 @@ def _b(name, program, args, kind="p2p", metric="latency", **kw) -> Bench:
     return Bench(name, program, args, kind, metric, **kw)
 
 
+# The application kernels (apps/) and their arguments in the default study.
+APP_ARGS = {"stencil": ""}
+
 # The catalogue: every benchmark a study can name.  The arguments keep the
 # default study within 10 minutes on a 2-core machine (5 repetitions).
 CATALOGUE: dict[str, Bench] = {b.name: b for b in (
@@ -108,20 +111,20 @@ CATALOGUE: dict[str, Bench] = {b.name: b for b in (
     _b("mbw_mr", "mbw_mr", "-m 8:1048576 -i 10 -x 2 -W 32", metric="bandwidth",
        headline=1048576),
     _b("multi_lat", "multi_lat", "-m 1:65536 -i 1000 -x 100", headline=8),
-    _b("allreduce", "coll", "allreduce --sizes 8,1024,65536 -i 50 -x 5", "coll",
+    _b("allreduce", "coll", "allreduce --sizes 8,1024,65536 -i 20 -x 2", "coll",
        ranks=4, libraries=("vmpi", "mpich"), headline=8, timeout=30),
-    _b("bcast", "coll", "bcast --sizes 8,1024,65536 -i 50 -x 5", "coll",
+    _b("bcast", "coll", "bcast --sizes 8,1024,65536 -i 20 -x 2", "coll",
        ranks=4, libraries=("vmpi", "mpich"), headline=8, timeout=30),
     _b("alltoall", "coll", "alltoall --sizes 8,1024,65536 -i 50 -x 5", "coll",
        ranks=4, libraries=("vmpi", "mpich"), headline=8, timeout=30),
     _b("put", "rma", "-t put_lat -m 8:65536 -i 1000 -x 100", "rma", ranks=2,
-       libraries=("vmpi", "mpich"), headline=8),
+       libraries=("vmpi", "mpich"), headline=8, timeout=30),
     _b("get", "rma", "-t get_lat -m 8:65536 -i 1000 -x 100", "rma", ranks=2,
-       libraries=("vmpi", "mpich"), headline=8),
+       libraries=("vmpi", "mpich"), headline=8, timeout=30),
     _b("clping", "clping", "-i 100000", "limit", ranks=1, libraries=("raw",),
        placements=("vm",)),
-    _b("memcpy", "memcpy", "-s 65536,1048576,4194304 -i 50", "limit", "bandwidth", ranks=1, libraries=("raw",),
-       placements=("vm",)),
+    _b("memcpy", "memcpy", "-s 65536,1048576,4194304 -i 50", "limit", "bandwidth", ranks=1,
+       libraries=("raw",), placements=("vm",)),
     _b("tcp_lat", "tcp_lat", "-m 1:1048576 -i 1000 -x 100", "limit", ranks=2,
        libraries=("raw",), placements=("2host",)),
     _b("tcp_bw", "tcp_bw", "-m 64:4194304 -i 10 -x 2 -W 32", "limit", "bandwidth", ranks=2,
@@ -129,7 +132,8 @@ CATALOGUE: dict[str, Bench] = {b.name: b for b in (
     _b("locks", "lockbench", "--lock ticket,spark,oticket,mcs,mutex --duration 0.2 "
        "--threads 1,2,4,8", "locks", "rate", ranks=1, libraries=("vmpi",),
        placements=("vm",)),
-)}
+) + tuple(_b(a, f"vmpi-{a}", args, "app", "time", ranks=4, libraries=("vmpi", "mpich"),
+             timeout=20) for a, args in APP_ARGS.items())}
 for _bench in CATALOGUE.values():
     _bench.ranks = _bench.ranks or 2
 
@@ -185,7 +189,7 @@ def _tuple(v):
 
 
 DEFAULT_BENCHES = ("latency", "bw", "bibw", "allreduce", "bcast", "put", "get",
-                   "clping", "memcpy", "tcp_lat", "tcp_bw", "locks")
+                   "clping", "memcpy", "tcp_lat", "tcp_bw", "locks", *APP_ARGS)
 
 # --quick: a smoke run of every part (about a minute): one repetition, few
 # sizes and iterations.
@@ -199,6 +203,7 @@ QUICK_ARGS = {
     "tcp_lat": "-m 8:1024 -i 200 -x 20",
     "tcp_bw": "-m 4096:65536 -i 4 -x 1 -W 16",
     "locks": "--lock spark,oticket --duration 0.05 --threads 1,2",
+    "stencil": "-n 64 -i 10 -r 2",
 }
 
 
@@ -210,7 +215,7 @@ def quick_study() -> Study:
     benches = []
     for name, args in QUICK_ARGS.items():
         b = dataclasses.replace(CATALOGUE[name], args=args)
-        if b.kind == "coll":
+        if b.kind in ("coll", "app"):
             b.ranks = 2
         benches.append(b)
     return Study(name="quick", reps=1, benches=benches)

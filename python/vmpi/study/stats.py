@@ -47,7 +47,7 @@ def p99(values: list[float], samples: list[list[float]]) -> float:
 
 
 def lower_is_better(metric: str) -> bool:
-    return metric == "latency"
+    return metric in ("latency", "time")
 
 
 def overhead_pct(value: float, native: float, metric: str) -> float:
