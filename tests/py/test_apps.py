@@ -20,7 +20,8 @@ from vmpi.study import parse, run, spec
 BUILD = Path(os.environ.get("VMPI_BUILD", Path(__file__).resolve().parents[2] / "build"))
 
 # Small problems: each run well under a second.
-SMALL = {"stencil": "-n 48 -i 6 -r 2"}
+SMALL = {"stencil": "-n 48 -i 6 -r 2", "fft": "-n 32 -i 2 -r 2",
+         "sort": "-n 20000 -i 2 -r 2", "bfs": "-n 9 -i 2 -r 2"}
 
 CASES = [(lib, "vm", "aware" if lib == "vmpi" else "default", n)
          for lib in ("vmpi", "mpich", "openmpi") for n in (1, 2, 3, 4, 8)]
@@ -51,10 +52,10 @@ def test_app_verifies(env, app, lib, placement, policy, ranks):
     lay, hosts = env
     tcp_mpich = lib == "mpich" and placement != "vm"
     bench = spec.Bench(app, f"vmpi-{app}", SMALL[app], "app", "time", ranks=ranks,
-                       timeout=20 if tcp_mpich else 90)
+                       timeout=8 if tcp_mpich else 90)
     cfg = spec.Config(app, lib, placement, policy, ranks)
     cmd, extra = run.command(cfg, bench, lay, hosts)
-    status, rc, out, err, _ = run.execute(cmd, extra, bench.timeout + 10)
+    status, rc, out, err, _ = run.execute(cmd, extra, bench.timeout + 4)
     if tcp_mpich and status != "ok" and '"verified": true' in out:
         pytest.xfail("verified, then MPICH 4.0.2 over UCX's tcp transport hung in "
                      "MPI_Finalize (a known UCX tcp clean-up hang, openucx/ucx#8738)")
@@ -70,7 +71,8 @@ def test_app_verifies(env, app, lib, placement, policy, ranks):
 def test_app_rejects_bad_size(env):
     """A size the kernel cannot use: exit status 2 and a message, no hang."""
     lay, hosts = env
-    for app, bad in (("stencil", "-n 0"), ("stencil", "-n 1")):
+    for app, bad in (("stencil", "-n 0"), ("stencil", "-n 1"), ("fft", "-n 48"),
+                     ("sort", "-n 2000000000"), ("bfs", "-n 26")):
         bench = spec.Bench(app, f"vmpi-{app}", bad, "app", "time", ranks=2, timeout=60)
         cmd, extra = run.command(spec.Config(app, "vmpi", "vm", "aware", 2), bench, lay, hosts)
         status, rc, out, err, _ = run.execute(cmd, extra, 60)

@@ -2,6 +2,7 @@
 from real runs of vmpi, Debian's MPICH and Open MPI
 (fixtures/study/record.sh made them)."""
 
+import json
 import math
 import os
 
@@ -33,8 +34,12 @@ RAW = {
     "tcp": ("tcp_latency", P8, "us", None),
     "tcp_bw": ("tcp_bw", P8, "MB/s", None),
 }
+# the application kernels: their problem size, the median repetition time
+# and the work rate
+APPS = {"stencil": ("stencil", [512], "us", "rate"), "fft": ("fft", [256], "us", "rate"),
+        "sort": ("sort", [1048576], "us", "rate"), "bfs": ("bfs", [12], "us", "rate")}
 CASES = [(f"{lib}-{name}", exp) for lib in ("vmpi", "mpich", "openmpi")
-         for name, exp in EXPECT.items()] + [(f"raw-{name}", exp) for name, exp in RAW.items()]
+         for name, exp in {**EXPECT, **APPS}.items()] + [(f"raw-{name}", exp) for name, exp in RAW.items()]
 # JSON records keep per-iteration samples (for the jitter), except the
 # programs that report one aggregate per run.
 NO_SAMPLES = ("rma_lock", "lockbench")
@@ -81,3 +86,19 @@ def test_json_value_keys_and_stray_lines():
     assert recs[0]["p99"] == 0.8 and recs[0]["samples"] == [0.3, 0.9]
     assert recs[3]["x"] == 4 and recs[3]["extra"] == {"jain": 0.5}
     assert parse_output("") == [] and parse_output("# only comments\n") == []
+
+
+def test_app_value_is_the_median_repetition():
+    """An application's value is its median repetition time (not the mean),
+    in the table and in the JSON record alike."""
+    with open(os.path.join(FIX, "openmpi-stencil-json.txt")) as f:
+        text = f.read()
+    rec, raw = parse_output(text)[0], json.loads(text)
+    assert rec["value"] == raw["p50_us"] != raw["mean_us"] and rec["extra"]["rate"] == raw["rate"]
+    assert sorted(rec["samples"])[1] == rec["value"]
+    table = "\n".join(["# vmpi fft: 2D complex FFT, 64x64", "# 4 ranks, 2 iterations x 3",
+                       "# Size  Time (us)  Min (us)  Max (us)  Gflop/s  Verified",
+                       "64  120.50  110.00  130.25  1.25  yes"])
+    rec = parse_output(table)[0]
+    assert (rec["series"], rec["x"], rec["value"]) == ("fft", 64, 120.5)
+    assert rec["extra"]["rate"] == 1.25

@@ -376,10 +376,10 @@ def run_grid(study: Study, out: str, layout: Layout, stream=None) -> dict:
                     except (StudyError, netns.NetnsError) as exc:
                         status, rc, sout, serr, secs = "failed", None, "", str(exc), 0.0
                     else:
-                        status, rc, sout, serr, secs = execute(cmd, env, b.timeout + 10)
+                        status, rc, sout, serr, secs = execute(cmd, env, b.timeout + 5)
                         if status == "failed" and rc == 124 and cmd.startswith(layout.vmpirun):
                             status = "timeout"  # vmpirun's own --timeout
-                    error = _error_of(status, rc, sout, serr, b.timeout + 10)
+                    error = _error_of(status, rc, sout, serr, b.timeout + 5)
                 # An application prints its one verified record last: a run that
                 # hangs after it (MPICH over UCX's tcp transport can hang in
                 # MPI_Finalize) still measured what it had to.

@@ -99,7 +99,8 @@ def _b(name, program, args, kind="p2p", metric="latency", **kw) -> Bench:
 
 
 # The application kernels (apps/) and their arguments in the default study.
-APP_ARGS = {"stencil": ""}
+APP_ARGS = {"stencil": "-n 256 -i 20 -r 3", "fft": "-n 128 -i 1 -r 3",
+            "sort": "-n 262144 -i 2 -r 3", "bfs": "-n 10 -i 4 -r 3"}
 
 # The catalogue: every benchmark a study can name.  The arguments keep the
 # default study within 10 minutes on a 2-core machine (5 repetitions).
@@ -133,7 +134,7 @@ CATALOGUE: dict[str, Bench] = {b.name: b for b in (
        "--threads 1,2,4,8", "locks", "rate", ranks=1, libraries=("vmpi",),
        placements=("vm",)),
 ) + tuple(_b(a, f"vmpi-{a}", args, "app", "time", ranks=4, libraries=("vmpi", "mpich"),
-             timeout=20) for a, args in APP_ARGS.items())}
+             timeout=15) for a, args in APP_ARGS.items())}
 for _bench in CATALOGUE.values():
     _bench.ranks = _bench.ranks or 2
 
@@ -188,7 +189,7 @@ def _tuple(v):
     return None if v is None else tuple(v)
 
 
-DEFAULT_BENCHES = ("latency", "bw", "bibw", "allreduce", "bcast", "put", "get",
+DEFAULT_BENCHES = ("latency", "bw", "bibw", "allreduce", "bcast", "put",
                    "clping", "memcpy", "tcp_lat", "tcp_bw", "locks", *APP_ARGS)
 
 # --quick: a smoke run of every part (about a minute): one repetition, few
