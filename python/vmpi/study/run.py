@@ -356,7 +356,8 @@ def run_grid(study: Study, out: str, layout: Layout, stream=None) -> dict:
     for r in have.values():
         if r.get("status") == "ok":
             prog.learn(r["config"], r["seconds"])
-    counts = {"ok": 0, "failed": 0, "timeout": 0, "skipped": 0}
+    # "own": failures of vmpi's runs and of the limits, which fail the study
+    counts = {"ok": 0, "failed": 0, "timeout": 0, "skipped": 0, "own": 0}
     hung: dict[str, int] = {}
     # SIGTERM must reach the finally below that removes the namespaces.
     old_term = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -409,6 +410,8 @@ def run_grid(study: Study, out: str, layout: Layout, stream=None) -> dict:
                 f.write(json.dumps(line) + "\n")
                 f.flush()
                 counts[status] += 1
+                if status in ("failed", "timeout") and cfg.library in ("vmpi", "raw"):
+                    counts["own"] += 1
                 if status == "ok":
                     prog.learn(cfg.key, secs)
                 prog.end(what, status, secs, prog.estimate([c for _, c in todo[i + 1:]]),

@@ -99,23 +99,23 @@ def _b(name, program, args, kind="p2p", metric="latency", **kw) -> Bench:
 
 
 # The application kernels (apps/) and their arguments in the default study.
-APP_ARGS = {"stencil": "-n 256 -i 20 -r 3", "fft": "-n 128 -i 1 -r 3",
-            "sort": "-n 262144 -i 2 -r 3", "bfs": "-n 10 -i 4 -r 3"}
+APP_ARGS = {"stencil": "-n 256 -i 10 -r 3", "fft": "-n 128 -i 1 -r 3",
+            "sort": "-n 262144 -i 1 -r 3", "bfs": "-n 10 -i 2 -r 3"}
 
 # The catalogue: every benchmark a study can name.  The arguments keep the
 # default study within 10 minutes on a 2-core machine (5 repetitions).
 CATALOGUE: dict[str, Bench] = {b.name: b for b in (
-    _b("latency", "latency", "-m 1:1048576 -i 1000 -x 100", headline=8),
-    _b("bw", "bw", "-m 64:4194304 -i 10 -x 2 -W 32", metric="bandwidth", headline=1048576),
-    _b("bibw", "bibw", "-m 64:4194304 -i 10 -x 2 -W 32", metric="bandwidth",
+    _b("latency", "latency", "-m 1:1048576 -i 500 -x 50", headline=8),
+    _b("bw", "bw", "-m 64:4194304 -i 5 -x 1 -W 32", metric="bandwidth", headline=1048576),
+    _b("bibw", "bibw", "-m 64:4194304 -i 5 -x 1 -W 32", metric="bandwidth",
        headline=1048576),
     _b("mbw_mr", "mbw_mr", "-m 8:1048576 -i 10 -x 2 -W 32", metric="bandwidth",
        headline=1048576),
     _b("multi_lat", "multi_lat", "-m 1:65536 -i 1000 -x 100", headline=8),
-    _b("allreduce", "coll", "allreduce --sizes 8,1024,65536 -i 20 -x 2", "coll",
-       ranks=4, libraries=("vmpi", "mpich"), headline=8, timeout=30),
-    _b("bcast", "coll", "bcast --sizes 8,1024,65536 -i 20 -x 2", "coll",
-       ranks=4, libraries=("vmpi", "mpich"), headline=8, timeout=30),
+    _b("allreduce", "coll", "allreduce --sizes 8,1024,65536 -i 10 -x 1", "coll",
+       ranks=4, libraries=("vmpi", "mpich"), headline=8, timeout=15),
+    _b("bcast", "coll", "bcast --sizes 8,1024,65536 -i 10 -x 1", "coll",
+       ranks=4, libraries=("vmpi", "mpich"), headline=8, timeout=15),
     _b("alltoall", "coll", "alltoall --sizes 8,1024,65536 -i 50 -x 5", "coll",
        ranks=4, libraries=("vmpi", "mpich"), headline=8, timeout=30),
     _b("put", "rma", "-t put_lat -m 8:65536 -i 1000 -x 100", "rma", ranks=2,
@@ -130,7 +130,7 @@ CATALOGUE: dict[str, Bench] = {b.name: b for b in (
        libraries=("raw",), placements=("2host",)),
     _b("tcp_bw", "tcp_bw", "-m 64:4194304 -i 10 -x 2 -W 32", "limit", "bandwidth", ranks=2,
        libraries=("raw",), placements=("2host",)),
-    _b("locks", "lockbench", "--lock ticket,spark,oticket,mcs,mutex --duration 0.2 "
+    _b("locks", "lockbench", "--lock ticket,spark,oticket,mcs,mutex --duration 0.1 "
        "--threads 1,2,4,8", "locks", "rate", ranks=1, libraries=("vmpi",),
        placements=("vm",)),
 ) + tuple(_b(a, f"vmpi-{a}", args, "app", "time", ranks=4, libraries=("vmpi", "mpich"),
