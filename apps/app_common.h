@@ -131,6 +131,44 @@ static inline int app_parse(const struct app_info *app, int argc, char **argv,
     return 0;
 }
 
+/*
+ * MPI_Init and the options: -1 to go on; else the process's exit status
+ * (0 after -h, 2 on a bad option), MPI already finalized.
+ */
+static inline int app_start(const struct app_info *app, int *argc, char ***argv,
+                            struct app_opts *o)
+{
+    int rc;
+
+    MPI_Init(argc, argv);
+    rc = app_parse(app, *argc, *argv, o);
+    if (rc == 0)
+        return -1;
+    MPI_Finalize();
+    return rc == 1 ? 0 : 2;
+}
+
+/*
+ * A problem the kernel cannot run (every rank calls it alike): rank 0 says
+ * why, MPI is finalized, and the exit status is 2.
+ */
+static inline int app_reject(const struct app_info *app, const char *fmt, ...)
+{
+    int rank = 0;
+    va_list ap;
+
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) {
+        fprintf(stderr, "vmpi-%s: ", app->name);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputc('\n', stderr);
+    }
+    MPI_Finalize();
+    return 2;
+}
+
 static inline int app_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;

@@ -716,42 +716,27 @@ int main(int argc, char **argv)
     struct check c;
     int nranks, rank, rc;
 
-    MPI_Init(&argc, &argv);
-    rc = app_parse(&APP, argc, argv, &o);
-    if (rc != 0) {
-        MPI_Finalize();
-        return rc == 1 ? 0 : 2;
-    }
+    rc = app_start(&APP, &argc, &argv, &o);
+    if (rc >= 0)
+        return rc;
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     /* Every rank owns at least one vertex; counts of directed edges fit an int. */
     int min_scale = 1;
     while ((1LL << min_scale) < nranks)
         min_scale++;
-    if (o.size < min_scale || o.size > MAX_SCALE) {
-        if (rank == 0)
-            fprintf(stderr, "vmpi-%s: -n %ld: SCALE must be %d..%d on %d ranks (2^SCALE "
-                    "vertices, at least one per rank)\n", APP.name, o.size, min_scale,
-                    MAX_SCALE, nranks);
-        MPI_Finalize();
-        return 2;
-    }
-    if (o.iters > MAX_SEARCHES / o.reps) {
-        if (rank == 0)
-            fprintf(stderr, "vmpi-%s: -i %ld x -r %ld: at most %d searches\n", APP.name,
-                    o.iters, o.reps, MAX_SEARCHES);
-        MPI_Finalize();
-        return 2;
-    }
+    if (o.size < min_scale || o.size > MAX_SCALE)
+        return app_reject(&APP, "-n %ld: SCALE must be %d..%d on %d ranks (2^SCALE "
+                          "vertices, at least one per rank)", o.size, min_scale, MAX_SCALE,
+                          nranks);
+    if (o.iters > MAX_SEARCHES / o.reps)
+        return app_reject(&APP, "-i %ld x -r %ld: at most %d searches", o.iters, o.reps,
+                          MAX_SEARCHES);
     double need = node_memory_short((int)o.size, nranks);
-    if (need > 0.0) {
-        if (rank == 0)
-            fprintf(stderr, "vmpi-%s: -n %ld: SCALE %ld needs about %.1f GB per rank, more "
-                    "than this node's memory allows (try a smaller -n)\n", APP.name, o.size,
-                    o.size, need / 1e9);
-        MPI_Finalize();
-        return 2;
-    }
+    if (need > 0.0)
+        return app_reject(&APP, "-n %ld: SCALE %ld needs about %.1f GB per rank, more "
+                          "than this node's memory allows (try a smaller -n)", o.size, o.size,
+                          need / 1e9);
     g.scale = (int)o.size;
     g.nedges = (1LL << g.scale) * EDGE_FACTOR;
     dist_init(&g.d, 1LL << g.scale, nranks, rank);

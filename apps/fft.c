@@ -229,21 +229,14 @@ int main(int argc, char **argv)
     struct plan p;
     int rc;
 
-    MPI_Init(&argc, &argv);
-    rc = app_parse(&APP, argc, argv, &o);
-    if (rc != 0) {
-        MPI_Finalize();
-        return rc == 1 ? 0 : 2;
-    }
+    rc = app_start(&APP, &argc, &argv, &o);
+    if (rc >= 0)
+        return rc;
     MPI_Comm_size(MPI_COMM_WORLD, &p.nranks);
     MPI_Comm_rank(MPI_COMM_WORLD, &p.rank);
     /* A power of two; the largest keeps N^2 counts in an int and memory sane. */
-    if (o.size < 2 || o.size > 8192 || (o.size & (o.size - 1)) != 0) {
-        if (p.rank == 0)
-            fprintf(stderr, "vmpi-fft: -n %ld: need a power of two from 2 to 8192\n", o.size);
-        MPI_Finalize();
-        return 2;
-    }
+    if (o.size < 2 || o.size > 8192 || (o.size & (o.size - 1)) != 0)
+        return app_reject(&APP, "-n %ld: need a power of two from 2 to 8192", o.size);
     p.n = o.size;
     for (p.lgn = 0; (1L << p.lgn) < p.n; p.lgn++)
         ;

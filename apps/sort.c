@@ -237,22 +237,15 @@ int main(int argc, char **argv)
     struct sorter s;
     int rc;
 
-    MPI_Init(&argc, &argv);
-    rc = app_parse(&APP, argc, argv, &o);
-    if (rc != 0) {
-        MPI_Finalize();
-        return rc == 1 ? 0 : 2;
-    }
+    rc = app_start(&APP, &argc, &argv, &o);
+    if (rc >= 0)
+        return rc;
     memset(&s, 0, sizeof s);
     MPI_Comm_size(MPI_COMM_WORLD, &s.nranks);
     MPI_Comm_rank(MPI_COMM_WORLD, &s.rank);
     /* Counts and displacements of MPI_Alltoallv are ints. */
-    if (o.size > 1000000000L) {
-        if (s.rank == 0)
-            fprintf(stderr, "vmpi-sort: -n %ld: at most 1000000000 keys\n", o.size);
-        MPI_Finalize();
-        return 2;
-    }
+    if (o.size > 1000000000L)
+        return app_reject(&APP, "-n %ld: at most 1000000000 keys", o.size);
     s.n = o.size;
     s.first = s.n * s.rank / s.nranks;
     s.count = s.n * (s.rank + 1) / s.nranks - s.first;

@@ -203,24 +203,17 @@ int main(int argc, char **argv)
     struct grid g;
     int nranks, rank, rc, dims[2] = {0, 0}, periods[2] = {0, 0}, coords[2];
 
-    MPI_Init(&argc, &argv);
-    rc = app_parse(&APP, argc, argv, &o);
-    if (rc != 0) {
-        MPI_Finalize();
-        return rc == 1 ? 0 : 2;
-    }
+    rc = app_start(&APP, &argc, &argv, &o);
+    if (rc >= 0)
+        return rc;
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Dims_create(nranks, 2, dims);
     /* Every rank needs a non-empty block; the row count of a sweep must fit an int. */
-    if (o.size < dims[0] || o.size < dims[1] || o.size > 46000) {
-        if (rank == 0)
-            fprintf(stderr, "vmpi-%s: -n %ld: need %d..46000 points per side for a %dx%d "
-                    "process grid\n", APP.name, o.size, dims[0] > dims[1] ? dims[0] : dims[1],
-                    dims[0], dims[1]);
-        MPI_Finalize();
-        return 2;
-    }
+    if (o.size < dims[0] || o.size < dims[1] || o.size > 46000)
+        return app_reject(&APP, "-n %ld: need %d..46000 points per side for a %dx%d process "
+                          "grid", o.size, dims[0] > dims[1] ? dims[0] : dims[1], dims[0],
+                          dims[1]);
     MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 1, &g.cart);
     MPI_Comm_rank(g.cart, &rank);
     MPI_Cart_coords(g.cart, rank, 2, coords);
