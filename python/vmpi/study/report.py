@@ -128,8 +128,8 @@ class Figures:
             ax.set_xlabel("message size")
             ax.grid(True, which="major", alpha=0.3)
             ax.legend(fontsize=7, loc="best", framealpha=0.85)
-        quantity = "one-way latency" if metric == "latency" else \
-            ("bandwidth" if metric == "bandwidth" else "rate")
+        quantity = ("one-way latency" if kind == "p2p" else "time per operation") \
+            if metric == "latency" else ("bandwidth" if metric == "bandwidth" else "rate")
         axes[0][0].set_ylabel(f"{quantity} ({UNIT_LABEL[unit]})")
         fig.suptitle(title, fontsize=11)
         fig.tight_layout()
