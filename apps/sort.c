@@ -2,14 +2,16 @@
  * vmpi-sort - parallel integer sort in the style of the NAS IS kernel.
  *
  * Follows the NAS Parallel Benchmarks report's description of IS: n keys
- * (-n, total over all ranks) in [0, 2^16), each the scaled average of four
- * uniform numbers from the NAS linear congruential generator
- * x_{k+1} = 5^13 x_k mod 2^46 (seed 314159265), so the keys are roughly
- * Gaussian; then -i ranking iterations. Rank r holds a contiguous slice of
- * the global key sequence (the generator jumps ahead to the slice), so the
- * keys do not depend on the rank count. As in NAS, iteration `it` first
- * changes two keys (global index it to it, index it + n/2 to 2^16 - it) so
- * that no iteration can reuse the previous one's answer.
+ * (-n, total over all ranks) in [0, Bmax), Bmax = 2^16 for every n, each
+ * key Bmax times the average of four uniform numbers from the NAS linear
+ * congruential generator x_{k+1} = 5^13 x_k mod 2^46 (seed 314159265), so
+ * the keys are roughly Gaussian. Rank r holds a contiguous slice of the
+ * global key sequence (uneven when the rank count does not divide n) and
+ * jumps the generator ahead to it, so the keys do not depend on the rank
+ * count. -i is the number of ranking iterations per repetition (NAS does
+ * 10). As in NAS, iteration `it` first changes two keys (global index it
+ * to it, index it + n/2 to Bmax - it) so that no iteration can reuse the
+ * previous one's answer; `it` keeps counting across the repetitions.
  *
  * One ranking iteration (bucket ranking): count keys per bucket (1024
  * buckets of 64 key values), MPI_Allreduce of the counts, give each rank a
@@ -20,11 +22,11 @@
  * bucket totals) plus its local prefix count.
  *
  * Verification after the timed repetitions, on the last iteration's output:
- * each rank's keys are in order, the ranks' ranges are in order, there are
- * n keys, the global histogram of the sorted keys equals that of the keys
- * generated (the same multiset: nothing lost, duplicated or altered), and
- * every key value's computed global rank equals its position from the
- * global histogram.
+ * each rank's keys are in order, the ranks' ranges are in order (ranks that
+ * received no key skipped), there are n keys, the global histogram of the
+ * sorted keys equals that of the keys generated (the same multiset: nothing
+ * lost, duplicated or altered), and every key value's computed global rank
+ * equals its position from the histogram of the keys generated.
  */
 #include "app_common.h"
 
@@ -32,26 +34,27 @@
 #define MAX_KEY (1L << KEY_BITS)
 #define BUCKET_SHIFT 6
 #define NBUCKETS (MAX_KEY >> BUCKET_SHIFT)
+#define MAX_N 1000000000L /* MPI_Alltoallv's counts are ints */
+#define LCG_A UINT64_C(1220703125) /* 5^13 */
+#define LCG_SEED UINT64_C(314159265)
 #define MASK46 ((UINT64_C(1) << 46) - 1)
 
 static const struct app_info APP = {
     "sort",
-    "  -n N     keys in all (default 1048576)\n"
-    "  -i ITERS ranking iterations per repetition (default 5)\n",
-    1L << 20, 5, 5};
+    "  -n N     keys in all, at most 1000000000 (default 524288)\n"
+    "  -i ITERS ranking iterations per repetition (default 10)\n",
+    1L << 19, 10, 5};
 
-/* a * x mod 2^46 without overflow: split x at bit 23 (a < 2^31). */
+/* a x mod 2^46: unsigned products wrap mod 2^64, a multiple of 2^46. */
 static uint64_t mul46(uint64_t a, uint64_t x)
 {
-    uint64_t hi = (a * (x >> 23)) & ((UINT64_C(1) << 23) - 1);
-
-    return ((hi << 23) + a * (x & ((UINT64_C(1) << 23) - 1))) & MASK46;
+    return (a * x) & MASK46;
 }
 
-/* The generator's state after k steps from x: a^k x by squaring. */
+/* The generator's state k steps after x: a^k x, by repeated squaring. */
 static uint64_t jump46(uint64_t x, uint64_t k)
 {
-    uint64_t a = 1220703125; /* 5^13 */
+    uint64_t a = LCG_A;
 
     for (; k; k >>= 1) {
         if (k & 1)
@@ -61,38 +64,53 @@ static uint64_t jump46(uint64_t x, uint64_t k)
     return x;
 }
 
-/* Keys [first, first + count) of the global sequence. */
+/* Keys [first, first + count) of the global sequence; key i uses steps 4i+1..4i+4. */
 static void generate(int *keys, long first, long count)
 {
-    uint64_t x = jump46(314159265, 4 * (uint64_t)first);
-    const double scale = (double)MAX_KEY / 4.0 / (double)(UINT64_C(1) << 46);
+    uint64_t x = jump46(LCG_SEED, 4 * (uint64_t)first);
 
     for (long i = 0; i < count; i++) {
         uint64_t sum = 0;
 
         for (int k = 0; k < 4; k++) {
-            x = mul46(1220703125, x);
+            x = mul46(LCG_A, x);
             sum += x;
         }
-        keys[i] = (int)((double)sum * scale);
+        /* Bmax * sum / (4 * 2^46), exactly: the four x's are 46-bit integers. */
+        keys[i] = (int)(sum >> (48 - KEY_BITS));
     }
+    /* A jump that disagreed with stepping would make the keys depend on the rank count. */
+    if (x != jump46(LCG_SEED, 4 * (uint64_t)(first + count)))
+        app_fail(&APP, "generator jump-ahead disagrees with stepping");
 }
 
 struct sorter {
     int nranks, rank;
     long n, first, count;   /* my slice of the global keys */
     int *keys;              /* my keys (input) */
+    int *pack;              /* them grouped by destination rank */
     int *recv;              /* keys received for my range */
     int *sorted;            /* them in order */
-    long nrecv;
+    long nrecv, cap;        /* keys received, room in recv and sorted */
     long *bcount, *btotal;  /* per bucket: mine, all ranks' */
     int *owner;             /* rank of each bucket */
     int *scount, *rcount, *sdispl, *rdispl, *fill;
-    int *pack;
     long kmin, kmax;        /* my key range [kmin, kmax) */
     long before;            /* keys of all ranks below kmin */
     long *start;            /* per key value in my range: its global rank */
 };
+
+/* Room for the keys received; it only grows, so steady iterations do not allocate. */
+static void reserve(struct sorter *s, long need)
+{
+    if (need <= s->cap)
+        return;
+    free(s->recv);
+    free(s->sorted);
+    s->cap = need + need / 8;
+    s->recv = app_alloc(&APP, (size_t)s->cap, sizeof *s->recv);
+    s->sorted = app_alloc(&APP, (size_t)s->cap, sizeof *s->sorted);
+}
 
 static void rank_keys(struct sorter *s)
 {
@@ -137,16 +155,13 @@ static void rank_keys(struct sorter *s)
     memcpy(s->fill, s->sdispl, (size_t)P * sizeof *s->fill);
     for (long i = 0; i < s->count; i++)
         s->pack[s->fill[s->owner[s->keys[i] >> BUCKET_SHIFT]]++] = s->keys[i];
-    free(s->recv);
-    free(s->sorted);
-    s->recv = app_alloc(&APP, (size_t)s->nrecv, sizeof *s->recv);
-    s->sorted = app_alloc(&APP, (size_t)s->nrecv, sizeof *s->sorted);
+    reserve(s, s->nrecv);
     MPI_Alltoallv(s->pack, s->scount, s->sdispl, MPI_INT, s->recv, s->rcount, s->rdispl,
                   MPI_INT, MPI_COMM_WORLD);
 
     /* Counting sort over [kmin, kmax): start[] becomes each value's global rank. */
     long range = s->kmax - s->kmin;
-    memset(s->start, 0, MAX_KEY * sizeof *s->start);
+    memset(s->start, 0, (size_t)range * sizeof *s->start);
     for (long i = 0; i < s->nrecv; i++) {
         long k = s->recv[i] - s->kmin;
 
@@ -184,17 +199,18 @@ static void verify(struct sorter *s)
     long *gin = app_alloc(&APP, MAX_KEY, sizeof *gin);
     long *gout = app_alloc(&APP, MAX_KEY, sizeof *gout);
     long edge[3], *edges = app_alloc(&APP, 3 * (size_t)s->nranks, sizeof *edges);
-    long total = 0;
+    long total = 0, last = -1, pos = 0;
+    long bad = 0, all_bad = 0, first_bad = 0, bad_pos = 0;
 
     for (long i = 1; i < s->nrecv; i++)
         if (s->sorted[i - 1] > s->sorted[i])
             app_fail(&APP, "keys %ld and %ld out of order (%d > %d)", i - 1, i,
                      s->sorted[i - 1], s->sorted[i]);
+    /* Count, first and last key of every rank; a rank without keys has no edges. */
     edge[0] = s->nrecv;
     edge[1] = s->nrecv ? s->sorted[0] : 0;
     edge[2] = s->nrecv ? s->sorted[s->nrecv - 1] : 0;
     MPI_Allgather(edge, 3, MPI_LONG, edges, 3, MPI_LONG, MPI_COMM_WORLD);
-    long last = -1;
     for (int r = 0; r < s->nranks; r++) {
         if (edges[3 * r] == 0)
             continue;
@@ -215,15 +231,22 @@ static void verify(struct sorter *s)
         hout[s->sorted[i]]++;
     MPI_Allreduce(hin, gin, MAX_KEY, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(hout, gout, MAX_KEY, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    long pos = 0;
     for (long k = 0; k < MAX_KEY; k++) {
         if (gin[k] != gout[k])
             app_fail(&APP, "key %ld: %ld generated, %ld after sorting", k, gin[k], gout[k]);
-        if (k >= s->kmin && k < s->kmax && s->start[k - s->kmin] != pos)
-            app_fail(&APP, "key %ld ranked %ld, its position is %ld", k,
-                     s->start[k - s->kmin], pos);
+        if (k >= s->kmin && k < s->kmax && s->start[k - s->kmin] != pos && bad++ == 0) {
+            first_bad = k;
+            bad_pos = pos;
+        }
         pos += gin[k];
     }
+    /* The rank check is local: agree on it before rank 0 reports success. */
+    MPI_Allreduce(&bad, &all_bad, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (bad)
+        app_fail(&APP, "key %ld ranked %ld, its position is %ld (%ld values misranked here)",
+                 first_bad, s->start[first_bad - s->kmin], bad_pos, bad);
+    if (all_bad)
+        app_fail(&APP, "%ld key values misranked on other ranks", all_bad);
     free(hin);
     free(hout);
     free(gin);
@@ -243,9 +266,8 @@ int main(int argc, char **argv)
     memset(&s, 0, sizeof s);
     MPI_Comm_size(MPI_COMM_WORLD, &s.nranks);
     MPI_Comm_rank(MPI_COMM_WORLD, &s.rank);
-    /* Counts and displacements of MPI_Alltoallv are ints. */
-    if (o.size > 1000000000L)
-        return app_reject(&APP, "-n %ld: at most 1000000000 keys", o.size);
+    if (o.size > MAX_N)
+        return app_reject(&APP, "-n %ld: at most %ld keys", o.size, MAX_N);
     s.n = o.size;
     s.first = s.n * s.rank / s.nranks;
     s.count = s.n * (s.rank + 1) / s.nranks - s.first;
@@ -262,6 +284,7 @@ int main(int argc, char **argv)
     s.fill = app_alloc(&APP, (size_t)s.nranks, sizeof(int));
     generate(s.keys, s.first, s.count);
 
+    /* Repetition -1 is the warm-up; it also sizes the receive buffers. */
     double *times = app_alloc(&APP, (size_t)o.reps, sizeof *times);
     long it = 0;
     for (long r = -1; r < o.reps; r++) {

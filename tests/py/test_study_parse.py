@@ -37,7 +37,7 @@ RAW = {
 # the application kernels: their problem size, the median repetition time
 # and the work rate
 APPS = {"stencil": ("stencil", [512], "us", "rate"), "fft": ("fft", [256], "us", "rate"),
-        "sort": ("sort", [1048576], "us", "rate"), "bfs": ("bfs", [12], "us", "rate")}
+        "sort": ("sort", [524288], "us", "rate"), "bfs": ("bfs", [12], "us", "rate")}
 CASES = [(f"{lib}-{name}", exp) for lib in ("vmpi", "mpich", "openmpi")
          for name, exp in {**EXPECT, **APPS}.items()]
 CASES += [(f"raw-{name}", exp) for name, exp in RAW.items()]
