@@ -358,7 +358,7 @@ def run_grid(study: Study, out: str, layout: Layout, stream=None) -> dict:
             prog.learn(r["config"], r["seconds"])
     # "own": failures of vmpi's runs and of the limits, which fail the study
     counts = {"ok": 0, "failed": 0, "timeout": 0, "skipped": 0, "own": 0}
-    hung: dict[str, int] = {}
+    hung: dict[str, str] = {}  # configuration -> why it is not repeated
     # SIGTERM must reach the finally below that removes the namespaces.
     old_term = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
