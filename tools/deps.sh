@@ -4,7 +4,8 @@
 set -e
 cd "$(dirname "$0")/.."
 pkgs="build-essential cmake ninja-build pkg-config python3 python3-venv iproute2 procps
-      mpich libmpich-dev openmpi-bin libopenmpi-dev netpipe-mpich2 libfabric-dev libfabric-bin"
+      mpich libmpich-dev openmpi-bin libopenmpi-dev netpipe-mpich2 libfabric-dev libfabric-bin
+      qemu-system-x86"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

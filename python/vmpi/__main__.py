@@ -9,6 +9,12 @@ usage: vmpi run [vmpirun options] PROGRAM [ARGS...]
        vmpi study [options]            (vmpi study --help)
        vmpi study compare OLD NEW
        vmpi study report DIR
+       vmpi vm image [--refresh]        the real-VM guest kernel (cached)
+       vmpi vm run [vmpirun options] PROGRAM [ARGS...]
+                                        vmpirun in QEMU guests (--vm-guests,
+                                        default 1 per host)
+       vmpi vm artefacts --out DIR [--job NAME] [--size SIZE] [--vf PCI]
+                                        libvirt, QEMU and OpenStack snippets
 """
 
 
@@ -20,6 +26,9 @@ def main(argv=None) -> int:
     if argv and argv[0] == "study":
         from .study import main as study_main
         return study_main(argv[1:])
+    if argv and argv[0] == "vm":
+        from .guests import vm_main
+        return vm_main(argv[1:])
     if argv and argv[0] == "cleanup":
         from .launcher import main as run_main
         return run_main(["--cleanup"] + argv[1:])

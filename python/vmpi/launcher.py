@@ -67,6 +67,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from . import guests
 from . import netns
 from . import pmi
 from . import shm
@@ -96,8 +97,15 @@ options:
                          region at /run/vmpi/ivshmem (VMPI_IVSHMEM_PATH);
                          ranks are placed in blocks within each host
                          (needs root)
-  --ivshmem-size SIZE    size of each host's region with --vms, in bytes or
-                         with a K, M or G suffix (default 1G)
+  --vm-guests N          run each host (or the machine) as N real QEMU guests
+                         (H*N <= -n) sharing one ivshmem-plain device
+                         per host, on a virtio network; needs qemu-system-x86
+                         and the guest image (vmpi vm image; README, "Real
+                         VMs") (needs root)
+  --ivshmem-size SIZE    size of each host's region with --vms or
+                         --vm-guests, in bytes or with a K, M or G suffix
+                         (default 1G with --vms, 256M with --vm-guests, which
+                         needs a power of two)
   --bind core|none       pin rank r to the r-th allowed CPU, modulo the
                          number of CPUs (default core); --bind-to is an alias
   --tag-output           prefix each output line with [1,r]<stdout>: or
@@ -139,6 +147,7 @@ class Options:
     nranks: int = 1
     hosts: int | None = None
     vms: int | None = None
+    vm_guests: int | None = None
     ivshmem_size: int | None = None
     bind: str = "core"
     tag_output: bool = False
@@ -215,6 +224,14 @@ def parse_args(argv: list[str]) -> Options:
                 raise UsageError(f"--vms: not a number: {v!r}") from None
             if o.vms < 1:
                 raise UsageError("--vms: the number of VMs per host must be at least 1")
+        elif name == "--vm-guests":
+            v = value()
+            try:
+                o.vm_guests = int(v)
+            except ValueError:
+                raise UsageError(f"--vm-guests: not a number: {v!r}") from None
+            if o.vm_guests < 1:
+                raise UsageError("--vm-guests: the number of guests per host must be at least 1")
         elif name == "--ivshmem-size":
             v = value()
             try:
@@ -280,8 +297,16 @@ def parse_args(argv: list[str]) -> Options:
             raise UsageError(f"--hosts {o.hosts} --vms {o.vms}: more VMs ({o.hosts * o.vms}) "
                              f"than ranks ({o.nranks})")
         raise UsageError(f"--vms {o.vms}: more VMs than ranks ({o.nranks})")
-    if o.ivshmem_size is not None and o.vms is None:
-        raise UsageError("--ivshmem-size needs --vms")
+    if o.vm_guests is not None and o.program is not None:
+        if o.vms is not None:
+            raise UsageError("--vm-guests and --vms exclude each other")
+        if (o.hosts or 1) * o.vm_guests > o.nranks:
+            raise UsageError(f"--vm-guests {o.vm_guests}: more guests "
+                             f"({(o.hosts or 1) * o.vm_guests}) than ranks ({o.nranks})")
+        if o.ivshmem_size is not None and o.ivshmem_size & (o.ivshmem_size - 1):
+            raise UsageError("--ivshmem-size: ivshmem-plain needs a power of two with --vm-guests")
+    if o.ivshmem_size is not None and o.vms is None and o.vm_guests is None:
+        raise UsageError("--ivshmem-size needs --vms or --vm-guests")
     return o
 
 
@@ -934,6 +959,8 @@ def run(opts: Options) -> int:
     if os.path.isdir(path) or not os.access(path, os.X_OK):
         sys.stderr.write(f"{PROG}: {opts.program}: not an executable file\n")
         return 126
+    if opts.vm_guests:
+        return guests.run(opts, os.path.abspath(path))
     ip = unshare = None
     try:
         if opts.hosts:

@@ -189,6 +189,7 @@ class Network:
         self.hosts = [f"vmpi-{jobid}-h{i}" for i in range(nhosts)]
         self.record = shm.pidfile_path(RUN_DIR, jobid)
         self.fds: list[int] = []
+        self.switch_fd = -1
         self._setns = _setns()
 
     @classmethod
@@ -228,12 +229,22 @@ class Network:
         if error is not None:
             raise NetnsError("--hosts: cannot create the network namespaces of "
                              f"{self.nhosts} host(s): {error}")
-        for host in self.hosts:
+        for host in [self.switch, *self.hosts]:
             path = os.path.join(NETNS_DIR, host)
             try:
-                self.fds.append(os.open(path, os.O_RDONLY | os.O_CLOEXEC))
+                fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
             except OSError as exc:
                 raise NetnsError(f"--hosts: cannot open {path}: {exc.strerror}") from None
+            if host == self.switch:
+                self.switch_fd = fd
+            else:
+                self.fds.append(fd)
+
+    def configure_switch(self, lines: list[str], what: str) -> None:
+        """Run ``ip`` batch ``lines`` in the switch's namespace; raise NetnsError on failure."""
+        error = _run_ip(self.ip, [(["-n", self.switch], lines)])
+        if error is not None:
+            raise NetnsError(f"{what}: {error}")
 
     def enter(self, host: int) -> None:
         """Move the calling process into ``host``'s network namespace.
@@ -245,11 +256,20 @@ class Network:
             err = ctypes.get_errno()
             raise OSError(err, f"setns into {self.hosts[host]}: {os.strerror(err)}")
 
+    def enter_switch(self) -> None:
+        """Move the calling thread into the switch's network namespace (real
+        guests' taps live there, and the launcher's PMI socket for them)."""
+        if self._setns(self.switch_fd, CLONE_NEWNET) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"setns into {self.switch}: {os.strerror(err)}")
+
     def destroy(self) -> list[str]:
         """Delete the job's namespaces and then its record; return names left over."""
-        for fd in self.fds:
-            os.close(fd)
+        for fd in [*self.fds, self.switch_fd]:
+            if fd >= 0:
+                os.close(fd)
         self.fds = []
+        self.switch_fd = -1
         left = _delete(self.ip, _job_names(self.jobid))
         if not left:
             _remove_record(self.jobid)

@@ -1,0 +1,503 @@
+/* vmpi-guest-init: PID 1 of a vmpi guest (a QEMU VM booted by `vmpi vm`,
+ * python/vmpi/guests.py).
+ *
+ * The guest is a Debian kernel plus an initramfs holding this program, the
+ * kernel modules it loads, the MPI program and the shared libraries it needs
+ * (at their paths on the machine that built the image). It mounts the
+ * kernel's file systems, loads the modules, brings up eth0 with the address
+ * the launcher chose, starts this guest's ranks with PMI_PORT pointing at
+ * the launcher's PMI server, relays their output and exit statuses to the
+ * launcher over the second serial port, and powers the guest off when all
+ * its ranks are done. Nothing else runs in the guest: no shell, no udev.
+ *
+ * Its parameters come on the kernel command line:
+ *   vmpi.ranks=FIRST:COUNT   the world ranks of this guest
+ *   vmpi.ip=A.B.C.D/LEN      eth0's address (none: no network)
+ *   vmpi.pmi=A.B.C.D:PORT    the launcher's PMI server
+ *   vmpi.name=NAME           the hostname
+ * and the job from /vmpi/job: NUL-terminated strings
+ *   CWD, ARGC, ARGV[0..ARGC-1], ENVC, ENV[0..ENVC-1]
+ * with ARGV[0] an absolute path. /vmpi/modules lists the modules to load, one
+ * absolute path per line, dependencies first.
+ *
+ * Frames on /dev/ttyS1 (raw mode), all integers little-endian:
+ *   u8 0x7e, u8 type, u32 rank, u32 length, length bytes of payload
+ * types: 'b' booted (payload: hostname), 'o'/'e' a rank's stdout/stderr bytes,
+ * 'x' a rank ended (payload: its wait status, u32), 'f' the guest failed
+ * (payload: message), 'd' all ranks ended. Rank is 0xffffffff for frames
+ * about the guest itself. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+enum {
+    MAX_RANKS = 1024,
+    MAX_JOB = 1 << 20,     /* bytes of /vmpi/job */
+    CHUNK = 16384,         /* bytes of output per frame */
+    PIPE_GRACE_MS = 1000,  /* output pipes a rank's descendants keep open after it ended */
+    NET_WAIT_MS = 5000,    /* for eth0 to appear once virtio_net is loaded */
+};
+#define GUEST_RANK 0xffffffffu
+
+struct rank {
+    pid_t pid;
+    int fd[2];        /* stdout, stderr pipes; -1 once closed */
+    bool ended;       /* waitpid has seen it */
+    bool reported;    /* its 'x' frame is sent */
+    int status;
+    uint64_t ended_ms;
+};
+
+static int agent = -1;
+static struct rank ranks[MAX_RANKS];
+static unsigned first_rank, nranks;
+static char name[65] = "vmpi-guest";
+static char ip[32], pmi[64];
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return; /* the launcher is gone: nobody to tell */
+        p += n;
+        len -= (size_t)n;
+    }
+}
+
+static void put_u32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void frame(char type, uint32_t rank, const void *data, size_t len)
+{
+    unsigned char hdr[10] = {0x7e, (unsigned char)type};
+    put_u32(hdr + 2, rank);
+    put_u32(hdr + 6, (uint32_t)len);
+    if (agent < 0)
+        return;
+    write_all(agent, hdr, sizeof hdr);
+    write_all(agent, data, len);
+}
+
+static _Noreturn void power_off(void)
+{
+    sync();
+    reboot(RB_POWER_OFF);
+    for (;;)
+        pause();
+}
+
+static _Noreturn void fail(const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    /* also on the console, for a guest whose agent port never opened */
+    dprintf(2, "vmpi-guest-init: %s\n", msg);
+    frame('f', GUEST_RANK, msg, strlen(msg));
+    power_off();
+}
+
+static void mount_fs(const char *src, const char *dir, const char *type, unsigned long flags)
+{
+    mkdir(dir, 0755);
+    if (mount(src, dir, type, flags, NULL) && errno != EBUSY)
+        fail("cannot mount %s on %s: %s", type, dir, strerror(errno));
+}
+
+static void open_agent(void)
+{
+    agent = open("/dev/ttyS1", O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (agent < 0)
+        fail("cannot open /dev/ttyS1: %s", strerror(errno));
+    struct termios t;
+    if (tcgetattr(agent, &t) == 0) {
+        cfmakeraw(&t);
+        cfsetspeed(&t, B115200);
+        tcsetattr(agent, TCSANOW, &t);
+    }
+}
+
+static char *read_file(const char *path, size_t cap, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        fail("cannot open %s: %s", path, strerror(errno));
+    char *buf = malloc(cap + 1);
+    if (!buf)
+        fail("out of memory reading %s", path);
+    size_t n = 0;
+    for (;;) {
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            fail("cannot read %s: %s", path, strerror(errno));
+        if (r == 0)
+            break;
+        n += (size_t)r;
+        if (n == cap)
+            fail("%s is larger than %zu bytes", path, cap);
+    }
+    close(fd);
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+static void copy_param(char *dst, size_t cap, const char *val, const char *key)
+{
+    if (strlen(val) >= cap)
+        fail("kernel parameter %s is too long", key);
+    strcpy(dst, val);
+}
+
+static void parse_cmdline(void)
+{
+    size_t len;
+    char *line = read_file("/proc/cmdline", 4096, &len);
+    bool have_ranks = false;
+    for (char *save, *tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
+        if (!strncmp(tok, "vmpi.ranks=", 11)) {
+            if (sscanf(tok + 11, "%u:%u", &first_rank, &nranks) != 2 || nranks > MAX_RANKS)
+                fail("bad vmpi.ranks=%s (FIRST:COUNT, at most %d ranks)", tok + 11, MAX_RANKS);
+            have_ranks = true;
+        } else if (!strncmp(tok, "vmpi.ip=", 8)) {
+            copy_param(ip, sizeof ip, tok + 8, "vmpi.ip");
+        } else if (!strncmp(tok, "vmpi.pmi=", 9)) {
+            copy_param(pmi, sizeof pmi, tok + 9, "vmpi.pmi");
+        } else if (!strncmp(tok, "vmpi.name=", 10)) {
+            copy_param(name, sizeof name, tok + 10, "vmpi.name");
+        }
+    }
+    free(line);
+    if (!have_ranks || !pmi[0])
+        fail("the kernel command line lacks vmpi.ranks or vmpi.pmi");
+}
+
+static void load_modules(void)
+{
+    size_t len;
+    char *list = read_file("/vmpi/modules", 1 << 16, &len);
+    for (char *save, *path = strtok_r(list, "\n", &save); path; path = strtok_r(NULL, "\n", &save)) {
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            fail("cannot open module %s: %s", path, strerror(errno));
+        if (syscall(SYS_finit_module, fd, "", 0) && errno != EEXIST)
+            fail("cannot load module %s: %s", path, strerror(errno));
+        close(fd);
+    }
+    free(list);
+}
+
+static void set_flags_up(int s, const char *ifname)
+{
+    struct ifreq ifr = {0};
+    snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", ifname);
+    if (ioctl(s, SIOCGIFFLAGS, &ifr))
+        fail("no interface %s: %s", ifname, strerror(errno));
+    ifr.ifr_flags |= IFF_UP;
+    if (ioctl(s, SIOCSIFFLAGS, &ifr))
+        fail("cannot bring %s up: %s", ifname, strerror(errno));
+}
+
+static void set_addr(int s, unsigned long req, const char *ifname, in_addr_t a, const char *what)
+{
+    struct ifreq ifr = {0};
+    snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", ifname);
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = a};
+    memcpy(&ifr.ifr_addr, &sin, sizeof sin);
+    if (ioctl(s, req, &ifr))
+        fail("cannot set the %s of %s: %s", what, ifname, strerror(errno));
+}
+
+static void write_proc(const char *path, const char *value)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        write_all(fd, value, strlen(value));
+        close(fd);
+    }
+}
+
+static void setup_network(void)
+{
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (s < 0)
+        fail("socket: %s", strerror(errno));
+    set_flags_up(s, "lo");
+    if (ip[0]) {
+        char addr[32];
+        unsigned len;
+        char *slash = strchr(ip, '/');
+        struct in_addr a;
+        if (!slash || (size_t)(slash - ip) >= sizeof addr || sscanf(slash + 1, "%u", &len) != 1 ||
+            len < 1 || len > 32)
+            fail("bad vmpi.ip=%s (A.B.C.D/LEN)", ip);
+        memcpy(addr, ip, (size_t)(slash - ip));
+        addr[slash - ip] = '\0';
+        if (inet_pton(AF_INET, addr, &a) != 1)
+            fail("bad vmpi.ip=%s (A.B.C.D/LEN)", ip);
+        /* virtio_net registers eth0 while probing; give a slow guest time */
+        struct ifreq ifr = {0};
+        snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "eth0");
+        for (uint64_t t0 = now_ms(); ioctl(s, SIOCGIFFLAGS, &ifr);) {
+            if (now_ms() - t0 > NET_WAIT_MS)
+                fail("no eth0 %d ms after loading virtio_net", NET_WAIT_MS);
+            usleep(10000);
+        }
+        set_addr(s, SIOCSIFADDR, "eth0", a.s_addr, "address");
+        set_addr(s, SIOCSIFNETMASK, "eth0", htonl(len == 32 ? ~0u : ~(~0u >> len)), "netmask");
+        set_flags_up(s, "eth0");
+        /* the link is running (operstate up) a moment later, and libfabric
+         * skips an interface that is not */
+        for (uint64_t t0 = now_ms();; usleep(10000)) {
+            char st[8] = "";
+            int fd = open("/sys/class/net/eth0/operstate", O_RDONLY | O_CLOEXEC);
+            if (fd >= 0) {
+                if (read(fd, st, sizeof st - 1) < 0)
+                    st[0] = '\0';
+                close(fd);
+            }
+            if (!strncmp(st, "up\n", 3))
+                break;
+            if (now_ms() - t0 > NET_WAIT_MS)
+                fail("eth0 is not running %d ms after it was brought up", NET_WAIT_MS);
+        }
+    }
+    close(s);
+    if (sethostname(name, strlen(name)))
+        fail("cannot set the hostname %s: %s", name, strerror(errno));
+}
+
+struct job {
+    char *cwd;
+    char **argv;
+    char **envp;
+};
+
+/* Next NUL-terminated string of the job file, bounds-checked. */
+static char *next_str(char *buf, size_t len, size_t *pos)
+{
+    if (*pos >= len)
+        fail("/vmpi/job is truncated");
+    char *s = buf + *pos;
+    char *nul = memchr(s, '\0', len - *pos);
+    if (!nul)
+        fail("/vmpi/job is truncated");
+    *pos = (size_t)(nul - buf) + 1;
+    return s;
+}
+
+static unsigned next_count(char *buf, size_t len, size_t *pos, unsigned max, const char *what)
+{
+    char *s = next_str(buf, len, pos), *end;
+    unsigned long v = strtoul(s, &end, 10);
+    if (!*s || *end || v > max)
+        fail("/vmpi/job: bad %s count %s", what, s);
+    return (unsigned)v;
+}
+
+static void read_job(struct job *job)
+{
+    size_t len, pos = 0;
+    char *buf = read_file("/vmpi/job", MAX_JOB, &len);
+    job->cwd = next_str(buf, len, &pos);
+    unsigned argc = next_count(buf, len, &pos, 65536, "argument");
+    if (argc < 1)
+        fail("/vmpi/job has no program");
+    job->argv = calloc(argc + 1, sizeof *job->argv);
+    if (!job->argv)
+        fail("out of memory");
+    for (unsigned i = 0; i < argc; i++)
+        job->argv[i] = next_str(buf, len, &pos);
+    unsigned envc = next_count(buf, len, &pos, 65536, "environment");
+    job->envp = calloc(envc + 3, sizeof *job->envp); /* + PMI_PORT, PMI_ID */
+    if (!job->envp)
+        fail("out of memory");
+    for (unsigned i = 0; i < envc; i++)
+        job->envp[i] = next_str(buf, len, &pos);
+    if (job->argv[0][0] != '/')
+        fail("/vmpi/job: the program %s is not an absolute path", job->argv[0]);
+}
+
+static void mkdirs(char *path)
+{
+    for (char *p = path + 1; *p; p++) {
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(path, 0755);
+            *p = '/';
+        }
+    }
+    mkdir(path, 0755);
+}
+
+static void start_ranks(struct job *job)
+{
+    size_t envc = 0;
+    while (job->envp[envc])
+        envc++;
+    char port[96], id[32];
+    snprintf(port, sizeof port, "PMI_PORT=%s", pmi);
+    job->envp[envc] = port;
+    job->envp[envc + 1] = id;
+    mkdirs(job->cwd);
+    for (unsigned i = 0; i < nranks; i++) {
+        int out[2], err[2];
+        if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
+            fail("pipe: %s", strerror(errno));
+        snprintf(id, sizeof id, "PMI_ID=%u", first_rank + i);
+        pid_t pid = fork();
+        if (pid < 0)
+            fail("fork: %s", strerror(errno));
+        if (pid == 0) {
+            setsid();
+            int null = open("/dev/null", O_RDONLY);
+            if (null < 0 || dup2(null, 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0)
+                _exit(126);
+            if (chdir(job->cwd))
+                dprintf(2, "vmpi-guest-init: cannot enter %s: %s\n", job->cwd, strerror(errno));
+            signal(SIGPIPE, SIG_DFL);
+            execve(job->argv[0], job->argv, job->envp);
+            dprintf(2, "vmpi-guest-init: cannot run %s: %s\n", job->argv[0], strerror(errno));
+            _exit(errno == ENOENT ? 127 : 126);
+        }
+        close(out[1]);
+        close(err[1]);
+        ranks[i] = (struct rank){.pid = pid, .fd = {out[0], err[0]}};
+    }
+}
+
+static void reap(void)
+{
+    int status;
+    pid_t pid;
+    /* PID 1 reaps every orphan too; only the ranks' statuses matter */
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        for (unsigned i = 0; i < nranks; i++) {
+            if (ranks[i].pid == pid && !ranks[i].ended) {
+                ranks[i].ended = true;
+                ranks[i].status = status;
+                ranks[i].ended_ms = now_ms();
+            }
+        }
+    }
+}
+
+static void close_pipe(struct rank *r, int k)
+{
+    close(r->fd[k]);
+    r->fd[k] = -1;
+}
+
+static void relay(void)
+{
+    static char buf[CHUNK];
+    struct pollfd pfd[2 * MAX_RANKS];
+    unsigned done = 0;
+    while (done < nranks) {
+        unsigned n = 0;
+        for (unsigned i = 0; i < nranks; i++)
+            for (int k = 0; k < 2; k++)
+                if (ranks[i].fd[k] >= 0)
+                    pfd[n++] = (struct pollfd){.fd = ranks[i].fd[k], .events = POLLIN};
+        if (poll(pfd, n, 50) < 0 && errno != EINTR)
+            fail("poll: %s", strerror(errno));
+        for (unsigned i = 0; i < nranks; i++) {
+            struct rank *r = &ranks[i];
+            for (int k = 0; k < 2; k++) {
+                if (r->fd[k] < 0)
+                    continue;
+                for (unsigned j = 0; j < n; j++) {
+                    if (pfd[j].fd != r->fd[k] || !pfd[j].revents)
+                        continue;
+                    ssize_t got = read(r->fd[k], buf, sizeof buf);
+                    if (got > 0)
+                        frame(k ? 'e' : 'o', first_rank + i, buf, (size_t)got);
+                    else if (got == 0 || errno != EINTR)
+                        close_pipe(r, k);
+                }
+            }
+        }
+        reap();
+        uint64_t now = now_ms();
+        for (unsigned i = 0; i < nranks; i++) {
+            struct rank *r = &ranks[i];
+            if (!r->ended || r->reported)
+                continue;
+            if (now - r->ended_ms > PIPE_GRACE_MS)
+                for (int k = 0; k < 2; k++)
+                    if (r->fd[k] >= 0)
+                        close_pipe(r, k);
+            if (r->fd[0] < 0 && r->fd[1] < 0) {
+                unsigned char st[4];
+                put_u32(st, (uint32_t)r->status);
+                frame('x', first_rank + i, st, sizeof st);
+                r->reported = true;
+                done++;
+            }
+        }
+    }
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    mount_fs("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC);
+    mount_fs("sysfs", "/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC);
+    mount_fs("devtmpfs", "/dev", "devtmpfs", MS_NOSUID);
+    mount_fs("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV);
+    open_agent();
+    parse_cmdline();
+    /* IPv4 only, as on emulated hosts: a link-local IPv6 address is one
+     * libfabric may pick and then fail to reach without a scope */
+    write_proc("/proc/sys/net/ipv6/conf/default/disable_ipv6", "1");
+    write_proc("/proc/sys/net/ipv6/conf/all/disable_ipv6", "1");
+    load_modules();
+    setup_network();
+    struct job job;
+    read_job(&job);
+    frame('b', GUEST_RANK, name, strlen(name));
+    start_ranks(&job);
+    relay();
+    frame('d', GUEST_RANK, "", 0);
+    /* the frames must reach the launcher before the guest is gone */
+    tcdrain(agent);
+    power_off();
+}

@@ -1,0 +1,636 @@
+"""Real VMs: ``vmpirun --vm-guests N`` runs the ranks inside QEMU guests.
+
+Each of H emulated hosts (``--hosts``, default 1) gets N guests and one
+region file, given to all of its guests as the same ivshmem-plain device
+(``memory-backend-file,share=on``), the way a cloud host would give one
+shared device to the VMs of a job. Inside, vmpi finds the device by its PCI
+id (1af4:1110) and maps BAR2, so its locality detector sees co-resident
+guests from the region alone; guests of other hosts map another region and
+are reached over the network.
+
+The network: every guest has a virtio-net NIC on a tap device in the job's
+switch namespace (:mod:`vmpi.netns`), joined by the bridge ``br0``; guest g
+has address ``host_addr(g)`` and the launcher listens for PMI on
+``PMI_ADDR`` on the bridge. Nothing is added to the machine's own network
+namespace. Ranks reach the launcher's PMI-1 server with ``PMI_PORT`` and
+``PMI_ID`` (Hydra's port mode).
+
+The launcher reaches each guest through its second serial port, which QEMU
+connects to its own stdin/stdout: the guest's init (guest/init.c) sends
+framed output, exit statuses and failures there. The first serial port is
+the kernel console, logged to ``<shm dir>/vmpi-<job>-g<i>.console`` and shown
+when a guest fails to boot.
+
+Teardown: every QEMU runs in the switch namespace with PR_SET_PDEATHSIG, so
+it dies with the launcher even if the launcher is killed; the namespace,
+region files, images and console logs carry the job id and go with
+``vmpirun --cleanup`` like those of emulated hosts and VMs.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import secrets
+import selectors
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+
+from . import cloud
+from . import guest_image
+from . import netns
+from . import pmi
+from . import shm
+from . import vms
+
+__all__ = ["GuestError", "check_usable", "run", "DEFAULT_IVSHMEM_SIZE"]
+
+PROG = "vmpirun"
+DEFAULT_IVSHMEM_SIZE = 256 << 20   # a power of two, as ivshmem-plain needs
+GUEST_MEM = "512M"
+PMI_ADDR = str(netns.SUBNET.broadcast_address - 1)
+BOOT_TIMEOUT = 120.0    # seconds for a guest to start its ranks (software emulation)
+POWEROFF_GRACE = 15.0   # seconds for a guest whose ranks ended to power off
+TERM_GRACE = 2.0        # seconds between SIGTERM and SIGKILL to QEMU
+MAX_FRAME = 1 << 20
+PR_SET_PDEATHSIG = 1
+GUEST = 0xFFFFFFFF
+
+
+class GuestError(Exception):
+    pass
+
+
+def check_usable() -> tuple[str, str]:
+    """Return the (qemu, ip) paths, or raise GuestError naming what is missing."""
+    qemu = shutil.which("qemu-system-x86_64")
+    if qemu is None:
+        raise GuestError("--vm-guests: qemu-system-x86_64 not found "
+                         "(Debian: apt-get install qemu-system-x86)")
+    if not os.access("/dev/net/tun", os.R_OK | os.W_OK):
+        raise GuestError("--vm-guests: /dev/net/tun is not usable (the guests' NICs are taps)")
+    try:
+        ip = netns.check_usable()
+    except netns.NetnsError as exc:
+        raise GuestError(str(exc).replace("--hosts", "--vm-guests")) from None
+    return qemu, ip
+
+
+def _preexec(net: netns.Network):
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def fn() -> None:
+        # QEMU must not outlive a launcher killed with SIGKILL
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        net.enter_switch()
+    return fn
+
+
+@dataclass
+class _Guest:
+    index: int
+    host: int
+    name: str
+    first: int
+    count: int
+    console: str
+    proc: subprocess.Popen | None = None
+    frames: bytearray = field(default_factory=bytearray)
+    err: bytearray = field(default_factory=bytearray)
+    booted: bool = False
+    done: bool = False
+    exited: int | None = None
+
+
+@dataclass
+class _Rank:
+    rank: int
+    guest: int
+    sock: socket.socket | None = None
+    status: int | None = None          # exit code, or -signal
+    bufs: dict = field(default_factory=lambda: {1: bytearray(), 2: bytearray()})
+
+
+class GuestJob:
+    def __init__(self, opts, program: str, qemu: str, ip: str):
+        from .launcher import _host_starts, _vm_starts
+        self.o = opts
+        self.program = program
+        self.qemu = qemu
+        self.ip = ip
+        self.n = opts.nranks
+        self.nhosts = opts.hosts or 1
+        self.per_host = opts.vm_guests
+        self.jobid = secrets.token_hex(16)
+        self.shm_dir = shm.default_shm_dir()
+        starts = _vm_starts(_host_starts(self.n, self.nhosts), self.per_host)
+        self.guests = [
+            _Guest(g, g // self.per_host, f"h{g // self.per_host}-g{g % self.per_host}",
+                   starts[g], starts[g + 1] - starts[g],
+                   os.path.join(self.shm_dir, f"vmpi-{self.jobid}-g{g}.console"))
+            for g in range(len(starts) - 1)]
+        self.ranks = [_Rank(r, g.index) for g in self.guests for r in range(g.first,
+                                                                             g.first + g.count)]
+        self.server = pmi.PMIServer(self.n, f"kvs_{os.getpid()}_0",
+                                    node_sizes=[g.count for g in self.guests])
+        self.size = opts.ivshmem_size or DEFAULT_IVSHMEM_SIZE
+        self.regions = [vms.region_path(self.shm_dir, self.jobid, h) for h in range(self.nhosts)]
+        self.initrd = os.path.join(self.shm_dir, f"vmpi-{self.jobid}-guest.initrd")
+        self.net: netns.Network | None = None
+        self.listener: socket.socket | None = None
+        self.pending: dict[int, tuple[socket.socket, bytearray]] = {}
+        self.sel = selectors.DefaultSelector()
+        self.exit_code: int | None = None
+        self.tearing_down = False
+        self.term_at = 0.0
+        self.signals: list[int] = []
+        self.start = time.monotonic()
+        self.deadline = self.start + opts.timeout if opts.timeout else None
+        self.all_done_at: float | None = None
+        self.midline: dict[int, tuple[int, int] | None] = {1: None, 2: None}
+
+    # -- messages and output --
+
+    def say(self, text: str) -> None:
+        sys.stderr.write(f"{PROG}: {text}\n")
+        sys.stderr.flush()
+
+    def who(self, rank: int) -> str:
+        return f"rank {rank} (guest {self.guests[self.ranks[rank].guest].name})"
+
+    def _write(self, stream: int, data: bytes) -> None:
+        fd = stream
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[os.write(fd, view):]
+            except BlockingIOError:
+                time.sleep(0.001)
+            except BrokenPipeError:
+                return
+
+    def _emit(self, rank: int, stream: int, chunk: bytes) -> None:
+        if not chunk:
+            return
+        if self.o.tag_output:
+            prefix = f"[1,{rank}]<{'stdout' if stream == 1 else 'stderr'}>: ".encode()
+            lines = chunk.split(b"\n")
+            if lines[-1] == b"":
+                lines.pop()
+            self._write(stream, b"".join(prefix + ln + b"\n" for ln in lines))
+            return
+        if self.midline[stream] is not None and self.midline[stream] != (rank, stream):
+            self._write(stream, b"\n")
+        self._write(stream, chunk)
+        self.midline[stream] = None if chunk.endswith(b"\n") else (rank, stream)
+
+    def _output(self, rank: int, stream: int, data: bytes) -> None:
+        buf = self.ranks[rank].bufs[stream]
+        buf += data
+        nl = buf.rfind(b"\n")
+        if nl >= 0:
+            self._emit(rank, stream, bytes(buf[:nl + 1]))
+            del buf[:nl + 1]
+
+    def _flush_output(self, rank: int) -> None:
+        for stream, buf in self.ranks[rank].bufs.items():
+            self._emit(rank, stream, bytes(buf))
+            buf.clear()
+
+    # -- failures --
+
+    def fail(self, code: int, message: str) -> None:
+        if self.exit_code is None:
+            self.exit_code = code
+        if not self.tearing_down:
+            self.say(f"{message}; aborting job")
+            self.teardown()
+
+    def teardown(self) -> None:
+        if self.tearing_down:
+            return
+        self.tearing_down = True
+        self.term_at = time.monotonic()
+        for g in self.guests:
+            if g.proc is not None and g.exited is None:
+                g.proc.terminate()
+
+    def _console_tail(self, g: _Guest, lines: int = 8) -> str:
+        try:
+            with open(g.console, "rb") as f:
+                text = f.read()[-4096:].decode("utf-8", errors="replace")
+        except OSError:
+            return ""
+        tail = [ln.rstrip("\r") for ln in text.splitlines() if ln.strip()][-lines:]
+        return "".join(f"\n  | {ln}" for ln in tail)
+
+    # -- setting up --
+
+    def create(self) -> None:
+        k = guest_image.kernel(log=self.say)
+        init = guest_image.find_init()
+        env = self._guest_env()
+        guest_image.write_initrd(self.initrd, k, init, [self.program, *self.o.args], env,
+                                 os.getcwd())
+        for path in self.regions:
+            # QEMU maps the file whole: it must have the device's size already
+            with open(path, "wb") as f:
+                f.truncate(self.size)
+        self.net = netns.Network.create(self.jobid, 0, self.ip)
+        lines = [f"addr add {PMI_ADDR}/{netns.SUBNET.prefixlen} dev br0"]
+        for g in self.guests:
+            lines += [f"tuntap add g{g.index} mode tap", f"link set g{g.index} addrgenmode none",
+                      f"link set g{g.index} master br0 up"]
+        self.net.configure_switch(lines, "--vm-guests: cannot make the guests' network")
+        own = os.open("/proc/self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            self.net.enter_switch()
+            try:
+                self.listener = socket.create_server((PMI_ADDR, 0), backlog=self.n + 16)
+            finally:
+                if netns._setns()(own, netns.CLONE_NEWNET) != 0:
+                    raise OSError(ctypes.get_errno(), "cannot return to the launcher's namespace")
+        finally:
+            os.close(own)
+        self.listener.setblocking(False)
+        self.sel.register(self.listener, selectors.EVENT_READ, ("listen", None))
+        k_args = [str(k.vmlinux)]
+        for g in self.guests:
+            self._boot(g, k_args[0])
+
+    def _guest_env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items()
+               if not (k.startswith(("PMI_", "PMIX_", "VMPI_IVSHMEM_PATH")) or
+                       k in ("MPI_LOCALRANKID", "MPI_LOCALNRANKS", "PWD", "OLDPWD"))}
+        env.update(dict(self.o.env))
+        env["VMPI_JOB_ID"] = self.jobid
+        # libfabric 1.17's tcp transport ("net") has a variable of its own;
+        # without it, it may pick lo, which sorts first when eth0 reports no speed
+        env.setdefault("FI_TCP_IFACE", "eth0")
+        env.setdefault("FI_NET_IFACE", "eth0")
+        env.setdefault("UCX_NET_DEVICES", "eth0")
+        env.setdefault("HOME", "/root")
+        return env
+
+    def _boot(self, g: _Guest, vmlinux: str) -> None:
+        port = self.listener.getsockname()[1]
+        append = (f"console=ttyS0 quiet loglevel=3 panic=-1 vmpi.ranks={g.first}:{g.count} "
+                  f"vmpi.ip={netns.host_addr(g.index)}/{netns.SUBNET.prefixlen} "
+                  f"vmpi.pmi={PMI_ADDR}:{port} vmpi.name={g.name}")
+        mac = "52:54:00:%02x:%02x:%02x" % (g.index >> 16 & 0xFF, g.index >> 8 & 0xFF,
+                                            g.index & 0xFF)
+        accel = os.environ.get("VMPI_GUEST_ACCEL", "tcg")
+        cmd = [self.qemu, "-name", f"vmpi-{self.jobid}-{g.name}", "-accel", accel,
+               "-cpu", "max", "-smp", "1", "-m", os.environ.get("VMPI_GUEST_MEM", GUEST_MEM),
+               "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
+               "-kernel", vmlinux, "-initrd", self.initrd, "-append", append,
+               "-serial", f"file:{g.console}",
+               "-chardev", "stdio,id=agent,signal=off", "-serial", "chardev:agent",
+               "-netdev", f"tap,id=net0,ifname=g{g.index},script=no,downscript=no",
+               "-device", f"virtio-net-pci,netdev=net0,mac={mac},romfile=",
+               *cloud.qemu_ivshmem_args(self.regions[g.host], self.size)]
+        g.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, preexec_fn=_preexec(self.net),
+                                  start_new_session=True)
+        for stream, f in (("agent", g.proc.stdout), ("qemu", g.proc.stderr)):
+            os.set_blocking(f.fileno(), False)
+            self.sel.register(f, selectors.EVENT_READ, (stream, g))
+
+    # -- PMI --
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                sock, _ = self.listener.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            sock.setblocking(False)
+            self.pending[sock.fileno()] = (sock, bytearray())
+            self.sel.register(sock, selectors.EVENT_READ, ("pmi", None))
+
+    def _send(self, rank: int, data: bytes) -> None:
+        sock = self.ranks[rank].sock
+        if sock is None:
+            return
+        sock.setblocking(True)
+        sock.settimeout(5.0)
+        try:
+            sock.sendall(data)
+        except OSError:
+            pass   # the rank is gone; its exit frame tells
+        finally:
+            sock.setblocking(False)
+
+    def _pmi_events(self, events: list) -> None:
+        for ev in events:
+            if isinstance(ev, pmi.Reply):
+                self._send(ev.rank, ev.data)
+            elif isinstance(ev, pmi.Abort):
+                msg = f"{self.who(ev.rank)} called MPI_Abort(errorcode {ev.exitcode})"
+                self.fail(ev.exitcode & 0xFF or 1, msg + (f": {ev.message}" if ev.message else ""))
+            elif isinstance(ev, pmi.ProtocolError):
+                self.say(f"{self.who(ev.rank)}: PMI protocol error: {ev.text}")
+
+    def _close_sock(self, sock: socket.socket) -> None:
+        self.sel.unregister(sock)
+        sock.close()
+
+    def _read_pmi(self, sock: socket.socket) -> None:
+        try:
+            data = sock.recv(65536)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        fd = sock.fileno()
+        if fd in self.pending:
+            _, buf = self.pending[fd]
+            buf += data
+            if not data or b"\n" in buf:
+                del self.pending[fd]
+                self._initack(sock, buf)
+            return
+        rank = next(r.rank for r in self.ranks if r.sock is sock)
+        if not data:
+            self.ranks[rank].sock = None
+            self._close_sock(sock)
+            self._pmi_events(self.server.eof(rank))
+            return
+        self._pmi_events(self.server.feed(rank, data))
+
+    def _initack(self, sock: socket.socket, buf: bytearray) -> None:
+        line, _, rest = bytes(buf).partition(b"\n")
+        try:
+            cmd, attrs = pmi.parse_command(line.decode("utf-8", errors="replace"))
+            rank = int(attrs.get("pmiid", "-1"))
+        except ValueError:
+            cmd, rank = "", -1
+        if cmd != "initack" or not 0 <= rank < self.n or self.ranks[rank].sock is not None:
+            self.say(f"a PMI client sent {line[:80]!r} instead of a valid initack; closed")
+            self._close_sock(sock)
+            return
+        self.ranks[rank].sock = sock
+        self._send(rank, f"cmd=initack\ncmd=set size={self.n}\ncmd=set rank={rank}\n"
+                         "cmd=set debug=0\n".encode())
+        if rest:
+            self._pmi_events(self.server.feed(rank, rest))
+
+    # -- guests --
+
+    def _read_guest(self, g: _Guest, stream: str, f) -> None:
+        try:
+            data = os.read(f.fileno(), 65536)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if not data:
+            try:
+                self.sel.unregister(f)
+            except KeyError:
+                pass   # seen before
+            return
+        if stream == "qemu":
+            g.err += data
+            del g.err[:-4096]
+            return
+        g.frames += data
+        while len(g.frames) >= 10:
+            magic, kind, rank, length = struct.unpack_from("<BcII", g.frames)
+            if magic != 0x7E or length > MAX_FRAME:
+                self.fail(1, f"guest {g.name} sent garbage on its agent port")
+                g.frames.clear()
+                return
+            if len(g.frames) < 10 + length:
+                return
+            payload = bytes(g.frames[10:10 + length])
+            del g.frames[:10 + length]
+            self._frame(g, kind, rank, payload)
+
+    def _frame(self, g: _Guest, kind: bytes, rank: int, payload: bytes) -> None:
+        if kind == b"b":
+            g.booted = True
+            return
+        if kind == b"d":
+            g.done = True
+            return
+        if kind == b"f":
+            self.fail(1, f"guest {g.name}: {payload.decode('utf-8', errors='replace')}")
+            return
+        if not g.first <= rank < g.first + g.count:
+            self.fail(1, f"guest {g.name} sent a frame for rank {rank}, not one of its own")
+            return
+        if kind in (b"o", b"e"):
+            self._output(rank, 1 if kind == b"o" else 2, payload)
+        elif kind == b"x" and len(payload) == 4:
+            status = struct.unpack("<I", payload)[0]
+            self._rank_exit(rank, os.waitstatus_to_exitcode(status))
+
+    def _rank_exit(self, rank: int, rc: int) -> None:
+        r = self.ranks[rank]
+        r.status = rc
+        self._flush_output(rank)
+        if r.sock is not None:
+            # what the rank said last (an abort, its finalize) comes before its exit
+            while True:
+                sock = r.sock
+                self._read_pmi(sock)
+                if r.sock is None or not _readable(sock):
+                    break
+        if self.tearing_down:
+            return
+        if rc < 0:
+            sig = -rc
+            self.fail(128 + sig, f"{self.who(rank)} killed by signal {sig} "
+                                 f"({signal.Signals(sig).name})")
+        elif not self.server.finalized(rank):
+            if rc != 0 or self.server.initialized(rank):
+                self.fail(rc or 1, f"{self.who(rank)} exited with code {rc} "
+                                   "without calling MPI_Finalize")
+        elif rc != 0:
+            if self.exit_code is None:
+                self.exit_code = rc
+            self.say(f"{self.who(rank)} exited with code {rc} after MPI_Finalize")
+
+    def _check_guests(self, now: float) -> None:
+        for g in self.guests:
+            if g.proc is None or g.exited is not None:
+                continue
+            rc = g.proc.poll()
+            if rc is None:
+                if not g.booted and now - self.start > BOOT_TIMEOUT and not self.tearing_down:
+                    self.fail(1, f"guest {g.name} did not start its ranks within "
+                                 f"{BOOT_TIMEOUT:g} s; its console:{self._console_tail(g)}")
+                continue
+            # what QEMU wrote before it ended
+            self._read_guest(g, "agent", g.proc.stdout)
+            self._read_guest(g, "qemu", g.proc.stderr)
+            g.exited = rc
+            if not g.done and not self.tearing_down:
+                why = g.err.decode("utf-8", errors="replace").strip().splitlines()
+                detail = f": {why[-1]}" if why else self._console_tail(g)
+                self.fail(1, f"guest {g.name} stopped before its ranks ended "
+                             f"(QEMU exit status {rc}){detail}")
+
+    # -- main loop --
+
+    def run(self) -> int:
+        while True:
+            now = time.monotonic()
+            timeout = 0.2
+            for key, _ in self.sel.select(timeout):
+                kind, g = key.data
+                if kind == "listen":
+                    self._accept()
+                elif kind == "pmi":
+                    self._read_pmi(key.fileobj)
+                else:
+                    self._read_guest(g, kind, key.fileobj)
+            while self.signals:
+                sig = self.signals.pop(0)
+                if self.exit_code is None:
+                    self.exit_code = 128 + sig
+                if not self.tearing_down:
+                    self.say(f"caught {signal.Signals(sig).name}; stopping "
+                             f"{len(self.guests)} guest(s)")
+                self.teardown()
+            now = time.monotonic()
+            self._check_guests(now)
+            if self.deadline is not None and now >= self.deadline and not self.tearing_down:
+                if self.exit_code is None:
+                    self.exit_code = 124
+                self.say(f"job exceeded the timeout of {self.o.timeout:g} s; aborting job")
+                self.teardown()
+            if all(r.status is not None for r in self.ranks) and self.all_done_at is None:
+                self.all_done_at = now
+            if (self.all_done_at is not None and not self.tearing_down
+                    and now - self.all_done_at > POWEROFF_GRACE):
+                self.teardown()   # a guest that would not power off
+            if self.tearing_down and now - self.term_at > TERM_GRACE:
+                for g in self.guests:
+                    if g.exited is None and g.proc is not None:
+                        g.proc.kill()
+            if all(g.exited is not None for g in self.guests):
+                break
+        if self.exit_code is None and any(r.status is None for r in self.ranks):
+            self.exit_code = 1
+        return self.exit_code if self.exit_code is not None else 0
+
+    def close(self) -> None:
+        for g in self.guests:
+            if g.proc is not None:
+                if g.proc.poll() is None:
+                    g.proc.kill()
+                g.proc.wait()
+                for f in (g.proc.stdout, g.proc.stderr):
+                    f.close()
+        for r in self.ranks:
+            if r.sock is not None:
+                r.sock.close()
+        for sock, _ in self.pending.values():
+            sock.close()
+        if self.listener is not None:
+            self.listener.close()
+        self.sel.close()
+        if self.net is not None:
+            left = self.net.destroy()
+            if left:
+                self.say(f"cannot remove network namespace(s) {', '.join(left)}; "
+                         f"'{PROG} --cleanup' removes them later")
+        shm.remove_job_files(self.shm_dir, self.jobid)
+
+
+def _readable(sock: socket.socket) -> bool:
+    s = selectors.DefaultSelector()
+    try:
+        s.register(sock, selectors.EVENT_READ)
+        return bool(s.select(0))
+    finally:
+        s.close()
+
+
+def run(opts, program: str) -> int:
+    """Run the job of ``opts`` (vmpirun's options) in QEMU guests."""
+    try:
+        qemu, ip = check_usable()
+    except GuestError as exc:
+        sys.stderr.write(f"{PROG}: {exc}\n")
+        return 1
+    job = GuestJob(opts, program, qemu, ip)
+    old = {}
+
+    def on_signal(signum, frame) -> None:
+        job.signals.append(signum)
+
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        old[s] = signal.signal(s, on_signal)
+    pidfile = None
+    try:
+        pidfile = shm.write_pidfile(job.shm_dir, job.jobid)
+        try:
+            job.create()
+        except (guest_image.ImageError, netns.NetnsError, OSError) as exc:
+            job.say(f"--vm-guests: {exc}" if not str(exc).startswith("--") else str(exc))
+            return 1
+        return job.run()
+    finally:
+        try:
+            job.close()
+        finally:
+            for s, h in old.items():
+                signal.signal(s, h)
+            if pidfile:
+                shm.remove_job_files(job.shm_dir, job.jobid)
+
+
+VM_USAGE = """\
+usage: vmpi vm image [--refresh]
+       vmpi vm run [vmpirun options] PROGRAM [ARGS...]
+       vmpi vm artefacts --out DIR [--job NAME] [--size SIZE] [--vf PCI]
+
+image      fetch (once; --refresh: again) the Debian kernel the guests boot,
+           unpack it into the cache and say what the guests are made of
+run        vmpirun with the ranks in QEMU guests: --vm-guests N per host
+           (default 1), --hosts H, --ivshmem-size SIZE (default 256M)
+artefacts  write the libvirt, QEMU and OpenStack snippets that give a cloud's
+           VMs one shared ivshmem device per job (docs/CLOUD.md)
+"""
+
+
+def vm_main(argv: list[str]) -> int:
+    """``vmpi vm ...``."""
+    if not argv or argv[0] in ("-h", "--help"):
+        sys.stdout.write(VM_USAGE)
+        return 0 if argv else 2
+    cmd, rest = argv[0], argv[1:]
+    if cmd == "run":
+        from .launcher import main as run_main
+        if "--vm-guests" not in rest and not any(a.startswith("--vm-guests=") for a in rest):
+            rest = ["--vm-guests", "1", *rest]
+        return run_main(rest)
+    if cmd == "artefacts":
+        return cloud.main(rest)
+    if cmd == "image":
+        if rest not in ([], ["--refresh"]):
+            sys.stderr.write(f"vmpi vm image: unknown argument {rest[0]!r}\n{VM_USAGE}")
+            return 2
+        try:
+            k = guest_image.kernel(refresh=bool(rest), log=lambda s: print(f"vmpi vm: {s}"))
+            init = guest_image.find_init()
+        except guest_image.ImageError as exc:
+            sys.stderr.write(f"vmpi vm: {exc}\n")
+            return 1
+        qemu = shutil.which("qemu-system-x86_64") or "not installed (apt-get install qemu-system-x86)"
+        print(f"kernel   {k.release}: {k.vmlinux}")
+        print(f"modules  {' '.join(os.path.basename(m) for m in k.modules)}")
+        print(f"init     {init}")
+        print(f"qemu     {qemu}")
+        return 0
+    sys.stderr.write(f"vmpi vm: unknown command {cmd!r}\n{VM_USAGE}")
+    return 2
