@@ -82,13 +82,15 @@ def check_usable() -> tuple[str, str]:
     return qemu, ip
 
 
-def _preexec(net: netns.Network):
+def _preexec(net: netns.Network, cpu: int | None):
     libc = ctypes.CDLL(None, use_errno=True)
 
     def fn() -> None:
         # QEMU must not outlive a launcher killed with SIGKILL
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         net.enter_switch()
+        if cpu is not None:
+            os.sched_setaffinity(0, {cpu})
     return fn
 
 
@@ -286,6 +288,9 @@ class GuestJob:
         mac = "52:54:00:%02x:%02x:%02x" % (g.index >> 16 & 0xFF, g.index >> 8 & 0xFF,
                                             g.index & 0xFF)
         accel = os.environ.get("VMPI_GUEST_ACCEL", "tcg")
+        # --bind core: guest g on the g-th allowed CPU, like rank r with --vms
+        allowed = sorted(os.sched_getaffinity(0))
+        cpu = allowed[g.index % len(allowed)] if self.o.bind == "core" else None
         cmd = [self.qemu, "-name", f"vmpi-{self.jobid}-{g.name}", "-accel", accel,
                "-cpu", "max", "-smp", "1", "-m", os.environ.get("VMPI_GUEST_MEM", GUEST_MEM),
                "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
@@ -296,7 +301,7 @@ class GuestJob:
                "-device", f"virtio-net-pci,netdev=net0,mac={mac},romfile=",
                *cloud.qemu_ivshmem_args(self.regions[g.host], self.size)]
         g.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, preexec_fn=_preexec(self.net),
+                                  stderr=subprocess.PIPE, preexec_fn=_preexec(self.net, cpu),
                                   start_new_session=True)
         for stream, f in (("agent", g.proc.stdout), ("qemu", g.proc.stderr)):
             os.set_blocking(f.fileno(), False)
@@ -474,7 +479,8 @@ class GuestJob:
             g.exited = rc
             if not g.done and not self.tearing_down:
                 why = g.err.decode("utf-8", errors="replace").strip().splitlines()
-                detail = f": {why[-1]}" if why else self._console_tail(g)
+                # QEMU's error is its first line; hints may follow
+                detail = f": {why[0]}" if why else self._console_tail(g)
                 self.fail(1, f"guest {g.name} stopped before its ranks ended "
                              f"(QEMU exit status {rc}){detail}")
 

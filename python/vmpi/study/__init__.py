@@ -50,7 +50,11 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--bench", type=_list, help="only these benchmarks (comma-separated; "
                     f"known: {', '.join(CATALOGUE)})")
     ap.add_argument("--libraries", type=_list, help="only these of vmpi,mpich,openmpi")
-    ap.add_argument("--placements", type=_list, help="e.g. vm,2vm,2host,4vm,2host2vm")
+    ap.add_argument("--placements", type=_list,
+                    help="e.g. vm,2vm,2host,4vm,2host2vm; 2guest, 2host1guest: real QEMU guests")
+    ap.add_argument("--real-vms", action="store_true",
+                    help="add placement 2guest: two real QEMU guests sharing an ivshmem device "
+                         "(vmpi only; vmpirun --vm-guests)")
     ap.add_argument("--build", metavar="DIR", help="vmpi's build tree or install prefix")
     ap.add_argument("--resume", action="store_true",
                     help="go on with the study in --out (runs only what is missing)")
@@ -77,6 +81,8 @@ def _study(o) -> Study:
         study.libraries = o.libraries
     if o.placements:
         study.placements = o.placements
+    if o.real_vms and "2guest" not in study.placements:
+        study.placements = (*study.placements, "2guest")
     if o.bench:
         unknown = [n for n in o.bench if n not in {b.name for b in study.benches}]
         if unknown:

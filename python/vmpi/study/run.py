@@ -172,6 +172,14 @@ def _sweep(prog: str, args: str, lists: dict[str, str]) -> str:
     return inner
 
 
+# Seconds real guests add to a run: booting under software emulation.
+GUEST_BOOT = 60.0
+
+
+def _boot(pl: Placement) -> float:
+    return GUEST_BOOT if pl.real else 0.0
+
+
 def command(cfg: Config, b: Bench, lay: Layout, hosts: Hosts) -> tuple[str, dict]:
     """The shell command of one run and the variables it adds."""
     pl = Placement.parse(cfg.placement)
@@ -198,10 +206,12 @@ def command(cfg: Config, b: Bench, lay: Layout, hosts: Hosts) -> tuple[str, dict
         return _sweep(prog, args, {"--lock": "l", "--threads": "t"}), env
     tail = f"{prog} {args} --json"
     if cfg.library == "vmpi" or (cfg.library == "mpich" and pl.hosts == 1 and pl.vms > 1):
-        cmd = f"{lay.vmpirun} -n {n} --bind core --timeout {int(b.timeout)}"
+        cmd = f"{lay.vmpirun} -n {n} --bind core --timeout {int(b.timeout + _boot(pl))}"
         if pl.hosts > 1:
             cmd += f" --hosts {pl.hosts}"
-        if pl.vms > 1:
+        if pl.real:
+            cmd += f" --vm-guests {pl.vms}"
+        elif pl.vms > 1:
             cmd += f" --vms {pl.vms}"
         if cfg.policy == "unaware":
             cmd += " -x VMPI_CHANNELS=smp,ofi"
@@ -377,10 +387,11 @@ def run_grid(study: Study, out: str, layout: Layout, stream=None) -> dict:
                     except (StudyError, netns.NetnsError) as exc:
                         status, rc, sout, serr, secs = "failed", None, "", str(exc), 0.0
                     else:
-                        status, rc, sout, serr, secs = execute(cmd, env, b.timeout + 5)
+                        limit = b.timeout + 5 + _boot(Placement.parse(cfg.placement))
+                        status, rc, sout, serr, secs = execute(cmd, env, limit)
                         if status == "failed" and rc == 124 and cmd.startswith(layout.vmpirun):
                             status = "timeout"  # vmpirun's own --timeout
-                    error = _error_of(status, rc, sout, serr, b.timeout + 5)
+                    error = _error_of(status, rc, sout, serr, limit)
                 # An application prints its one verified record last: a run that
                 # hangs after it (MPICH over UCX's tcp transport can hang in
                 # MPI_Finalize) still measured what it had to.

@@ -3,7 +3,9 @@ policies, and the grid of runs they span, with the combinations that cannot
 exist and why.
 
 A *placement* names where the ranks run: ``vm`` (one VM), ``NvM`` (N VMs
-of one host), ``Nhost`` (N hosts, one VM each) and ``NhostMvm``.  A *policy*
+of one host), ``Nhost`` (N hosts, one VM each) and ``NhostMvm``, all
+emulated with namespaces; ``Nguest`` and ``NhostMguest`` put the ranks in
+real QEMU guests instead (vmpirun --vm-guests; vmpi only).  A *policy*
 is vmpi's channel choice: ``aware`` (the default: smp, ivshmem, ofi by
 locality) or ``unaware`` (``VMPI_CHANNELS=smp,ofi``: the virtual NIC between
 VMs, what other MPIs do); other libraries have one policy, ``default``.
@@ -23,7 +25,7 @@ KINDS = ("p2p", "coll", "rma", "limit", "locks", "app")
 METRICS = ("latency", "bandwidth", "rate", "time")
 UNITS = {"latency": "us", "bandwidth": "MB/s", "rate": "1/s", "time": "us"}
 
-_PLACEMENT_RE = re.compile(r"^(?:(\d+)host)?(?:(\d+)?vm)?$")
+_PLACEMENT_RE = re.compile(r"^(?:(\d+)host)?(?:(\d+)?(vm|guest))?$")
 
 
 class StudyError(Exception):
@@ -35,21 +37,25 @@ class Placement:
     name: str
     hosts: int
     vms: int  # per host
+    real: bool = False  # QEMU guests rather than emulated VMs
 
     @classmethod
     def parse(cls, name: str) -> Placement:
         m = _PLACEMENT_RE.match(name)
-        if not name or not m or (m.group(1) is None and "vm" not in name):
-            raise StudyError(f"placement {name!r}: want vm, NvM, Nhost or NhostMvm "
-                             "(e.g. vm, 2vm, 2host, 2host2vm)")
+        if not name or not m or (m.group(1) is None and m.group(3) is None):
+            raise StudyError(f"placement {name!r}: want vm, NvM, Nhost or NhostMvm, or with "
+                             "guest for real VMs (e.g. vm, 2vm, 2host, 2host2vm, 2guest)")
         hosts = int(m.group(1) or 1)
         vms = int(m.group(2) or 1)
         if hosts < 1 or vms < 1 or hosts > 64 or vms > 64:
             raise StudyError(f"placement {name!r}: hosts and VMs must be 1..64")
-        return cls(name, hosts, vms)
+        return cls(name, hosts, vms, m.group(3) == "guest")
 
     @property
     def label(self) -> str:
+        if self.real:
+            per = f"{self.vms} real VM{'s' if self.vms > 1 else ''}"
+            return f"{per}, 1 host" if self.hosts == 1 else f"{self.hosts} hosts x {per}"
         if self.hosts == 1:
             return "same VM" if self.vms == 1 else f"{self.vms} VMs, 1 host"
         per = "" if self.vms == 1 else f" x {self.vms} VMs"
@@ -305,6 +311,10 @@ def series_label(library: str, placement: str, policy: str) -> str:
 
 def skip_reason(b: Bench, lib: str, pl: Placement, policy: str, ranks: int) -> str | None:
     """Why a combination cannot exist (None: it can)."""
+    if pl.real and lib != "vmpi":
+        return "real QEMU guests run vmpi only (vmpirun --vm-guests serves PMI-1 to its ranks)"
+    if pl.real and b.kind in ("limit", "locks"):
+        return "physical limits and locks are measured on the machine, not in guests"
     if lib == "openmpi" and pl.vms > 1:
         return ("Open MPI cannot start ranks in vmpirun's emulated VMs: its launcher "
                 "bootstraps over PMIx, vmpirun serves PMI-1")
