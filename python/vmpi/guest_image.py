@@ -240,7 +240,13 @@ def kernel(refresh: bool = False, log=None) -> Kernel:
             log(f"fetching the guest kernel ({pkg}) with apt-get download")
         with tempfile.TemporaryDirectory(dir=base) as tmp:
             os.chmod(tmp, 0o755)   # apt's sandbox user writes there
-            _run(["apt-get", "download", "-qq", pkg], "guest kernel", cwd=tmp)
+            try:
+                _run(["apt-get", "download", "-qq", pkg], "guest kernel", cwd=tmp)
+            except ImageError:
+                # package lists older than the archive name a file it no longer has
+                _run(["apt-get", "update", "-qq"], "guest kernel")
+                pkg = _kernel_package()
+                _run(["apt-get", "download", "-qq", pkg], "guest kernel", cwd=tmp)
             debs = sorted(Path(tmp).glob("*.deb"))
             if not debs:
                 raise ImageError(f"guest kernel: apt-get download {pkg} left no .deb")
@@ -319,13 +325,13 @@ class _Cpio:
         self.f.write(head + b"\0" * (-len(head) % 4))
         self.f.write(data + b"\0" * (-len(data) % 4))
 
-    def dir(self, path: str) -> None:
+    def dir(self, path: str, mode: int = 0o755) -> None:
         path = path.strip("/")
         if path in self.dirs:
             return
         self.dir(os.path.dirname(path))
         self.dirs.add(path)
-        self._entry(path, stat.S_IFDIR | 0o755)
+        self._entry(path, stat.S_IFDIR | mode)
 
     def file(self, path: str, data: bytes, mode: int = 0o644) -> None:
         path = path.strip("/")
@@ -368,7 +374,7 @@ def write_initrd(path: str, k: Kernel, init: Path, argv: list[str], env: dict[st
             cp.copy(str(k.dir / m.lstrip("/")), m)
         cp.file("/vmpi/modules", "".join(m + "\n" for m in k.modules).encode())
         cp.file("/vmpi/job", _job_file(cwd, argv, env))
-        cp.dir("tmp")
+        cp.dir("tmp", 0o1777)
         cp.copy(argv[0])
         for lib in libs:
             cp.copy(lib)

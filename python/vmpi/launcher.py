@@ -67,6 +67,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from . import cloud
 from . import guests
 from . import netns
 from . import pmi
@@ -303,8 +304,10 @@ def parse_args(argv: list[str]) -> Options:
         if (o.hosts or 1) * o.vm_guests > o.nranks:
             raise UsageError(f"--vm-guests {o.vm_guests}: more guests "
                              f"({(o.hosts or 1) * o.vm_guests}) than ranks ({o.nranks})")
-        if o.ivshmem_size is not None and o.ivshmem_size & (o.ivshmem_size - 1):
-            raise UsageError("--ivshmem-size: ivshmem-plain needs a power of two with --vm-guests")
+        if o.ivshmem_size is not None and (o.ivshmem_size & (o.ivshmem_size - 1)
+                                           or o.ivshmem_size < cloud.MIN_SIZE):
+            raise UsageError("--ivshmem-size: with --vm-guests, a power of two (ivshmem-plain's "
+                             f"rule) of at least {cloud.MIN_SIZE >> 20}M (vmpi's smallest region)")
     if o.ivshmem_size is not None and o.vms is None and o.vm_guests is None:
         raise UsageError("--ivshmem-size needs --vms or --vm-guests")
     return o

@@ -204,6 +204,7 @@ def test_a_killed_launcher_takes_its_guests_along_and_cleanup_removes_the_rest()
     (["--vm-guests", "3", "-n", "2"], "more guests (3) than ranks (2)"),
     (["--hosts", "2", "--vm-guests", "2", "-n", "3"], "more guests (4) than ranks (3)"),
     (["--vm-guests", "1", "--ivshmem-size", "12M"], "power of two"),
+    (["--vm-guests", "1", "--ivshmem-size", "2M"], "at least 4M"),
 ])
 def test_bad_guest_options(args, message):
     cp, _ = run_vmpirun(*args, "/bin/true")
