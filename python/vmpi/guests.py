@@ -262,9 +262,8 @@ class GuestJob:
             os.close(own)
         self.listener.setblocking(False)
         self.sel.register(self.listener, selectors.EVENT_READ, ("listen", None))
-        k_args = [str(k.vmlinux)]
         for g in self.guests:
-            self._boot(g, k_args[0])
+            self._boot(g, str(k.vmlinux))
 
     def _guest_env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items()
