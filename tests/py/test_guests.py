@@ -311,3 +311,13 @@ def test_study_command_boots_guests():
     assert "-x VMPI_CHANNELS=smp,ofi" in cmd
     assert f"--timeout {int(b.timeout + study_run.GUEST_BOOT)}" in cmd
     assert launcher.parse_args(cmd.split()[1:]).vm_guests == 2
+
+
+@needs_guests
+@pytest.mark.skipif(not os.path.exists("/usr/bin/NPmpich2"), reason="needs netpipe-mpich2")
+def test_a_binary_built_for_mpich_runs_on_vmpi_in_the_guests(clean):
+    # the launcher's LD_LIBRARY_PATH decides which libmpich.so.12 goes into the image
+    cp = vmpirun("-n", 2, "--vm-guests", 2, "-x", f"LD_LIBRARY_PATH={BUILD / 'lib'}",
+                 "/usr/bin/NPmpich2", "-u", 1024, "-n", 5)
+    assert cp.returncode == 0, cp.stderr
+    assert re.search(r"1024 bytes\s+5 times -->\s+[0-9.]+ Mbps", cp.stdout), cp.stdout
