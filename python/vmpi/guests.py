@@ -262,6 +262,10 @@ class GuestJob:
             os.close(own)
         self.listener.setblocking(False)
         self.sel.register(self.listener, selectors.EVENT_READ, ("listen", None))
+        # the boot limit and --timeout count from here: fetching the kernel
+        # into an empty cache is no part of the job
+        self.start = time.monotonic()
+        self.deadline = self.start + self.o.timeout if self.o.timeout else None
         for g in self.guests:
             self._boot(g, str(k.vmlinux))
 

@@ -561,7 +561,7 @@ def test_cleanup_stops_holders_of_dead_launchers_only(tmp_path):
 # --- errors ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("args,msg", [
-    (["-n", 4, "--ivshmem-size", "1M"], "--ivshmem-size needs --vms"),
+    (["-n", 4, "--ivshmem-size", "1M"], "--ivshmem-size needs --vms or --vm-guests"),
     (["-n", 4, "--vms", 0], "--vms: the number of VMs per host must be at least 1"),
     (["-n", 4, "--vms", "two"], "--vms: not a number: 'two'"),
     (["-n", 3, "--vms", 4], "--vms 4: more VMs than ranks (3)"),
