@@ -10,6 +10,12 @@
 static struct vmpi_htab req_tab;
 static struct vmpi_req *req_free;
 
+/* A handle's 26 index bits carry the table index (low 20) and the low 6
+ * bits of the generation: a stale handle whose slot was reused is refused
+ * (63 times in 64) instead of acting on the request that now lives there. */
+enum { REQ_INDEX_BITS = 20, REQ_GEN_BITS = 6 };
+#define REQ_INDEX_MASK ((1u << REQ_INDEX_BITS) - 1)
+
 struct vmpi_req *vmpi_req_alloc(int kind)
 {
     struct vmpi_req *r = req_free;
@@ -24,6 +30,8 @@ struct vmpi_req *vmpi_req_alloc(int kind)
             free(r);
             vmpi_fatal("out of memory allocating a request");
         }
+        if (index > REQ_INDEX_MASK)
+            vmpi_fatal("more than %u requests exist at once", REQ_INDEX_MASK + 1);
         gen = 1;
     }
     memset(r, 0, sizeof *r);
@@ -37,7 +45,8 @@ struct vmpi_req *vmpi_req_alloc(int kind)
 
 int vmpi_req_handle(struct vmpi_req *r)
 {
-    r->handle = VMPI_HMAKE(VMPI_HK_INDIRECT, VMPI_OBJ_REQ, r->index);
+    uint32_t gen = r->gen & ((1u << REQ_GEN_BITS) - 1);
+    r->handle = VMPI_HMAKE(VMPI_HK_INDIRECT, VMPI_OBJ_REQ, r->index | gen << REQ_INDEX_BITS);
     return r->handle;
 }
 
@@ -45,7 +54,7 @@ struct vmpi_req *vmpi_req_from_handle(MPI_Request h)
 {
     if (VMPI_HKIND(h) != VMPI_HK_INDIRECT || VMPI_HTYPE(h) != VMPI_OBJ_REQ)
         return NULL;
-    struct vmpi_req *r = vmpi_htab_get(&req_tab, VMPI_HINDEX(h));
+    struct vmpi_req *r = vmpi_htab_get(&req_tab, VMPI_HINDEX(h) & REQ_INDEX_MASK);
     return r && r->handle == h ? r : NULL;
 }
 

@@ -164,6 +164,14 @@ int main(int argc, char **argv)
         OK(MPI_Wait(&done, &st));
         CHECK(done == MPI_REQUEST_NULL, "Wait did not null the request");
         EXPECT(MPI_Wait(&stale, &st), MPI_ERR_REQUEST, "MPI_Wait");
+        /* ... also once its slot holds a new request, which stays intact */
+        MPI_Request fresh;
+        OK(MPI_Irecv(b, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &fresh));
+        CHECK(fresh != stale, "a new request got the handle of a freed one");
+        EXPECT(MPI_Request_free(&stale), MPI_ERR_REQUEST, "MPI_Request_free");
+        int fdone = 0;
+        OK(MPI_Test(&fresh, &fdone, &st));
+        CHECK(fdone && fresh == MPI_REQUEST_NULL, "the new request was disturbed");
     }
     /* Start on a non-persistent request */
     {
