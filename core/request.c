@@ -93,13 +93,18 @@ void vmpi_req_complete(struct vmpi_req *r)
         vmpi_req_free(r);
 }
 
+/* Last step of MPI_Finalize: the requests in the pool, and those the
+ * program never completed or freed (their communicators and datatypes are
+ * gone already, so only their own memory is left). */
 void vmpi_req_pool_finalize(void)
 {
-    while (req_free) {
-        struct vmpi_req *r = req_free;
-        req_free = r->next;
-        vmpi_htab_del(&req_tab, r->index);
-        free(r);
+    req_free = NULL;
+    for (uint32_t i = 0; i < req_tab.used; i++) {
+        struct vmpi_req *r = vmpi_htab_get(&req_tab, i);
+        if (r) {
+            free(r->tmp);
+            free(r);
+        }
     }
     vmpi_htab_destroy(&req_tab);
 }
