@@ -430,30 +430,28 @@ static void relay(void)
 {
     static char buf[CHUNK];
     struct pollfd pfd[2 * MAX_RANKS];
+    unsigned who[2 * MAX_RANKS]; /* pfd[j] is pipe who[j] % 2 of rank who[j] / 2 */
     unsigned done = 0;
     while (done < nranks) {
         unsigned n = 0;
         for (unsigned i = 0; i < nranks; i++)
             for (int k = 0; k < 2; k++)
-                if (ranks[i].fd[k] >= 0)
+                if (ranks[i].fd[k] >= 0) {
+                    who[n] = 2 * i + (unsigned)k;
                     pfd[n++] = (struct pollfd){.fd = ranks[i].fd[k], .events = POLLIN};
+                }
         if (poll(pfd, n, 50) < 0 && errno != EINTR)
             fail("poll: %s", strerror(errno));
-        for (unsigned i = 0; i < nranks; i++) {
-            struct rank *r = &ranks[i];
-            for (int k = 0; k < 2; k++) {
-                if (r->fd[k] < 0)
-                    continue;
-                for (unsigned j = 0; j < n; j++) {
-                    if (pfd[j].fd != r->fd[k] || !pfd[j].revents)
-                        continue;
-                    ssize_t got = read(r->fd[k], buf, sizeof buf);
-                    if (got > 0)
-                        frame(k ? 'e' : 'o', first_rank + i, buf, (size_t)got);
-                    else if (got == 0 || errno != EINTR)
-                        close_pipe(r, k);
-                }
-            }
+        for (unsigned j = 0; j < n; j++) {
+            if (!pfd[j].revents)
+                continue;
+            unsigned i = who[j] / 2;
+            int k = (int)(who[j] % 2);
+            ssize_t got = read(pfd[j].fd, buf, sizeof buf);
+            if (got > 0)
+                frame(k ? 'e' : 'o', first_rank + i, buf, (size_t)got);
+            else if (got == 0 || errno != EINTR)
+                close_pipe(&ranks[i], k);
         }
         reap();
         uint64_t now = now_ms();

@@ -231,8 +231,9 @@ def kernel(refresh: bool = False, log=None) -> Kernel:
         if not deb.is_file():
             raise ImageError(f"guest kernel: VMPI_GUEST_KERNEL_DEB={deb_env}: no such file")
         dest = base / deb.name.removesuffix(".deb")
-        if not refresh and _load(dest) is not None:
-            return _load(dest)
+        cached = None if refresh else _load(dest)
+        if cached is not None:
+            return cached
         _extract_kernel(deb, dest)
     else:
         pkg = _kernel_package()

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from . import cloud
 from . import guest_image
 from . import netns
+from .launcher import Out, _host_starts, _signame, _vm_starts, emit_output, exit_failure
 from . import pmi
 from . import shm
 from . import vms
@@ -60,7 +61,6 @@ POWEROFF_GRACE = 15.0   # seconds for a guest whose ranks ended to power off
 TERM_GRACE = 2.0        # seconds between SIGTERM and SIGKILL to QEMU
 MAX_FRAME = 1 << 20
 PR_SET_PDEATHSIG = 1
-GUEST = 0xFFFFFFFF
 
 
 class GuestError(Exception):
@@ -121,7 +121,6 @@ class _Rank:
 
 class GuestJob:
     def __init__(self, opts, program: str, qemu: str, ip: str):
-        from .launcher import _host_starts, _vm_starts
         self.o = opts
         self.program = program
         self.qemu = qemu
@@ -146,7 +145,10 @@ class GuestJob:
         self.initrd = os.path.join(self.shm_dir, f"vmpi-{self.jobid}-guest.initrd")
         self.net: netns.Network | None = None
         self.listener: socket.socket | None = None
+        # PMI connections by fd: those still to send their initack (with
+        # what they sent so far), and the rank of each that did
         self.pending: dict[int, tuple[socket.socket, bytearray]] = {}
+        self.rank_of: dict[int, int] = {}
         self.sel = selectors.DefaultSelector()
         self.exit_code: int | None = None
         self.tearing_down = False
@@ -155,7 +157,7 @@ class GuestJob:
         self.start = time.monotonic()
         self.deadline = self.start + opts.timeout if opts.timeout else None
         self.all_done_at: float | None = None
-        self.midline: dict[int, tuple[int, int] | None] = {1: None, 2: None}
+        self.out = {1: Out(1), 2: Out(2)}
 
     # -- messages and output --
 
@@ -166,31 +168,8 @@ class GuestJob:
     def who(self, rank: int) -> str:
         return f"rank {rank} (guest {self.guests[self.ranks[rank].guest].name})"
 
-    def _write(self, stream: int, data: bytes) -> None:
-        fd = stream
-        view = memoryview(data)
-        while view:
-            try:
-                view = view[os.write(fd, view):]
-            except BlockingIOError:
-                time.sleep(0.001)
-            except BrokenPipeError:
-                return
-
     def _emit(self, rank: int, stream: int, chunk: bytes) -> None:
-        if not chunk:
-            return
-        if self.o.tag_output:
-            prefix = f"[1,{rank}]<{'stdout' if stream == 1 else 'stderr'}>: ".encode()
-            lines = chunk.split(b"\n")
-            if lines[-1] == b"":
-                lines.pop()
-            self._write(stream, b"".join(prefix + ln + b"\n" for ln in lines))
-            return
-        if self.midline[stream] is not None and self.midline[stream] != (rank, stream):
-            self._write(stream, b"\n")
-        self._write(stream, chunk)
-        self.midline[stream] = None if chunk.endswith(b"\n") else (rank, stream)
+        emit_output(self.out[stream], rank, stream, chunk, self.o.tag_output)
 
     def _output(self, rank: int, stream: int, data: bytes) -> None:
         buf = self.ranks[rank].bufs[stream]
@@ -207,12 +186,14 @@ class GuestJob:
 
     # -- failures --
 
-    def fail(self, code: int, message: str) -> None:
+    def fail(self, code: int, message: str, *, teardown: bool = True) -> None:
+        """Record a failure (the first one decides the exit code)."""
         if self.exit_code is None:
             self.exit_code = code
         if not self.tearing_down:
-            self.say(f"{message}; aborting job")
-            self.teardown()
+            self.say(f"{message}; aborting job" if teardown else message)
+            if teardown:
+                self.teardown()
 
     def teardown(self) -> None:
         if self.tearing_down:
@@ -250,16 +231,7 @@ class GuestJob:
             lines += [f"tuntap add g{g.index} mode tap", f"link set g{g.index} addrgenmode none",
                       f"link set g{g.index} master br0 up"]
         self.net.configure_switch(lines, "--vm-guests: cannot make the guests' network")
-        own = os.open("/proc/self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            self.net.enter_switch()
-            try:
-                self.listener = socket.create_server((PMI_ADDR, 0), backlog=self.n + 16)
-            finally:
-                if netns._setns()(own, netns.CLONE_NEWNET) != 0:
-                    raise OSError(ctypes.get_errno(), "cannot return to the launcher's namespace")
-        finally:
-            os.close(own)
+        self.listener = self.net.listen_in_switch(PMI_ADDR, self.n + 16)
         self.listener.setblocking(False)
         self.sel.register(self.listener, selectors.EVENT_READ, ("listen", None))
         # the boot limit and --timeout count from here: fetching the kernel
@@ -346,6 +318,7 @@ class GuestJob:
                 self.say(f"{self.who(ev.rank)}: PMI protocol error: {ev.text}")
 
     def _close_sock(self, sock: socket.socket) -> None:
+        self.rank_of.pop(sock.fileno(), None)
         self.sel.unregister(sock)
         sock.close()
 
@@ -364,7 +337,7 @@ class GuestJob:
                 del self.pending[fd]
                 self._initack(sock, buf)
             return
-        rank = next(r.rank for r in self.ranks if r.sock is sock)
+        rank = self.rank_of[fd]
         if not data:
             self.ranks[rank].sock = None
             self._close_sock(sock)
@@ -384,6 +357,7 @@ class GuestJob:
             self._close_sock(sock)
             return
         self.ranks[rank].sock = sock
+        self.rank_of[sock.fileno()] = rank
         self._send(rank, f"cmd=initack\ncmd=set size={self.n}\ncmd=set rank={rank}\n"
                          "cmd=set debug=0\n".encode())
         if rest:
@@ -453,18 +427,10 @@ class GuestJob:
                     break
         if self.tearing_down:
             return
-        if rc < 0:
-            sig = -rc
-            self.fail(128 + sig, f"{self.who(rank)} killed by signal {sig} "
-                                 f"({signal.Signals(sig).name})")
-        elif not self.server.finalized(rank):
-            if rc != 0 or self.server.initialized(rank):
-                self.fail(rc or 1, f"{self.who(rank)} exited with code {rc} "
-                                   "without calling MPI_Finalize")
-        elif rc != 0:
-            if self.exit_code is None:
-                self.exit_code = rc
-            self.say(f"{self.who(rank)} exited with code {rc} after MPI_Finalize")
+        bad = exit_failure(rc, self.server.initialized(rank), self.server.finalized(rank))
+        if bad is not None:
+            code, what, teardown = bad
+            self.fail(code, f"{self.who(rank)} {what}", teardown=teardown)
 
     def _check_guests(self, now: float) -> None:
         for g in self.guests:
@@ -491,9 +457,7 @@ class GuestJob:
 
     def run(self) -> int:
         while True:
-            now = time.monotonic()
-            timeout = 0.2
-            for key, _ in self.sel.select(timeout):
+            for key, _ in self.sel.select(0.2):
                 kind, g = key.data
                 if kind == "listen":
                     self._accept()
@@ -506,7 +470,7 @@ class GuestJob:
                 if self.exit_code is None:
                     self.exit_code = 128 + sig
                 if not self.tearing_down:
-                    self.say(f"caught {signal.Signals(sig).name}; stopping "
+                    self.say(f"caught {_signame(sig)}; stopping "
                              f"{len(self.guests)} guest(s)")
                 self.teardown()
             now = time.monotonic()
@@ -579,9 +543,8 @@ def run(opts, program: str) -> int:
 
     for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         old[s] = signal.signal(s, on_signal)
-    pidfile = None
     try:
-        pidfile = shm.write_pidfile(job.shm_dir, job.jobid)
+        shm.write_pidfile(job.shm_dir, job.jobid)
         try:
             job.create()
         except (guest_image.ImageError, netns.NetnsError, OSError) as exc:
@@ -590,12 +553,10 @@ def run(opts, program: str) -> int:
         return job.run()
     finally:
         try:
-            job.close()
+            job.close()   # removes the job's files, the pid file last
         finally:
             for s, h in old.items():
                 signal.signal(s, h)
-            if pidfile:
-                shm.remove_job_files(job.shm_dir, job.jobid)
 
 
 VM_USAGE = """\
@@ -635,7 +596,8 @@ def vm_main(argv: list[str]) -> int:
         except guest_image.ImageError as exc:
             sys.stderr.write(f"vmpi vm: {exc}\n")
             return 1
-        qemu = shutil.which("qemu-system-x86_64") or "not installed (apt-get install qemu-system-x86)"
+        qemu = (shutil.which("qemu-system-x86_64")
+                or "not installed (apt-get install qemu-system-x86)")
         print(f"kernel   {k.release}: {k.vmlinux}")
         print(f"modules  {' '.join(os.path.basename(m) for m in k.modules)}")
         print(f"init     {init}")

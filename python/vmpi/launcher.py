@@ -68,7 +68,6 @@ import time
 from dataclasses import dataclass, field
 
 from . import cloud
-from . import guests
 from . import netns
 from . import pmi
 from . import shm
@@ -199,40 +198,26 @@ def parse_args(argv: list[str]) -> Options:
             if has_inline:
                 raise UsageError(f"option {name} takes no value")
 
-        if name in ("-n", "-np", "--np", "--n"):
+        def count(what: str) -> int:
             v = value()
             try:
-                o.nranks = int(v)
+                k = int(v)
             except ValueError:
                 raise UsageError(f"{name}: not a number: {v!r}") from None
-            if o.nranks < 1:
-                raise UsageError(f"{name}: the number of ranks must be at least 1")
+            if k < 1:
+                raise UsageError(f"{name}: the number of {what} must be at least 1")
+            return k
+
+        if name in ("-n", "-np", "--np", "--n"):
+            o.nranks = count("ranks")
         elif name == "--hosts":
-            v = value()
-            try:
-                o.hosts = int(v)
-            except ValueError:
-                raise UsageError(f"--hosts: not a number: {v!r}") from None
-            if o.hosts < 1:
-                raise UsageError("--hosts: the number of hosts must be at least 1")
+            o.hosts = count("hosts")
             if o.hosts > netns.MAX_HOSTS:
                 raise UsageError(f"--hosts: at most {netns.MAX_HOSTS} hosts")
         elif name == "--vms":
-            v = value()
-            try:
-                o.vms = int(v)
-            except ValueError:
-                raise UsageError(f"--vms: not a number: {v!r}") from None
-            if o.vms < 1:
-                raise UsageError("--vms: the number of VMs per host must be at least 1")
+            o.vms = count("VMs per host")
         elif name == "--vm-guests":
-            v = value()
-            try:
-                o.vm_guests = int(v)
-            except ValueError:
-                raise UsageError(f"--vm-guests: not a number: {v!r}") from None
-            if o.vm_guests < 1:
-                raise UsageError("--vm-guests: the number of guests per host must be at least 1")
+            o.vm_guests = count("guests per host")
         elif name == "--ivshmem-size":
             v = value()
             try:
@@ -329,7 +314,7 @@ def _set_nonblocking(fd: int) -> None:
     fcntl.fcntl(fd, fcntl.F_SETFL, fl | os.O_NONBLOCK)
 
 
-class _Out:
+class Out:
     """Blocking, whole-buffer writes to one of our own output fds.
 
     A closed reader (EPIPE) makes further output to that fd be dropped
@@ -380,6 +365,39 @@ def _exit_status(pid: int) -> int | None:
     if res.si_code == os.CLD_EXITED:
         return res.si_status
     return -res.si_status
+
+
+def emit_output(out: Out, rank: int, stream: int, chunk: bytes, tag: bool) -> None:
+    """Write complete lines (or a final fragment) of one rank's stream to out."""
+    if not chunk:
+        return
+    if tag:
+        prefix = f"[1,{rank}]<{'stdout' if stream == 1 else 'stderr'}>: ".encode()
+        lines = chunk.split(b"\n")
+        if lines[-1] == b"":
+            lines.pop()
+        out.write(b"".join(prefix + line + b"\n" for line in lines))
+    else:
+        if out.midline is not None and out.midline != (rank, stream):
+            # another rank left its last line unterminated: end it there
+            # rather than glue this output to it
+            out.write(b"\n")
+        out.write(chunk)
+        out.midline = None if chunk.endswith(b"\n") else (rank, stream)
+
+
+def exit_failure(rc: int, initialized: bool, finalized: bool) -> tuple[int, str, bool] | None:
+    """What a rank's exit means for the job: None if nothing went wrong, else
+    (exit code, what happened, whether to tear the job down). ``rc`` is the
+    exit code, or -S for a rank killed by signal S."""
+    if rc < 0:
+        return 128 - rc, f"killed by signal {-rc} ({_signame(-rc)})", True
+    if not finalized:
+        if rc != 0 or initialized:
+            return rc or 1, f"exited with code {rc} without calling MPI_Finalize", True
+    elif rc != 0:
+        return rc, f"exited with code {rc} after MPI_Finalize", False
+    return None
 
 
 def _signame(sig: int) -> str:
@@ -442,8 +460,8 @@ class Job:
             b - a for a, b in zip(self.vm_start, self.vm_start[1:])])
         self.net: netns.Network | None = None   # the emulated hosts, once made
         self.vms: vms.VMs | None = None         # the emulated VMs, once made
-        self.stdout = _Out(1)
-        self.stderr = _Out(2)
+        self.stdout = Out(1)
+        self.stderr = Out(2)
         self.sel = selectors.DefaultSelector()
         self.fdmap: dict[int, tuple[str, int]] = {}
         self.shm_dir = shm.default_shm_dir()
@@ -698,22 +716,8 @@ class Job:
 
     def _emit(self, r: _Rank, stream: int, chunk: bytes) -> None:
         """Write complete lines (or a final fragment) of one rank's stream."""
-        if not chunk:
-            return
-        out = self.stdout if stream == 1 else self.stderr
-        if self.o.tag_output:
-            prefix = f"[1,{r.rank}]<{'stdout' if stream == 1 else 'stderr'}>: ".encode()
-            lines = chunk.split(b"\n")
-            if lines[-1] == b"":
-                lines.pop()
-            out.write(b"".join(prefix + line + b"\n" for line in lines))
-        else:
-            if out.midline is not None and out.midline != (r.rank, stream):
-                # another rank left its last line unterminated: end it there
-                # rather than glue this output to it
-                out.write(b"\n")
-            out.write(chunk)
-            out.midline = None if chunk.endswith(b"\n") else (r.rank, stream)
+        emit_output(self.stdout if stream == 1 else self.stderr, r.rank, stream, chunk,
+                    self.o.tag_output)
 
     def read_output(self, r: _Rank, stream: int, drain: bool = False) -> None:
         fd = r.out_fd if stream == 1 else r.err_fd
@@ -795,17 +799,10 @@ class Job:
             return  # we are killing it, or the job already failed
         if self.abort is not None and self.abort[1] == r.rank:
             return  # its abort speaks for it
-        what = None
-        if rc < 0:
-            sig = -rc
-            self.fail(128 + sig, f"{self.who(r.rank)} killed by signal {sig} ({_signame(sig)})")
-        elif not self.server.finalized(r.rank):
-            if rc != 0 or self.server.initialized(r.rank):
-                what = f"exited with code {rc} without calling MPI_Finalize"
-                self.fail(rc or 1, f"{self.who(r.rank)} {what}")
-        elif rc != 0:
-            self.fail(rc, f"{self.who(r.rank)} exited with code {rc} after MPI_Finalize",
-                      teardown=False)
+        bad = exit_failure(rc, self.server.initialized(r.rank), self.server.finalized(r.rank))
+        if bad is not None:
+            code, what, teardown = bad
+            self.fail(code, f"{self.who(r.rank)} {what}", teardown=teardown)
 
     def on_launcher_signal(self, sig: int) -> None:
         if sig == signal.SIGCHLD:
@@ -963,6 +960,7 @@ def run(opts: Options) -> int:
         sys.stderr.write(f"{PROG}: {opts.program}: not an executable file\n")
         return 126
     if opts.vm_guests:
+        from . import guests   # it builds on this module
         return guests.run(opts, os.path.abspath(path))
     ip = unshare = None
     try:

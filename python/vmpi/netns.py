@@ -38,6 +38,7 @@ import ipaddress
 import os
 import re
 import shutil
+import socket
 import subprocess
 
 from . import shm
@@ -257,11 +258,27 @@ class Network:
             raise OSError(err, f"setns into {self.hosts[host]}: {os.strerror(err)}")
 
     def enter_switch(self) -> None:
-        """Move the calling thread into the switch's network namespace (real
-        guests' taps live there, and the launcher's PMI socket for them)."""
+        """Move the calling thread into the switch's network namespace (where
+        real guests' taps live)."""
         if self._setns(self.switch_fd, CLONE_NEWNET) != 0:
             err = ctypes.get_errno()
             raise OSError(err, f"setns into {self.switch}: {os.strerror(err)}")
+
+    def listen_in_switch(self, addr: str, backlog: int) -> socket.socket:
+        """A TCP socket listening on ``addr`` (an address of the switch's
+        bridge, any port) in the switch's namespace; the calling thread
+        stays in its own. A socket keeps the namespace it was made in."""
+        own = os.open("/proc/self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            self.enter_switch()
+            try:
+                return socket.create_server((addr, 0), backlog=backlog)
+            finally:
+                if self._setns(own, CLONE_NEWNET) != 0:
+                    err = ctypes.get_errno()
+                    raise OSError(err, f"cannot return from {self.switch}: {os.strerror(err)}")
+        finally:
+            os.close(own)
 
     def destroy(self) -> list[str]:
         """Delete the job's namespaces and then its record; return names left over."""

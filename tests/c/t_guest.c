@@ -22,7 +22,7 @@ static unsigned char pattern(int from, int iter, size_t i)
 static void pingpong(int rank, int peer, size_t n, int iters, unsigned char *buf)
 {
     for (int it = 0; it < iters; it++) {
-        int sender = (it & 1) ? peer : rank;
+        int sender;
         if ((rank & 1) == (it & 1)) {
             for (size_t i = 0; i < n; i++)
                 buf[i] = pattern(rank, it, i);

@@ -163,13 +163,19 @@ def test_a_qemu_that_cannot_start_is_reported(clean):
     assert "bogus" in cp.stderr   # QEMU's own complaint
 
 
-@needs_guests
-def test_ctrl_c_stops_the_guests_and_removes_everything(clean):
+def start_sleeping_guest():
+    """vmpirun with one guest whose rank sleeps, once the rank is running."""
     p = subprocess.Popen(vmpirun_cmd("-n", 1, "--vm-guests", 1, "/bin/sh", "-c",
                                      "echo started; exec sleep 100"),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env={**os.environ, "VMPI_BUILD": str(BUILD)})
     assert p.stdout.readline() == "started\n"
+    return p
+
+
+@needs_guests
+def test_ctrl_c_stops_the_guests_and_removes_everything(clean):
+    p = start_sleeping_guest()
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=30)
     assert p.returncode == 130, err
@@ -179,11 +185,7 @@ def test_ctrl_c_stops_the_guests_and_removes_everything(clean):
 @needs_guests
 def test_a_killed_launcher_takes_its_guests_along_and_cleanup_removes_the_rest():
     before = leftovers()
-    p = subprocess.Popen(vmpirun_cmd("-n", 1, "--vm-guests", 1, "/bin/sh", "-c",
-                                     "echo started; exec sleep 100"),
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env={**os.environ, "VMPI_BUILD": str(BUILD)})
-    assert p.stdout.readline() == "started\n"
+    p = start_sleeping_guest()
     assert qemus()
     p.kill()
     p.wait()
