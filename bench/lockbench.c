@@ -7,7 +7,8 @@
  *
  *   lockbench [--lock NAME|all] [--threads T] [--procs] [--cs C] [--delay D]
  *             [--duration S] [--park futex|yield|both] [--spin-max N] [--cutoff N]
- *             [--far-spin N] [--wake-n N] [--time-cap-ns N] [--json]
+ *             [--far-spin N] [--wake-n N] [--time-cap-ns N]
+ *             [--steal-ns N|off] [--steal-spin N] [--json]
  *             [--sweep FILE] [--max-threads T]
  *
  * One unit of --delay is one iteration of a volatile increment loop (about a
@@ -251,17 +252,21 @@ static void print_row(const struct cfg *c, const struct result *r)
 
 static void json_row(FILE *f, const struct cfg *c, const struct result *r)
 {
+    char steal[16] = "null"; /* null: stealing off (strict FIFO) */
+    if (c->p.steal_ns != VMPI_LOCK_NO_STEAL)
+        snprintf(steal, sizeof steal, "%u", c->p.steal_ns);
     fprintf(f,
             "{\"lock\":\"%s\",\"park\":\"%s\",\"threads\":%d,\"procs\":%s,"
             "\"cs_lines\":%d,\"delay\":%ld,\"duration_s\":%.3f,"
             "\"spin_max\":%u,\"cutoff\":%u,\"far_spin\":%u,\"wake_n\":%u,"
-            "\"time_cap_ns\":%u,\"acquisitions\":%llu,\"throughput\":%.1f,"
+            "\"time_cap_ns\":%u,\"steal_ns\":%s,\"steal_spin\":%u,"
+            "\"acquisitions\":%llu,\"throughput\":%.1f,"
             "\"jain\":%.4f,\"top_half_fraction\":%.4f,\"lat_p50_ns\":%.0f,"
             "\"lat_p99_ns\":%.0f,\"lat_p999_ns\":%.0f,\"vcsw\":%llu,\"ivcsw\":%llu}",
             vmpi_lock_kind_name(r->kind), park_name(c), r->threads,
             c->procs ? "true" : "false", c->cs, c->delay, r->secs, c->p.spin_max,
-            c->p.cutoff, c->p.far_spin, c->p.wake_n, c->p.time_cap_ns,
-            (unsigned long long)r->total, r->tput, r->jain, r->tophalf, r->p50, r->p99,
+            c->p.cutoff, c->p.far_spin, c->p.wake_n, c->p.time_cap_ns, steal,
+            c->p.steal_spin, (unsigned long long)r->total, r->tput, r->jain, r->tophalf, r->p50, r->p99,
             r->p999, (unsigned long long)r->vcsw, (unsigned long long)r->ivcsw);
 }
 
@@ -271,6 +276,7 @@ static void usage(void)
             "usage: lockbench [--lock NAME|all] [--threads T] [--procs] [--cs C]\n"
             "       [--delay D] [--duration S] [--park futex|yield|both] [--spin-max N]\n"
             "       [--cutoff N] [--far-spin N] [--wake-n N] [--time-cap-ns N]\n"
+            "       [--steal-ns N|off] [--steal-spin N]\n"
             "       [--json] [--sweep FILE] [--max-threads T]\n"
             "locks: tas ticket pticket spark oticket mcs mutex\n");
     exit(2);
@@ -287,10 +293,11 @@ int main(int argc, char **argv)
         {"cs", 1, 0, 'c'},       {"delay", 1, 0, 'd'},    {"duration", 1, 0, 'D'},
         {"park", 1, 0, 'k'},     {"spin-max", 1, 0, 's'}, {"cutoff", 1, 0, 'u'},
         {"far-spin", 1, 0, 'f'}, {"wake-n", 1, 0, 'n'},   {"time-cap-ns", 1, 0, 'T'},
+        {"steal-ns", 1, 0, 'x'}, {"steal-spin", 1, 0, 'X'},
         {"json", 0, 0, 'j'},     {"sweep", 1, 0, 'S'},    {"max-threads", 1, 0, 'M'},
         {"help", 0, 0, 'h'},     {0, 0, 0, 0}};
     int o;
-    while ((o = getopt_long(argc, argv, "l:t:Pc:d:D:k:s:u:f:n:T:jS:M:h", opts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, "l:t:Pc:d:D:k:s:u:f:n:T:x:X:jS:M:h", opts, NULL)) != -1) {
         switch (o) {
         case 'l':
             if (strcmp(optarg, "all") == 0) {
@@ -322,6 +329,11 @@ int main(int argc, char **argv)
         case 'f': cfg.p.far_spin = (uint32_t)strtoul(optarg, NULL, 0); break;
         case 'n': cfg.p.wake_n = (uint32_t)strtoul(optarg, NULL, 0); break;
         case 'T': cfg.p.time_cap_ns = (uint32_t)strtoul(optarg, NULL, 0); break;
+        case 'x':
+            cfg.p.steal_ns = strcmp(optarg, "off") == 0 ? VMPI_LOCK_NO_STEAL
+                                                        : (uint32_t)strtoul(optarg, NULL, 0);
+            break;
+        case 'X': cfg.p.steal_spin = (uint32_t)strtoul(optarg, NULL, 0); break;
         case 'j': cfg.json = 1; break;
         case 'S': sweep = optarg; break;
         case 'M': maxt = atoi(optarg); break;

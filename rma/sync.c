@@ -72,7 +72,9 @@ void vmpi_rma_unlock_ctl(struct vmpi_win *w, struct vmpi_win_ctl *ctl, int type)
 bool vmpi_rma_try_lock(struct vmpi_win *w, struct vmpi_win_ctl *ctl, int type, bool *holds_tl)
 {
     if (!*holds_tl) {
-        if (!vmpi_oticket_trylock(&ctl->tl))
+        int got = w->lock_kind == VMPI_RMA_LOCK_SPARK ? vmpi_spark_trylock(&ctl->tl)
+                                                      : vmpi_oticket_trylock(&ctl->tl);
+        if (!got)
             return false;
         *holds_tl = true;
     }

@@ -26,9 +26,11 @@
 /* ---- helpers --------------------------------------------------------------- */
 
 /* Shared (not FUTEX_PRIVATE) operations: waiters may be in other processes. */
-static void futex_wait(_Atomic uint32_t *w, uint32_t val)
+/* timeout_ns 0: no timeout. */
+static void futex_wait(_Atomic uint32_t *w, uint32_t val, uint64_t timeout_ns)
 {
-    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT, val, NULL, NULL, 0);
+    struct timespec ts = {(time_t)(timeout_ns / 1000000000u), (long)(timeout_ns % 1000000000u)};
+    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT, val, timeout_ns ? &ts : NULL, NULL, 0);
 }
 
 static void futex_wake(_Atomic uint32_t *w, int n)
@@ -72,6 +74,8 @@ void vmpi_lock_params_default(vmpi_lock_params *p)
     p->far_spin = 64;
     p->wake_n = 4;
     p->time_cap_ns = 20000;
+    p->steal_ns = 1000000;
+    p->steal_spin = 256;
     p->backoff_min = 4;
     p->backoff_max = 1024;
     p->backoff_unit = 64;
@@ -93,6 +97,8 @@ static vmpi_lock_params resolve(const vmpi_lock_params *p)
     DEF(far_spin);
     DEF(wake_n);
     DEF(time_cap_ns);
+    DEF(steal_ns);
+    DEF(steal_spin);
     DEF(backoff_min);
     DEF(backoff_max);
     DEF(backoff_unit);
@@ -190,16 +196,23 @@ void vmpi_pticket_unlock(vmpi_ticket_lock *l) { vmpi_ticket_unlock(l); }
 
 /* ---- parking ticket locks ----------------------------------------------------
  *
- * Futex protocol for ticket t on slot s = slot[t % SLOTS]:
- *   waiter:  parked++ (sc); v = seq; if owner == t (sc): parked--, done;
- *            futex_wait(&seq, v); parked--; re-check.
- *   unlock:  owner = t' (sc); for each ticket u to wake: if slot(u).parked
- *            (sc): seq++, futex_wake(&seq, all on that slot).
- * Both sides write then read with seq_cst, so either the unlocker sees the
- * waiter's parked count, or the waiter sees the new owner. If the waiter
- * read seq before the unlocker's bump the wait returns at once. Only the
- * holders of tickets congruent to u modulo SLOTS sleep on that word, so a
- * wake never reaches all waiters (unless there are > SLOTS of them). */
+ * Futex protocol for ticket t on slot s = slot[t % SLOTS], waiting for a
+ * condition C on one word (spark and a queued oticket waiter: owner == t;
+ * oticket's queue head: state not held):
+ *   waiter:  parked++ (sc); v = seq; if C (sc): undo parked++, done;
+ *            if parked (sc) != 0: futex_wait(&seq, v); re-check.
+ *   waker:   make C true (sc); if exchange(parked, 0) (sc) != 0: seq++,
+ *            futex_wake(&seq, all on that slot).
+ * Both sides write then read with seq_cst, so either the waker sees the
+ * waiter's parked count, or the waiter sees C. If the waiter read seq
+ * before the waker's bump the wait returns at once. The waker clears
+ * parked, so later wakers of the same slot skip the system call until
+ * the waiter parks again; a wake may come before C holds (the early
+ * wake-ups of the opportunistic lock), so a waiter that finds parked
+ * cleared under it returns rather than sleep on a seq it may have read
+ * after the bump. Only the holders of tickets congruent to t
+ * modulo SLOTS sleep on that word, so a wake never reaches all waiters
+ * (unless there are > SLOTS of them). */
 
 static void ptl_init(vmpi_park_ticket_lock *l, const vmpi_lock_params *p)
 {
@@ -213,15 +226,19 @@ static void ptl_init(vmpi_park_ticket_lock *l, const vmpi_lock_params *p)
     if (l->wake_n > VMPI_TICKET_SLOTS)
         l->wake_n = VMPI_TICKET_SLOTS;
     l->time_cap_ns = r.time_cap_ns;
+    l->steal_ns = r.steal_ns;
+    l->steal_spin = r.steal_spin;
     atomic_store_explicit(&l->owner, 0, rlx);
     atomic_store_explicit(&l->next, 0, sc);
 }
 
-/* Park ticket t until possibly woken; returns when the caller should
+/* Park ticket t until possibly woken (or timeout_ns passed, 0: no limit),
+ * unless (*w & mask) == want already; returns when the caller should
  * re-check (spurious returns are allowed). With a poll function the
  * waiter polls and backs off instead of sleeping in the kernel. */
 static void ptl_park(vmpi_park_ticket_lock *l, uint32_t t, unsigned round,
-                     vmpi_lock_poll_fn poll, void *arg)
+                     vmpi_lock_poll_fn poll, void *arg,
+                     _Atomic uint32_t *w, uint32_t mask, uint32_t want, uint64_t timeout_ns)
 {
     if (poll) {
         poll(arg);
@@ -235,25 +252,28 @@ static void ptl_park(vmpi_park_ticket_lock *l, uint32_t t, unsigned round,
     vmpi_ticket_slot *s = &l->slot[t % VMPI_TICKET_SLOTS];
     atomic_fetch_add_explicit(&s->parked, 1, sc);
     uint32_t v = atomic_load_explicit(&s->seq, sc);
-    if (atomic_load_explicit(&l->owner, sc) != t)
-        futex_wait(&s->seq, v);
-    atomic_fetch_sub_explicit(&s->parked, 1, rlx);
+    if ((atomic_load_explicit(w, sc) & mask) != want) {
+        /* A waker that cleared parked after our increment has bumped, or
+         * is about to bump, seq: if it read seq after the bump our wait
+         * would miss it, so return to re-check instead. */
+        if (atomic_load_explicit(&s->parked, sc) != 0)
+            futex_wait(&s->seq, v, timeout_ns);
+        return;
+    }
+    /* Not parking after all: withdraw, unless a waker has cleared it. */
+    uint32_t n = atomic_load_explicit(&s->parked, rlx);
+    while (n && !atomic_compare_exchange_weak_explicit(&s->parked, &n, n - 1, rlx, rlx))
+        ;
 }
 
 static void ptl_wake(vmpi_park_ticket_lock *l, uint32_t u)
 {
     vmpi_ticket_slot *s = &l->slot[u % VMPI_TICKET_SLOTS];
-    if (atomic_load_explicit(&s->parked, sc) != 0) {
+    if (atomic_load_explicit(&s->parked, sc) != 0 &&
+        atomic_exchange_explicit(&s->parked, 0, sc) != 0) {
         atomic_fetch_add_explicit(&s->seq, 1, sc);
         futex_wake(&s->seq, INT_MAX);
     }
-}
-
-static int ptl_trylock(vmpi_park_ticket_lock *l)
-{
-    uint32_t o = atomic_load_explicit(&l->owner, acq);
-    uint32_t n = o;
-    return atomic_compare_exchange_strong_explicit(&l->next, &n, o + 1, acq, rlx);
 }
 
 void vmpi_spark_init(vmpi_park_ticket_lock *l, const vmpi_lock_params *p)
@@ -272,7 +292,7 @@ static void spark_acquire(vmpi_park_ticket_lock *l, vmpi_lock_poll_fn poll, void
         }
         if (atomic_load_explicit(&l->owner, acq) == t)
             return;
-        ptl_park(l, t, round, poll, arg);
+        ptl_park(l, t, round, poll, arg, &l->owner, UINT32_MAX, t, 0);
     }
 }
 
@@ -283,7 +303,14 @@ void vmpi_spark_lock_acquire_poll(vmpi_park_ticket_lock *l, vmpi_lock_poll_fn po
     spark_acquire(l, poll, arg);
 }
 
-int vmpi_spark_trylock(vmpi_park_ticket_lock *l) { return ptl_trylock(l); }
+/* Free iff owner == next; taking ticket `next` by CAS then makes us owner:
+ * owner cannot move past next, and only the holder moves owner. */
+int vmpi_spark_trylock(vmpi_park_ticket_lock *l)
+{
+    uint32_t o = atomic_load_explicit(&l->owner, acq);
+    uint32_t n = o;
+    return atomic_compare_exchange_strong_explicit(&l->next, &n, o + 1, acq, rlx);
+}
 
 void vmpi_spark_unlock(vmpi_park_ticket_lock *l)
 {
@@ -293,11 +320,27 @@ void vmpi_spark_unlock(vmpi_park_ticket_lock *l)
         ptl_wake(l, o);
 }
 
+/* ---- opportunistic ticket ------------------------------------------------------
+ *
+ * The lock itself is the state word (held, hand-off claimed); the tickets
+ * order the threads that could not take it at once. Only the queue's head
+ * (ticket == owner) competes for the state word; when it wins it advances
+ * owner, and its unlock wakes the new head and the N - 1 behind it. */
+
+enum { OT_HELD = 1, OT_HANDOFF = 2 };
+
 void vmpi_oticket_init(vmpi_park_ticket_lock *l, const vmpi_lock_params *p)
 {
     ptl_init(l, p);
+    atomic_store_explicit(&l->state, 0, sc);
 }
 
+static int ot_steals(const vmpi_park_ticket_lock *l)
+{
+    return l->steal_ns != VMPI_LOCK_NO_STEAL;
+}
+
+/* Spin budget at distance d from the lock (the queue's head is at 1). */
 static uint32_t ot_budget(const vmpi_park_ticket_lock *l, uint32_t d)
 {
     if (d >= l->cutoff || d - 1 >= 32)
@@ -306,23 +349,21 @@ static uint32_t ot_budget(const vmpi_park_ticket_lock *l, uint32_t d)
     return b ? b : 1;
 }
 
-static void oticket_acquire(vmpi_park_ticket_lock *l, vmpi_lock_poll_fn poll, void *arg)
+/* Wait in the queue until ticket t is its head. */
+static void ot_queue_wait(vmpi_park_ticket_lock *l, uint32_t t, vmpi_lock_poll_fn poll,
+                          void *arg)
 {
-    uint32_t t = atomic_fetch_add_explicit(&l->next, 1, rlx);
-    uint32_t o = atomic_load_explicit(&l->owner, acq);
-    if (o == t)
-        return;
-    uint32_t best = t - o; /* smallest distance seen, to reset the back-off */
+    uint32_t best = UINT32_MAX; /* smallest distance seen, to reset the back-off */
     for (unsigned round = 0;; round++) {
         /* Spin phase: the budget follows the current distance; the
          * phase as a whole is capped at time_cap_ns. */
         uint64_t t0 = now_ns();
         uint32_t spun = 0;
         for (;;) {
-            o = atomic_load_explicit(&l->owner, acq);
-            uint32_t d = t - o;
-            if (d == 0)
+            uint32_t o = atomic_load_explicit(&l->owner, acq);
+            if (o == t)
                 return;
+            uint32_t d = t - o + 1;
             if (d < best) {
                 best = d;
                 round = 0;
@@ -330,18 +371,80 @@ static void oticket_acquire(vmpi_park_ticket_lock *l, vmpi_lock_poll_fn poll, vo
             if (spun >= ot_budget(l, d))
                 break;
             cpu_relax();
-            /* Every 64 polls: enforce the time cap, and a waiter that is
-             * not next gives its core away once, so that a runnable holder
-             * (or the next waiter) on this core is not kept off it. */
+            /* Every 64 polls: enforce the time cap, and give the core
+             * away once, so that a runnable holder (or the head) on this
+             * core is not kept off it. */
             if ((++spun & 63) == 0) {
                 if (now_ns() - t0 >= l->time_cap_ns)
                     break;
-                if (d > 1)
-                    sched_yield();
+                sched_yield();
             }
         }
-        ptl_park(l, t, round, poll, arg);
+        ptl_park(l, t, round, poll, arg, &l->owner, UINT32_MAX, t, 0);
     }
+}
+
+/* As the queue's head, take the state word; claim the hand-off once
+ * others have been allowed to steal for steal_ns. */
+static void ot_head_wait(vmpi_park_ticket_lock *l, uint32_t t, vmpi_lock_poll_fn poll,
+                         void *arg)
+{
+    uint64_t since = now_ns();
+    int claimed = !ot_steals(l);
+    for (unsigned round = 0;; round++) {
+        uint64_t t0 = now_ns();
+        for (uint32_t spun = 0;;) {
+            uint32_t s = atomic_load_explicit(&l->state, rlx);
+            if (!(s & OT_HELD)) {
+                if (atomic_compare_exchange_weak_explicit(&l->state, &s, OT_HELD, acq, rlx))
+                    return;
+                continue;
+            }
+            if (spun >= l->spin_max)
+                break;
+            cpu_relax();
+            if ((++spun & 63) == 0) {
+                uint64_t now = now_ns();
+                if (!claimed && now - since >= l->steal_ns) {
+                    atomic_fetch_or_explicit(&l->state, OT_HANDOFF, rlx);
+                    claimed = 1;
+                }
+                if (now - t0 >= l->time_cap_ns)
+                    break;
+            }
+        }
+        /* Parked unclaimed, wake up in time to claim. */
+        uint64_t waited = now_ns() - since, left = 0;
+        if (!claimed && waited >= l->steal_ns) {
+            atomic_fetch_or_explicit(&l->state, OT_HANDOFF, rlx);
+            claimed = 1;
+        } else if (!claimed) {
+            left = l->steal_ns - waited;
+        }
+        ptl_park(l, t, round, poll, arg, &l->state, OT_HELD, 0, left);
+    }
+}
+
+static void oticket_acquire(vmpi_park_ticket_lock *l, vmpi_lock_poll_fn poll, void *arg)
+{
+    if (ot_steals(l)) {
+        for (uint32_t i = 0;; i++) {
+            uint32_t s = atomic_load_explicit(&l->state, rlx);
+            if (s == 0 &&
+                atomic_compare_exchange_weak_explicit(&l->state, &s, OT_HELD, acq, rlx))
+                return;
+            if ((s & OT_HANDOFF) || i >= l->steal_spin)
+                break;
+            cpu_relax();
+        }
+    }
+    uint32_t t = atomic_fetch_add_explicit(&l->next, 1, rlx);
+    ot_queue_wait(l, t, poll, arg);
+    ot_head_wait(l, t, poll, arg);
+    /* Leave the queue: the next ticket becomes the head (seq_cst: it may be
+     * parking on owner, see the protocol above). */
+    atomic_store_explicit(&l->owner, t + 1, sc);
+    atomic_store_explicit(&l->wake_pending, 1, rlx);
 }
 
 void vmpi_oticket_lock_acquire(vmpi_park_ticket_lock *l) { oticket_acquire(l, NULL, NULL); }
@@ -351,23 +454,38 @@ void vmpi_oticket_lock_acquire_poll(vmpi_park_ticket_lock *l, vmpi_lock_poll_fn 
     oticket_acquire(l, poll, arg);
 }
 
-int vmpi_oticket_trylock(vmpi_park_ticket_lock *l) { return ptl_trylock(l); }
+int vmpi_oticket_trylock(vmpi_park_ticket_lock *l)
+{
+    if (!ot_steals(l) &&
+        atomic_load_explicit(&l->next, acq) != atomic_load_explicit(&l->owner, acq))
+        return 0;
+    uint32_t s = 0;
+    return atomic_compare_exchange_strong_explicit(&l->state, &s, OT_HELD, acq, rlx);
+}
 
 void vmpi_oticket_unlock(vmpi_park_ticket_lock *l)
 {
-    uint32_t o = atomic_load_explicit(&l->owner, rlx) + 1;
-    atomic_store_explicit(&l->owner, o, sc);
+    /* wake_pending belongs to the holder: read and clear it before release. */
+    uint32_t pending = atomic_load_explicit(&l->wake_pending, rlx);
+    if (pending)
+        atomic_store_explicit(&l->wake_pending, 0, rlx);
+    atomic_fetch_and_explicit(&l->state, ~(uint32_t)OT_HELD, sc);
     if (l->park != VMPI_PARK_FUTEX)
         return;
-    /* Wake tickets o .. o+N-1 (the holders at distance 0 .. N-1 from the
-     * new head). Ticket o is always checked (that is the correctness-
-     * critical wake, ordered by the seq_cst owner/parked handshake); the
-     * others only if handed out already, judged by a possibly stale read
-     * of next (missing one only delays its early wake-up). */
-    uint32_t waiting = atomic_load_explicit(&l->next, rlx) - o;
-    uint32_t k = waiting < l->wake_n ? waiting : l->wake_n;
-    if (k == 0)
-        k = 1;
+    /* The head may be parked on the state word: always check its slot.
+     * After a hand-off through the queue also wake the tickets behind it,
+     * up to N in all, judged by a possibly stale read of next (missing one
+     * only delays its early wake-up). The count is clamped locally: the
+     * words may come from another VM. */
+    uint32_t o = atomic_load_explicit(&l->owner, sc);
+    uint32_t k = 1;
+    if (pending) {
+        uint32_t waiting = atomic_load_explicit(&l->next, rlx) - o;
+        uint32_t n = l->wake_n < VMPI_TICKET_SLOTS ? l->wake_n : VMPI_TICKET_SLOTS;
+        k = waiting < n ? waiting : n;
+        if (k == 0)
+            k = 1;
+    }
     for (uint32_t i = 0; i < k; i++)
         ptl_wake(l, o + i);
 }
@@ -401,7 +519,7 @@ static void mcs_wait(const vmpi_mcs_lock *l, vmpi_mcs_node *me)
         }
         atomic_store_explicit(&me->parked, 1, sc);
         if (atomic_load_explicit(&me->locked, sc) != 0)
-            futex_wait(&me->locked, 1);
+            futex_wait(&me->locked, 1, 0);
         atomic_store_explicit(&me->parked, 0, rlx);
     }
 }

@@ -20,7 +20,17 @@
  *           them. While spinning, a waiter that is not next yields its
  *           core once every 64 polls (the holder or the next waiter may be
  *           runnable behind it); a parked waiter re-enters the spin phase
- *           with the budget of its new distance when woken
+ *           with the budget of its new distance when woken.
+ *           Bounded stealing: a thread that arrives while the lock is free
+ *           takes it without queueing, and one that finds it held polls it
+ *           steal_spin times before taking a ticket, so the threads that
+ *           are running keep the lock among themselves while the queue
+ *           sleeps (no hand-off, hence no wake-up, per acquisition). The
+ *           queue's head competes for the free lock too; once it has
+ *           waited steal_ns it claims a direct hand-off and nobody may
+ *           steal until it has the lock, so no waiter waits more than
+ *           about steal_ns per position ahead of it. steal_ns =
+ *           VMPI_LOCK_NO_STEAL makes the lock strictly FIFO
  *   mcs     MCS queue lock; the queue nodes are an array inside the lock,
  *           indexed by a per-caller slot (0 .. VMPI_MCS_MAX_SLOTS-1); a
  *           waiter spins a budget on its own node, then parks
@@ -64,6 +74,10 @@ extern "C" {
 
 typedef enum { VMPI_PARK_FUTEX = 0, VMPI_PARK_YIELD = 1 } vmpi_park_mode;
 
+/* vmpi_lock_params.steal_ns: the opportunistic lock never lets a thread
+ * pass a queued waiter. */
+#define VMPI_LOCK_NO_STEAL UINT32_MAX
+
 /* Parameters; vmpi_lock_params_default() fills in the documented defaults.
  * Zero in any numeric field also means "the default". */
 typedef struct vmpi_lock_params {
@@ -77,6 +91,12 @@ typedef struct vmpi_lock_params {
     uint32_t wake_n;      /* oticket: waiters woken per unlock (N). Default 4 */
     uint32_t time_cap_ns; /* oticket: no spin phase lasts longer. Default
                              20000 (20 us) */
+    uint32_t steal_ns;    /* oticket: how long the queue's head lets others
+                             take the free lock before it claims a hand-off.
+                             Default 1000000 (1 ms); VMPI_LOCK_NO_STEAL:
+                             strict FIFO, nobody passes a queued waiter */
+    uint32_t steal_spin;  /* oticket: polls of a held lock by an arriving
+                             thread before it queues. Default 256 */
     uint32_t backoff_min; /* tas: first back-off, pause iterations. Def. 4 */
     uint32_t backoff_max; /* tas: back-off ceiling. Default 1024 */
     uint32_t backoff_unit;/* pticket: pauses per unit of distance. Def. 64 */
@@ -127,11 +147,18 @@ VMPI_LOCK_API void vmpi_pticket_unlock(vmpi_ticket_lock *l);
 /* ---- parking ticket locks: spark and oticket ------------------------------
  * Layout (192 + 64*VMPI_TICKET_SLOTS = 4288 bytes):
  *   line 0 (offset 0):   next ticket, then the parameters (read-only)
- *   line 1 (offset 64):  owner (ticket being served)
- *   line 2 (offset 128): unused padding (keeps slots off owner's line pair)
+ *   line 1 (offset 64):  owner: for spark the ticket being served (free iff
+ *                        next == owner); for oticket the ticket at the head
+ *                        of the queue (no waiter iff next == owner); then
+ *                        wake_pending (oticket: set by a holder that came
+ *                        through the queue, so its unlock wakes the next N)
+ *   line 2 (offset 128): state (oticket only): bit 0 held, bit 1 hand-off
+ *                        claimed by the queue's head. On its own line: the
+ *                        running threads hammer it, the queue polls owner
  *   offset 192 + 64*i:   slot i, for tickets t with t % SLOTS == i:
  *                        seq (futex word, bumped by each wake of the slot),
- *                        parked (number of waiters parked or parking there).
+ *                        parked (nonzero while a waiter parks there; the
+ *                        waker clears it).
  * In yield mode the slots are unused. */
 typedef struct vmpi_ticket_slot {
     _Atomic uint32_t seq;
@@ -143,15 +170,19 @@ static_assert(sizeof(vmpi_ticket_slot) == 64, "vmpi_ticket_slot layout");
 typedef struct vmpi_park_ticket_lock {
     _Atomic uint32_t next;
     uint32_t park;        /* vmpi_park_mode */
-    uint32_t spin_max, cutoff, far_spin, wake_n, time_cap_ns;
-    char pad0_[VMPI_LOCK_CACHELINE - 28];
+    uint32_t spin_max, cutoff, far_spin, wake_n, time_cap_ns, steal_ns, steal_spin;
+    char pad0_[VMPI_LOCK_CACHELINE - 36];
     _Atomic uint32_t owner;
-    char pad1_[2 * VMPI_LOCK_CACHELINE - 4];
+    _Atomic uint32_t wake_pending;
+    char pad1_[VMPI_LOCK_CACHELINE - 8];
+    _Atomic uint32_t state;
+    char pad2_[VMPI_LOCK_CACHELINE - 4];
     vmpi_ticket_slot slot[VMPI_TICKET_SLOTS];
 } __attribute__((aligned(VMPI_LOCK_CACHELINE))) vmpi_park_ticket_lock;
 static_assert(sizeof(vmpi_park_ticket_lock) == 192 + 64 * VMPI_TICKET_SLOTS,
               "vmpi_park_ticket_lock layout");
 static_assert(offsetof(vmpi_park_ticket_lock, owner) == 64, "owner offset");
+static_assert(offsetof(vmpi_park_ticket_lock, state) == 128, "state offset");
 static_assert(offsetof(vmpi_park_ticket_lock, slot) == 192, "slot offset");
 
 VMPI_LOCK_API void vmpi_spark_init(vmpi_park_ticket_lock *l, const vmpi_lock_params *p);
@@ -161,6 +192,8 @@ VMPI_LOCK_API void vmpi_spark_unlock(vmpi_park_ticket_lock *l);
 
 VMPI_LOCK_API void vmpi_oticket_init(vmpi_park_ticket_lock *l, const vmpi_lock_params *p);
 VMPI_LOCK_API void vmpi_oticket_lock_acquire(vmpi_park_ticket_lock *l);
+/* Takes the lock iff it is free and, with stealing, no hand-off is claimed;
+ * strictly FIFO (VMPI_LOCK_NO_STEAL), only if no waiter is queued. */
 VMPI_LOCK_API int vmpi_oticket_trylock(vmpi_park_ticket_lock *l);
 VMPI_LOCK_API void vmpi_oticket_unlock(vmpi_park_ticket_lock *l);
 /* Acquire while the caller keeps doing other work: wherever the waiter

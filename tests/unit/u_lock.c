@@ -1,7 +1,9 @@
 /* The process-shared locks (include/vmpi/lock.h), every kind in both parking
- * modes: mutual exclusion under contention with 16 threads (2 cores) and
- * with forked processes on a MAP_SHARED lock, trylock semantics, and that
- * each of 32 threads gets the lock within a bounded time. */
+ * modes (the opportunistic one also strictly FIFO): mutual exclusion under
+ * contention with 16 threads (2 cores) and with forked processes on a
+ * MAP_SHARED lock, trylock semantics, that each of 32 threads gets the
+ * lock within a bounded time, and that nobody passes a waiter that has
+ * claimed the hand-off. */
 #include "vmpi/lock.h"
 
 #include <pthread.h>
@@ -273,13 +275,72 @@ static void test_layout(void)
     vmpi_park_ticket_lock *o = aligned_alloc(64, sizeof *o);
     vmpi_oticket_init(o, &p); /* zeros mean defaults */
     EXPECT(o->wake_n == 4 && o->cutoff == 4 && o->spin_max == 4096 &&
-               o->time_cap_ns == 20000 && o->far_spin == 64,
+               o->time_cap_ns == 20000 && o->far_spin == 64 && o->steal_ns == 1000000 &&
+               o->steal_spin == 256,
            "defaults not applied");
     p.wake_n = 2;
     p.park = VMPI_PARK_YIELD;
     vmpi_oticket_init(o, &p);
     EXPECT(o->wake_n == 2 && o->park == VMPI_PARK_YIELD, "params not applied");
     free(o);
+}
+
+/* The opportunistic lock's guarantees against stealing, checked through
+ * its documented layout. A waiter W queues behind the holder (main). With
+ * stealing, W claims the hand-off after steal_ns; from then on nobody else
+ * may take the free lock, so main's trylock right after its unlock fails
+ * (W holds it, or it is reserved for W). Strictly FIFO, the same holds as
+ * soon as W has a ticket. */
+struct ot_waiter {
+    vmpi_park_ticket_lock *l;
+    _Atomic int done;
+};
+
+static void *ot_wait(void *p)
+{
+    struct ot_waiter *w = p;
+    vmpi_oticket_lock_acquire(w->l);
+    vmpi_oticket_unlock(w->l);
+    atomic_store(&w->done, 1);
+    return NULL;
+}
+
+static void test_oticket_handoff(vmpi_park_mode park, int fifo)
+{
+    vmpi_lock_params p;
+    vmpi_lock_params_default(&p);
+    p.park = park;
+    p.steal_ns = fifo ? VMPI_LOCK_NO_STEAL : 1000000;
+    vmpi_park_ticket_lock *l = aligned_alloc(64, sizeof *l);
+    vmpi_oticket_init(l, &p);
+    vmpi_oticket_lock_acquire(l);
+    struct ot_waiter w = {.l = l};
+    pthread_t t;
+    EXPECT(pthread_create(&t, NULL, ot_wait, &w) == 0, "pthread_create");
+    double t0 = now_s();
+    while (now_s() - t0 < 5.0) {
+        if (atomic_load(&l->next) != atomic_load(&l->owner) &&
+            (fifo || (atomic_load(&l->state) & 2) != 0))
+            break;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    if (fifo)
+        EXPECT(atomic_load(&l->next) != atomic_load(&l->owner), "waiter never queued");
+    else
+        EXPECT(atomic_load(&l->state) == 3, "waiter did not claim the hand-off "
+               "within 5 s (state %u)", atomic_load(&l->state));
+    vmpi_oticket_unlock(l);
+    int stolen = vmpi_oticket_trylock(l);
+    EXPECT(!stolen, "trylock passed a waiter that %s",
+           fifo ? "was queued (strict FIFO)" : "had claimed the hand-off");
+    if (stolen)
+        vmpi_oticket_unlock(l);
+    pthread_join(t, NULL);
+    EXPECT(atomic_load(&w.done), "waiter did not get the lock");
+    EXPECT(vmpi_oticket_trylock(l), "lock not free after the waiter left");
+    vmpi_oticket_unlock(l);
+    free(l);
 }
 
 int main(void)
@@ -298,15 +359,25 @@ int main(void)
     sh = (struct shared *)((char *)m + ((max + 63) & ~(size_t)63));
     test_layout();
 
-    static const char *const modes[] = {"futex", "yield"};
+    for (int md = 0; md < 4; md++) {
+        ctx = md & 1 ? "oticket hand-off, yield" : "oticket hand-off, futex";
+        test_oticket_handoff(md & 1 ? VMPI_PARK_YIELD : VMPI_PARK_FUTEX, md >= 2);
+    }
+
+    /* Modes: both parkings, and the opportunistic lock also strictly FIFO. */
+    static const char *const modes[] = {"futex", "yield", "futex,fifo", "yield,fifo"};
     char buf[64];
     for (int k = 0; k < VMPI_LOCK_NKINDS; k++) {
-        for (int md = 0; md < 2; md++) {
+        for (int md = 0; md < 4; md++) {
+            if (md >= 2 && k != VMPI_LOCK_OTICKET)
+                continue;
             snprintf(buf, sizeof buf, "%s/%s", vmpi_lock_kind_name(k), modes[md]);
             ctx = buf;
             vmpi_lock_params p;
             vmpi_lock_params_default(&p);
-            p.park = md ? VMPI_PARK_YIELD : VMPI_PARK_FUTEX;
+            p.park = md & 1 ? VMPI_PARK_YIELD : VMPI_PARK_FUTEX;
+            if (md >= 2)
+                p.steal_ns = VMPI_LOCK_NO_STEAL;
             double t0 = now_s();
             EXPECT(vmpi_lock_init(lk, k, &p) == 0, "init");
             test_trylock(k);
