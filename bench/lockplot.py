@@ -18,10 +18,20 @@ import sys
 from collections import defaultdict
 
 COLORS = {"tas": "#8c564b", "ticket": "#d62728", "pticket": "#ff7f0e", "spark": "#9467bd",
-          "oticket": "#2ca02c", "mcs": "#17becf", "mutex": "#1f77b4"}
+          "oticket": "#2ca02c", "oticket-fifo": "#98df8a", "mcs": "#17becf",
+          "mutex": "#1f77b4"}
 NAMES = {"tas": "TAS + back-off", "ticket": "ticket", "pticket": "proportional ticket",
          "spark": "spin-then-park ticket", "oticket": "opportunistic ticket",
+         "oticket-fifo": "opportunistic ticket, strict FIFO",
          "mcs": "MCS", "mutex": "pthread mutex"}
+
+
+def series_name(r: dict) -> str:
+    """The lock's name; the opportunistic lock without stealing (lockbench
+    --steal-ns off writes steal_ns null) is a series of its own."""
+    if r["lock"] == "oticket" and "steal_ns" in r and r["steal_ns"] is None:
+        return "oticket-fifo"
+    return r["lock"]
 
 
 def load(path: str, park: str) -> dict[tuple[str, str], list[dict]]:
@@ -31,7 +41,7 @@ def load(path: str, park: str) -> dict[tuple[str, str], list[dict]]:
     for r in data["results"]:
         if park != "all" and r["park"] != park:
             continue
-        series[(r["lock"], r["park"])].append(r)
+        series[(series_name(r), r["park"])].append(r)
     for rows in series.values():
         rows.sort(key=lambda r: r["threads"])
     return series

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """The lock study: one lockbench sweep (every lock, T = 1 .. 64 threads on
-this machine's cores, futex and yield parking) plus the opportunistic ticket
-lock's parameters (distance cut-off, N woken per unlock, time cap) at 16
-and 32 threads, the oversubscribed points of the issue's targets.
+this machine's cores, futex and yield parking; the opportunistic ticket lock
+also strictly FIFO) plus the opportunistic ticket lock's parameters at 16
+and 32 threads, the oversubscribed points of the issue's targets: the
+stealing bound and the steal spin, and the queue's parameters (distance
+cut-off, N woken per unlock, time cap) both with stealing and strictly FIFO
+(where every acquisition goes through the queue).
 
     python3 bench/locks.py [--build DIR] [--out DIR] [--duration S]
 
@@ -24,8 +27,13 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 COMMON = ["--cs", "1", "--delay", "100"]
-PARAMS = [("cutoff", [1, 2, 4, 8, 32]), ("wake-n", [1, 2, 4, 8]),
-          ("time-cap-ns", [2000, 20000, 200000])]
+# (parameter, values, fixed extra arguments, label)
+FIFO = ["--steal-ns", "off"]
+PARAMS = [("steal-ns", ["off", 20000, 200000, 1000000, 5000000], [], "stealing"),
+          ("steal-spin", [16, 256, 4096], [], "stealing")]
+for _name, _values in (("cutoff", [1, 2, 4, 8, 32]), ("wake-n", [1, 2, 4, 8]),
+                       ("time-cap-ns", [2000, 20000, 200000])):
+    PARAMS += [(_name, _values, FIFO, "strict FIFO"), (_name, _values, [], "stealing")]
 
 
 def run_one(lockbench: str, threads: int, duration: str, extra: list[str]) -> dict:
@@ -54,10 +62,19 @@ def main() -> int:
 
 
 def run_sweep(lockbench: str, sweep: str, o: argparse.Namespace) -> None:
-    cmd = [lockbench, "--lock", "all", "--park", "both", "--sweep", sweep, "--max-threads", "64",
-           "--duration", o.duration, *COMMON]
-    print("# " + " ".join(cmd), flush=True)
-    subprocess.run(cmd, check=True, stdout=sys.stderr)
+    fifo = sweep + ".fifo"
+    for lock, out, extra in (("all", sweep, []), ("oticket", fifo, FIFO)):
+        cmd = [lockbench, "--lock", lock, "--park", "both", "--sweep", out, "--max-threads", "64",
+               "--duration", o.duration, *COMMON, *extra]
+        print("# " + " ".join(cmd), flush=True)
+        subprocess.run(cmd, check=True, stdout=sys.stderr)
+    with open(sweep) as f:
+        data = json.load(f)
+    with open(fifo) as f:
+        data["results"] += json.load(f)["results"]
+    os.unlink(fifo)
+    with open(sweep, "w") as f:
+        json.dump(data, f, indent=0)
     for park in ("futex", "yield"):
         print(f"\n### throughput (acq/s) and Jain's index, {park} parking\n", flush=True)
         subprocess.run([sys.executable, os.path.join(HERE, "lockplot.py"), sweep, "--table",
@@ -68,17 +85,18 @@ def run_sweep(lockbench: str, sweep: str, o: argparse.Namespace) -> None:
 
 def run_params(lockbench: str, o: argparse.Namespace) -> None:
     results = []
-    for name, values in PARAMS:
-        print(f"\n### opportunistic ticket (futex), --{name}\n")
+    for name, values, extra, label in PARAMS:
+        print(f"\n### opportunistic ticket (futex, {label}), --{name}\n")
         print(f"| --{name} | T=16 acq/s | T=16 Jain | T=32 acq/s | T=32 Jain |")
         print("| ---: | ---: | ---: | ---: | ---: |")
         for v in values:
             cells = []
             for t in (16, 32):
-                runs = [run_one(lockbench, t, o.duration, [f"--{name}", str(v)])
+                runs = [run_one(lockbench, t, o.duration, [*extra, f"--{name}", str(v)])
                         for _ in range(o.reps)]
                 for r in runs:
                     r["param"] = name
+                    r["mode"] = label
                 results += runs
                 r = sorted(runs, key=lambda r: r["throughput"])[len(runs) // 2]
                 cells += [f"{r['throughput'] / 1e3:.0f}k", f"{r['jain']:.2f}"]
