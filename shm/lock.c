@@ -356,8 +356,9 @@ static void ot_queue_wait(vmpi_park_ticket_lock *l, uint32_t t, vmpi_lock_poll_f
     uint32_t best = UINT32_MAX; /* smallest distance seen, to reset the back-off */
     for (unsigned round = 0;; round++) {
         /* Spin phase: the budget follows the current distance; the
-         * phase as a whole is capped at time_cap_ns. */
-        uint64_t t0 = now_ns();
+         * phase as a whole is capped at time_cap_ns, counted from the
+         * first clock read (after 64 polls: short waits read no clock). */
+        uint64_t t0 = 0;
         uint32_t spun = 0;
         for (;;) {
             uint32_t o = atomic_load_explicit(&l->owner, acq);
@@ -375,7 +376,10 @@ static void ot_queue_wait(vmpi_park_ticket_lock *l, uint32_t t, vmpi_lock_poll_f
              * away once, so that a runnable holder (or the head) on this
              * core is not kept off it. */
             if ((++spun & 63) == 0) {
-                if (now_ns() - t0 >= l->time_cap_ns)
+                uint64_t now = now_ns();
+                if (!t0)
+                    t0 = now;
+                else if (now - t0 >= l->time_cap_ns)
                     break;
                 sched_yield();
             }
@@ -385,14 +389,15 @@ static void ot_queue_wait(vmpi_park_ticket_lock *l, uint32_t t, vmpi_lock_poll_f
 }
 
 /* As the queue's head, take the state word; claim the hand-off once
- * others have been allowed to steal for steal_ns. */
+ * others have been allowed to steal for steal_ns. Times count from the
+ * first clock read, after 64 polls, so that a short wait reads none. */
 static void ot_head_wait(vmpi_park_ticket_lock *l, uint32_t t, vmpi_lock_poll_fn poll,
                          void *arg)
 {
-    uint64_t since = now_ns();
+    uint64_t since = 0;
     int claimed = !ot_steals(l);
     for (unsigned round = 0;; round++) {
-        uint64_t t0 = now_ns();
+        uint64_t t0 = 0;
         for (uint32_t spun = 0;;) {
             uint32_t s = atomic_load_explicit(&l->state, rlx);
             if (!(s & OT_HELD)) {
@@ -405,6 +410,10 @@ static void ot_head_wait(vmpi_park_ticket_lock *l, uint32_t t, vmpi_lock_poll_fn
             cpu_relax();
             if ((++spun & 63) == 0) {
                 uint64_t now = now_ns();
+                if (!since)
+                    since = now;
+                if (!t0)
+                    t0 = now;
                 if (!claimed && now - since >= l->steal_ns) {
                     atomic_fetch_or_explicit(&l->state, OT_HANDOFF, rlx);
                     claimed = 1;
@@ -414,7 +423,10 @@ static void ot_head_wait(vmpi_park_ticket_lock *l, uint32_t t, vmpi_lock_poll_fn
             }
         }
         /* Parked unclaimed, wake up in time to claim. */
-        uint64_t waited = now_ns() - since, left = 0;
+        uint64_t now = now_ns();
+        if (!since)
+            since = now;
+        uint64_t waited = now - since, left = 0;
         if (!claimed && waited >= l->steal_ns) {
             atomic_fetch_or_explicit(&l->state, OT_HANDOFF, rlx);
             claimed = 1;
@@ -474,18 +486,14 @@ void vmpi_oticket_unlock(vmpi_park_ticket_lock *l)
         return;
     /* The head may be parked on the state word: always check its slot.
      * After a hand-off through the queue also wake the tickets behind it,
-     * up to N in all, judged by a possibly stale read of next (missing one
-     * only delays its early wake-up). The count is clamped locally: the
-     * words may come from another VM. */
+     * up to N in all (a slot nobody parked on costs one read of a line
+     * that is rarely written: cheaper than reading next to count the
+     * waiters). The count is clamped locally: the words may come from
+     * another VM. */
     uint32_t o = atomic_load_explicit(&l->owner, sc);
     uint32_t k = 1;
-    if (pending) {
-        uint32_t waiting = atomic_load_explicit(&l->next, rlx) - o;
-        uint32_t n = l->wake_n < VMPI_TICKET_SLOTS ? l->wake_n : VMPI_TICKET_SLOTS;
-        k = waiting < n ? waiting : n;
-        if (k == 0)
-            k = 1;
-    }
+    if (pending)
+        k = l->wake_n < VMPI_TICKET_SLOTS ? l->wake_n : VMPI_TICKET_SLOTS;
     for (uint32_t i = 0; i < k; i++)
         ptl_wake(l, o + i);
 }

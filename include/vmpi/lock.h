@@ -145,17 +145,21 @@ VMPI_LOCK_API int vmpi_pticket_trylock(vmpi_ticket_lock *l);
 VMPI_LOCK_API void vmpi_pticket_unlock(vmpi_ticket_lock *l);
 
 /* ---- parking ticket locks: spark and oticket ------------------------------
- * Layout (192 + 64*VMPI_TICKET_SLOTS = 4288 bytes):
- *   line 0 (offset 0):   next ticket, then the parameters (read-only)
- *   line 1 (offset 64):  owner: for spark the ticket being served (free iff
+ * Layout (256 + 64*VMPI_TICKET_SLOTS = 4352 bytes), one line per role so
+ * that no word another thread writes shares a line with what is read on
+ * every step:
+ *   line 0 (offset 0):   the parameters (read-only after init)
+ *   line 1 (offset 64):  next ticket to hand out
+ *   line 2 (offset 128): owner: for spark the ticket being served (free iff
  *                        next == owner); for oticket the ticket at the head
- *                        of the queue (no waiter iff next == owner); then
- *                        wake_pending (oticket: set by a holder that came
- *                        through the queue, so its unlock wakes the next N)
- *   line 2 (offset 128): state (oticket only): bit 0 held, bit 1 hand-off
- *                        claimed by the queue's head. On its own line: the
- *                        running threads hammer it, the queue polls owner
- *   offset 192 + 64*i:   slot i, for tickets t with t % SLOTS == i:
+ *                        of the queue (no waiter iff next == owner)
+ *   line 3 (offset 192): oticket only: state (bit 0 held, bit 1 hand-off
+ *                        claimed by the queue's head), then wake_pending
+ *                        (set by a holder that came through the queue, so
+ *                        its unlock wakes the next N; on the line the
+ *                        holder owns anyway). The running threads hammer
+ *                        this line; the queue polls owner
+ *   offset 256 + 64*i:   slot i, for tickets t with t % SLOTS == i:
  *                        seq (futex word, bumped by each wake of the slot),
  *                        parked (nonzero while a waiter parks there; the
  *                        waker clears it).
@@ -168,22 +172,24 @@ typedef struct vmpi_ticket_slot {
 static_assert(sizeof(vmpi_ticket_slot) == 64, "vmpi_ticket_slot layout");
 
 typedef struct vmpi_park_ticket_lock {
-    _Atomic uint32_t next;
     uint32_t park;        /* vmpi_park_mode */
     uint32_t spin_max, cutoff, far_spin, wake_n, time_cap_ns, steal_ns, steal_spin;
-    char pad0_[VMPI_LOCK_CACHELINE - 36];
+    char pad0_[VMPI_LOCK_CACHELINE - 32];
+    _Atomic uint32_t next;
+    char pad1_[VMPI_LOCK_CACHELINE - 4];
     _Atomic uint32_t owner;
-    _Atomic uint32_t wake_pending;
-    char pad1_[VMPI_LOCK_CACHELINE - 8];
-    _Atomic uint32_t state;
     char pad2_[VMPI_LOCK_CACHELINE - 4];
+    _Atomic uint32_t state;
+    _Atomic uint32_t wake_pending;
+    char pad3_[VMPI_LOCK_CACHELINE - 8];
     vmpi_ticket_slot slot[VMPI_TICKET_SLOTS];
 } __attribute__((aligned(VMPI_LOCK_CACHELINE))) vmpi_park_ticket_lock;
-static_assert(sizeof(vmpi_park_ticket_lock) == 192 + 64 * VMPI_TICKET_SLOTS,
+static_assert(sizeof(vmpi_park_ticket_lock) == 256 + 64 * VMPI_TICKET_SLOTS,
               "vmpi_park_ticket_lock layout");
-static_assert(offsetof(vmpi_park_ticket_lock, owner) == 64, "owner offset");
-static_assert(offsetof(vmpi_park_ticket_lock, state) == 128, "state offset");
-static_assert(offsetof(vmpi_park_ticket_lock, slot) == 192, "slot offset");
+static_assert(offsetof(vmpi_park_ticket_lock, next) == 64, "next offset");
+static_assert(offsetof(vmpi_park_ticket_lock, owner) == 128, "owner offset");
+static_assert(offsetof(vmpi_park_ticket_lock, state) == 192, "state offset");
+static_assert(offsetof(vmpi_park_ticket_lock, slot) == 256, "slot offset");
 
 VMPI_LOCK_API void vmpi_spark_init(vmpi_park_ticket_lock *l, const vmpi_lock_params *p);
 VMPI_LOCK_API void vmpi_spark_lock_acquire(vmpi_park_ticket_lock *l);
