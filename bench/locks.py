@@ -8,6 +8,7 @@ cut-off, N woken per unlock, time cap) both with stealing and strictly FIFO
 (where every acquisition goes through the queue).
 
     python3 bench/locks.py [--build DIR] [--out DIR] [--duration S]
+    python3 bench/locks.py --targets [--reps N] [--duration S]
 
 Writes OUT/locks-sweep.json (lockbench's sweep file), OUT/locks-params.json
 (every parameter run; each parameter point is run --reps times and the
@@ -15,6 +16,11 @@ run with the median throughput is reported), OUT/locks.svg (bench/lockplot.py), 
 prints markdown tables: throughput in acquisitions/s with Jain's fairness
 index in parentheses. Every run: --cs 1 (one cache line touched inside the
 lock) and --delay 100 (about 100 ns of local work outside it).
+
+--targets checks the issue's targets instead: the pthread mutex, the
+spin-then-park ticket lock and the opportunistic ticket lock at 16 and 32
+threads (futex parking), --reps interleaved rounds, and prints each lock's
+median throughput and Jain's index and the ratios.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 
@@ -36,8 +43,9 @@ for _name, _values in (("cutoff", [1, 2, 4, 8, 32]), ("wake-n", [1, 2, 4, 8]),
     PARAMS += [(_name, _values, FIFO, "strict FIFO"), (_name, _values, [], "stealing")]
 
 
-def run_one(lockbench: str, threads: int, duration: str, extra: list[str]) -> dict:
-    cmd = [lockbench, "--lock", "oticket", "--threads", str(threads), "--duration", duration,
+def run_one(lockbench: str, threads: int, duration: str, extra: list[str],
+            lock: str = "oticket") -> dict:
+    cmd = [lockbench, "--lock", lock, "--threads", str(threads), "--duration", duration,
            "--json", *COMMON, *extra]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return json.loads(out)[0]
@@ -51,8 +59,13 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=3, help="runs per parameter point")
     ap.add_argument("--params-only", action="store_true",
                     help="only the parameter runs (keep OUT's sweep and plot)")
+    ap.add_argument("--targets", action="store_true",
+                    help="only the target check: mutex, spark, oticket at 16 and 32 threads")
     o = ap.parse_args()
     lockbench = os.path.join(os.path.abspath(o.build), "bench", "lockbench")
+    if o.targets:
+        run_targets(lockbench, o)
+        return 0
     os.makedirs(o.out, exist_ok=True)
     sweep = os.path.join(o.out, "locks-sweep.json")
     if not o.params_only:
@@ -81,6 +94,26 @@ def run_sweep(lockbench: str, sweep: str, o: argparse.Namespace) -> None:
                         "--park", park], check=True)
     subprocess.run([sys.executable, os.path.join(HERE, "lockplot.py"), sweep,
                     os.path.join(o.out, "locks.svg"), "--park", "all"], check=True)
+
+
+def run_targets(lockbench: str, o: argparse.Namespace) -> None:
+    locks = ("mutex", "spark", "oticket")
+    print("| threads | lock | median acq/s | median Jain | runs (acq/s) |")
+    print("| ---: | --- | ---: | ---: | --- |")
+    for t in (16, 32):
+        runs: dict[str, list[dict]] = {k: [] for k in locks}
+        for _ in range(o.reps):
+            for k in locks:
+                runs[k].append(run_one(lockbench, t, o.duration, [], lock=k))
+        med = {}
+        for k in locks:
+            tput = sorted(r["throughput"] for r in runs[k])
+            jain = sorted(r["jain"] for r in runs[k])
+            med[k] = statistics.median(tput)
+            print(f"| {t} | {k} | {med[k] / 1e3:.0f}k | {statistics.median(jain):.2f} | "
+                  + ", ".join(f"{v / 1e3:.0f}k" for v in tput) + " |", flush=True)
+        print(f"| {t} | oticket / spark | {med['oticket'] / med['spark']:.1f} x | | |")
+        print(f"| {t} | oticket / mutex | {med['oticket'] / med['mutex']:.2f} x | | |", flush=True)
 
 
 def run_params(lockbench: str, o: argparse.Namespace) -> None:
