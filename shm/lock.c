@@ -422,7 +422,8 @@ static void ot_head_wait(vmpi_park_ticket_lock *l, uint32_t t, vmpi_lock_poll_fn
                     break;
             }
         }
-        /* Parked unclaimed, wake up in time to claim. */
+        /* A head that has not claimed yet parks no longer than its claim
+         * is due (nobody wakes it for that). */
         uint64_t now = now_ns();
         if (!since)
             since = now;
