@@ -199,7 +199,7 @@ void vmpi_pticket_unlock(vmpi_ticket_lock *l) { vmpi_ticket_unlock(l); }
  * Futex protocol for ticket t on slot s = slot[t % SLOTS], waiting for a
  * condition C on one word (spark and a queued oticket waiter: owner == t;
  * oticket's queue head: state not held):
- *   waiter:  parked++ (sc); v = seq; if C (sc): undo parked++, done;
+ *   waiter:  parked++ (sc); v = seq; if C (sc): done;
  *            if parked (sc) != 0: futex_wait(&seq, v); re-check.
  *   waker:   make C true (sc); if exchange(parked, 0) (sc) != 0: seq++,
  *            futex_wake(&seq, all on that slot).
@@ -210,9 +210,13 @@ void vmpi_pticket_unlock(vmpi_ticket_lock *l) { vmpi_ticket_unlock(l); }
  * the waiter parks again; a wake may come before C holds (the early
  * wake-ups of the opportunistic lock), so a waiter that finds parked
  * cleared under it returns rather than sleep on a seq it may have read
- * after the bump. Only the holders of tickets congruent to t
- * modulo SLOTS sleep on that word, so a wake never reaches all waiters
- * (unless there are > SLOTS of them). */
+ * after the bump. A waiter never takes its count back: it could not tell
+ * its own from that of a sleeper on an aliasing ticket (t +- SLOTS), and
+ * taking that one would hide the sleeper from its waker. A count left by a
+ * waiter that did not sleep, timed out or was interrupted costs the next
+ * waker of that slot one needless FUTEX_WAKE. Only the holders of tickets
+ * congruent to t modulo SLOTS sleep on that word, so a wake never reaches
+ * all waiters (unless there are > SLOTS of them). */
 
 static void ptl_init(vmpi_park_ticket_lock *l, const vmpi_lock_params *p)
 {
@@ -252,18 +256,12 @@ static void ptl_park(vmpi_park_ticket_lock *l, uint32_t t, unsigned round,
     vmpi_ticket_slot *s = &l->slot[t % VMPI_TICKET_SLOTS];
     atomic_fetch_add_explicit(&s->parked, 1, sc);
     uint32_t v = atomic_load_explicit(&s->seq, sc);
-    if ((atomic_load_explicit(w, sc) & mask) != want) {
-        /* A waker that cleared parked after our increment has bumped, or
-         * is about to bump, seq: if it read seq after the bump our wait
-         * would miss it, so return to re-check instead. */
-        if (atomic_load_explicit(&s->parked, sc) != 0)
-            futex_wait(&s->seq, v, timeout_ns);
-        return;
-    }
-    /* Not parking after all: withdraw, unless a waker has cleared it. */
-    uint32_t n = atomic_load_explicit(&s->parked, rlx);
-    while (n && !atomic_compare_exchange_weak_explicit(&s->parked, &n, n - 1, rlx, rlx))
-        ;
+    /* A waker that cleared parked after our increment has bumped, or is
+     * about to bump, seq: if it read seq after the bump our wait would
+     * miss it, so return to re-check instead. */
+    if ((atomic_load_explicit(w, sc) & mask) != want &&
+        atomic_load_explicit(&s->parked, sc) != 0)
+        futex_wait(&s->seq, v, timeout_ns);
 }
 
 static void ptl_wake(vmpi_park_ticket_lock *l, uint32_t u)
@@ -316,7 +314,7 @@ void vmpi_spark_unlock(vmpi_park_ticket_lock *l)
 {
     uint32_t o = atomic_load_explicit(&l->owner, rlx) + 1;
     atomic_store_explicit(&l->owner, o, sc);
-    if (l->park == VMPI_PARK_FUTEX)
+    if (l->park != VMPI_PARK_YIELD) /* as ptl_park decides */
         ptl_wake(l, o);
 }
 
@@ -483,7 +481,7 @@ void vmpi_oticket_unlock(vmpi_park_ticket_lock *l)
     if (pending)
         atomic_store_explicit(&l->wake_pending, 0, rlx);
     atomic_fetch_and_explicit(&l->state, ~(uint32_t)OT_HELD, sc);
-    if (l->park != VMPI_PARK_FUTEX)
+    if (l->park == VMPI_PARK_YIELD) /* as ptl_park decides */
         return;
     /* The head may be parked on the state word: always check its slot.
      * After a hand-off through the queue also wake the tickets behind it,
@@ -493,8 +491,10 @@ void vmpi_oticket_unlock(vmpi_park_ticket_lock *l)
      * another VM. */
     uint32_t o = atomic_load_explicit(&l->owner, sc);
     uint32_t k = 1;
-    if (pending)
-        k = l->wake_n < VMPI_TICKET_SLOTS ? l->wake_n : VMPI_TICKET_SLOTS;
+    if (pending) {
+        uint32_t n = l->wake_n;
+        k = n < 1 ? 1 : n > VMPI_TICKET_SLOTS ? VMPI_TICKET_SLOTS : n;
+    }
     for (uint32_t i = 0; i < k; i++)
         ptl_wake(l, o + i);
 }

@@ -285,6 +285,40 @@ static void test_layout(void)
     free(o);
 }
 
+/* More waiters than the parking ticket locks have slots, so tickets t and
+ * t + VMPI_TICKET_SLOTS sleep on one word: rounds in which all NMANY
+ * threads queue at once (a barrier, then one acquisition each). A lost
+ * wake-up hangs the round; ctest's timeout catches it. */
+enum { NMANY = VMPI_TICKET_SLOTS + 16, MANY_ROUNDS = 30 };
+static pthread_barrier_t many_bar;
+
+static void *many_worker(void *p)
+{
+    unsigned slot = (unsigned)(uintptr_t)p;
+    for (int r = 0; r < MANY_ROUNDS; r++) {
+        pthread_barrier_wait(&many_bar);
+        vmpi_lock_acquire(lk, slot);
+        critical();
+        vmpi_lock_release(lk, slot);
+    }
+    return NULL;
+}
+
+static void test_many(void)
+{
+    reset_shared();
+    pthread_barrier_init(&many_bar, NULL, NMANY);
+    pthread_t th[NMANY];
+    for (int i = 0; i < NMANY; i++)
+        EXPECT(pthread_create(&th[i], NULL, many_worker, (void *)(uintptr_t)i) == 0,
+               "pthread_create");
+    for (int i = 0; i < NMANY; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&many_bar);
+    EXPECT(sh->counter == (long)NMANY * MANY_ROUNDS, "%d waiters: counter %ld, want %ld",
+           NMANY, sh->counter, (long)NMANY * MANY_ROUNDS);
+}
+
 /* The opportunistic lock's guarantees against stealing, checked through
  * its documented layout. A waiter W queues behind the holder (main). With
  * stealing, W claims the hand-off after steal_ns; from then on nobody else
@@ -386,6 +420,8 @@ int main(void)
             test_threads(k);
             test_procs(k);
             test_starvation(k);
+            if (k == VMPI_LOCK_SPARK || k == VMPI_LOCK_OTICKET)
+                test_many();
             printf("u_lock: %-14s %.2f s\n", buf, now_s() - t0);
             fflush(stdout);
         }
