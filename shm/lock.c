@@ -386,6 +386,22 @@ static void ot_queue_wait(vmpi_park_ticket_lock *l, uint32_t t, vmpi_lock_poll_f
     }
 }
 
+/* The head's claim of the hand-off, due steal_ns after *since (set by the
+ * first call). Returns the time left until it is due; 0 once claimed (or
+ * when the lock never steals, *claimed set from the start). */
+static uint64_t ot_claim(vmpi_park_ticket_lock *l, uint64_t now, uint64_t *since, int *claimed)
+{
+    if (*claimed)
+        return 0;
+    if (!*since)
+        *since = now;
+    if (now - *since < l->steal_ns)
+        return l->steal_ns - (now - *since);
+    atomic_fetch_or_explicit(&l->state, OT_HANDOFF, rlx);
+    *claimed = 1;
+    return 0;
+}
+
 /* As the queue's head, take the state word; claim the hand-off once
  * others have been allowed to steal for steal_ns. Times count from the
  * first clock read, after 64 polls, so that a short wait reads none. */
@@ -408,30 +424,16 @@ static void ot_head_wait(vmpi_park_ticket_lock *l, uint32_t t, vmpi_lock_poll_fn
             cpu_relax();
             if ((++spun & 63) == 0) {
                 uint64_t now = now_ns();
-                if (!since)
-                    since = now;
+                ot_claim(l, now, &since, &claimed);
                 if (!t0)
                     t0 = now;
-                if (!claimed && now - since >= l->steal_ns) {
-                    atomic_fetch_or_explicit(&l->state, OT_HANDOFF, rlx);
-                    claimed = 1;
-                }
                 if (now - t0 >= l->time_cap_ns)
                     break;
             }
         }
         /* A head that has not claimed yet parks no longer than its claim
          * is due (nobody wakes it for that). */
-        uint64_t now = now_ns();
-        if (!since)
-            since = now;
-        uint64_t waited = now - since, left = 0;
-        if (!claimed && waited >= l->steal_ns) {
-            atomic_fetch_or_explicit(&l->state, OT_HANDOFF, rlx);
-            claimed = 1;
-        } else if (!claimed) {
-            left = l->steal_ns - waited;
-        }
+        uint64_t left = ot_claim(l, now_ns(), &since, &claimed);
         ptl_park(l, t, round, poll, arg, &l->state, OT_HELD, 0, left);
     }
 }
