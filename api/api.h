@@ -9,9 +9,10 @@
 
 #include "../core/vmpi.h"
 
-/* Defines the weak public alias of a PMPI_ function. */
-#define VMPI_WEAK(name) _Pragma(VMPI_STR(weak MPI_##name = PMPI_##name))
-#define VMPI_STR(x) #x
+/* Defines MPI_name as a weak alias of PMPI_name; used as a declaration,
+ * `VMPI_WEAK(Send);`, so tools that read declarations see both names. */
+#define VMPI_WEAK(name) \
+    extern __typeof__(PMPI_##name) MPI_##name __attribute__((weak, alias("PMPI_" #name)))
 
 _Noreturn void vmpi_api_not_initialized(const char *fname);
 

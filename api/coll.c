@@ -12,7 +12,7 @@ int PMPI_Barrier(MPI_Comm comm)
     int rc = vmpi_coll_barrier(c);
     return rc == MPI_SUCCESS ? rc : vmpi_err_handle(c, rc);
 }
-VMPI_WEAK(Barrier)
+VMPI_WEAK(Barrier);
 
 int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
@@ -26,7 +26,7 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
     int rc = vmpi_coll_bcast(buffer, count, dt, root, c);
     return rc == MPI_SUCCESS ? rc : vmpi_err_handle(c, rc);
 }
-VMPI_WEAK(Bcast)
+VMPI_WEAK(Bcast);
 
 /* ---- argument checks shared by the entry points below -------------------- */
 
@@ -98,7 +98,7 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     }
     DONE(c, vmpi_coll_gather(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, root, c));
 }
-VMPI_WEAK(Gather)
+VMPI_WEAK(Gather);
 
 int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
@@ -125,7 +125,7 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     DONE(c, vmpi_coll_gatherv(sendbuf, sendcount, sdt, recvbuf, recvcounts, displs, rdt, root,
                               c));
 }
-VMPI_WEAK(Gatherv)
+VMPI_WEAK(Gatherv);
 
 int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
@@ -148,7 +148,7 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     }
     DONE(c, vmpi_coll_scatter(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, root, c));
 }
-VMPI_WEAK(Scatter)
+VMPI_WEAK(Scatter);
 
 int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
@@ -175,7 +175,7 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
     DONE(c, vmpi_coll_scatterv(sendbuf, sendcounts, displs, sdt, recvbuf, recvcount, rdt, root,
                                c));
 }
-VMPI_WEAK(Scatterv)
+VMPI_WEAK(Scatterv);
 
 /* ---- allgather ---------------------------------------------------------- */
 
@@ -194,7 +194,7 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     }
     DONE(c, vmpi_coll_allgather2(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, c));
 }
-VMPI_WEAK(Allgather)
+VMPI_WEAK(Allgather);
 
 int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
@@ -214,7 +214,7 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
     }
     DONE(c, vmpi_coll_allgatherv(sendbuf, sendcount, sdt, recvbuf, recvcounts, displs, rdt, c));
 }
-VMPI_WEAK(Allgatherv)
+VMPI_WEAK(Allgatherv);
 
 /* ---- alltoall ----------------------------------------------------------- */
 
@@ -233,7 +233,7 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     }
     DONE(c, vmpi_coll_alltoall(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, c));
 }
-VMPI_WEAK(Alltoall)
+VMPI_WEAK(Alltoall);
 
 int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
@@ -255,7 +255,7 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     DONE(c, vmpi_coll_alltoallv(sendbuf, sendcounts, sdispls, sdt, recvbuf, recvcounts,
                                 rdispls, rdt, c));
 }
-VMPI_WEAK(Alltoallv)
+VMPI_WEAK(Alltoallv);
 
 /* One side of an alltoallw: every array present, counts >= 0, the type of
  * each nonzero block valid and committed, into dts (a zero block's type is
@@ -321,4 +321,4 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
     free(dts);
     return rc;
 }
-VMPI_WEAK(Alltoallw)
+VMPI_WEAK(Alltoallw);

@@ -29,7 +29,7 @@ int PMPI_Comm_size(MPI_Comm comm, int *size)
     *size = c->size;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Comm_size)
+VMPI_WEAK(Comm_size);
 
 int PMPI_Comm_rank(MPI_Comm comm, int *rank)
 {
@@ -39,7 +39,7 @@ int PMPI_Comm_rank(MPI_Comm comm, int *rank)
     *rank = c->rank;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Comm_rank)
+VMPI_WEAK(Comm_rank);
 
 int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {
@@ -51,7 +51,7 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
     *result = vmpi_comm_compare(a, b);
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Comm_compare)
+VMPI_WEAK(Comm_compare);
 
 /* vmpi has intracommunicators only. */
 int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
@@ -62,7 +62,7 @@ int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
     *flag = 0;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Comm_test_inter)
+VMPI_WEAK(Comm_test_inter);
 
 /* The communicator's own group, with one more reference. */
 int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
@@ -74,7 +74,7 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
     *group = c->group->handle;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Comm_group)
+VMPI_WEAK(Comm_group);
 
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
@@ -88,7 +88,7 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     *newcomm = n->handle;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Comm_dup)
+VMPI_WEAK(Comm_dup);
 
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
@@ -105,7 +105,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     *newcomm = handle_of(n);
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Comm_split)
+VMPI_WEAK(Comm_split);
 
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
                          MPI_Comm *newcomm)
@@ -126,7 +126,7 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
     *newcomm = handle_of(n);
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Comm_split_type)
+VMPI_WEAK(Comm_split_type);
 
 int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
@@ -157,7 +157,7 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     *newcomm = handle_of(n);
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Comm_create)
+VMPI_WEAK(Comm_create);
 
 int PMPI_Comm_free(MPI_Comm *comm)
 {
@@ -172,7 +172,7 @@ int PMPI_Comm_free(MPI_Comm *comm)
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Comm_free)
+VMPI_WEAK(Comm_free);
 
 /* Predefined attributes (the same on every communicator); the value is
  * returned as a pointer to a process-lifetime int. */
@@ -211,7 +211,7 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int 
     *flag = 1;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Comm_get_attr)
+VMPI_WEAK(Comm_get_attr);
 
 int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
 {
@@ -224,7 +224,7 @@ int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
     c->name[n] = '\0';
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Comm_set_name)
+VMPI_WEAK(Comm_set_name);
 
 int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 {
@@ -238,7 +238,7 @@ int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
     *resultlen = (int)n;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Comm_get_name)
+VMPI_WEAK(Comm_get_name);
 
 /* ---- error handlers: the two predefined ones only ----------------------- */
 
@@ -258,7 +258,7 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
     c->errh = errhandler;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Comm_set_errhandler)
+VMPI_WEAK(Comm_set_errhandler);
 
 int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
@@ -269,7 +269,7 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
     *errhandler = c->errh;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Comm_get_errhandler)
+VMPI_WEAK(Comm_get_errhandler);
 
 /* Predefined handlers are never destroyed; freeing one only nulls the handle
  * (as MPICH does). */
@@ -284,4 +284,4 @@ int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
     *errhandler = MPI_ERRHANDLER_NULL;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Errhandler_free)
+VMPI_WEAK(Errhandler_free);

@@ -37,7 +37,7 @@ int PMPI_Init(int *argc, char ***argv)
     (void)argv;
     return init_common("MPI_Init", MPI_THREAD_SINGLE, NULL);
 }
-VMPI_WEAK(Init)
+VMPI_WEAK(Init);
 
 int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
@@ -54,7 +54,7 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     }
     return init_common("MPI_Init_thread", required, provided);
 }
-VMPI_WEAK(Init_thread)
+VMPI_WEAK(Init_thread);
 
 int PMPI_Initialized(int *flag)
 {
@@ -63,7 +63,7 @@ int PMPI_Initialized(int *flag)
     *flag = vmpi_g.state != 0;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Initialized)
+VMPI_WEAK(Initialized);
 
 int PMPI_Finalized(int *flag)
 {
@@ -72,14 +72,14 @@ int PMPI_Finalized(int *flag)
     *flag = vmpi_g.state == 2;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Finalized)
+VMPI_WEAK(Finalized);
 
 int PMPI_Finalize(void)
 {
     VMPI_ENTER("MPI_Finalize");
     return vmpi_core_finalize();
 }
-VMPI_WEAK(Finalize)
+VMPI_WEAK(Finalize);
 
 int PMPI_Abort(MPI_Comm comm, int errorcode)
 {
@@ -91,7 +91,7 @@ int PMPI_Abort(MPI_Comm comm, int errorcode)
     vmpi_pmi_abort(errorcode, msg);
     _exit(errorcode & 0xff ? errorcode & 0xff : 1);
 }
-VMPI_WEAK(Abort)
+VMPI_WEAK(Abort);
 
 double PMPI_Wtime(void)
 {
@@ -99,7 +99,7 @@ double PMPI_Wtime(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
-VMPI_WEAK(Wtime)
+VMPI_WEAK(Wtime);
 
 double PMPI_Wtick(void)
 {
@@ -107,7 +107,7 @@ double PMPI_Wtick(void)
     clock_getres(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
-VMPI_WEAK(Wtick)
+VMPI_WEAK(Wtick);
 
 int PMPI_Get_processor_name(char *name, int *resultlen)
 {
@@ -120,7 +120,7 @@ int PMPI_Get_processor_name(char *name, int *resultlen)
     *resultlen = (int)strlen(name);
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Get_processor_name)
+VMPI_WEAK(Get_processor_name);
 
 int PMPI_Get_version(int *version, int *subversion)
 {
@@ -130,7 +130,7 @@ int PMPI_Get_version(int *version, int *subversion)
     *subversion = MPI_SUBVERSION;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Get_version)
+VMPI_WEAK(Get_version);
 
 int PMPI_Get_library_version(char *version, int *resultlen)
 {
@@ -142,7 +142,7 @@ int PMPI_Get_library_version(char *version, int *resultlen)
     *resultlen = n < MPI_MAX_LIBRARY_VERSION_STRING ? n : MPI_MAX_LIBRARY_VERSION_STRING - 1;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Get_library_version)
+VMPI_WEAK(Get_library_version);
 
 int PMPI_Query_thread(int *provided)
 {
@@ -151,7 +151,7 @@ int PMPI_Query_thread(int *provided)
     *provided = vmpi_g.thread_level;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Query_thread)
+VMPI_WEAK(Query_thread);
 
 int PMPI_Is_thread_main(int *flag)
 {
@@ -160,7 +160,7 @@ int PMPI_Is_thread_main(int *flag)
     *flag = pthread_equal(main_thread, pthread_self()) != 0;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Is_thread_main)
+VMPI_WEAK(Is_thread_main);
 
 /* Short descriptions of the error classes, indexed by class. */
 static const char *const class_text[] = {
@@ -200,7 +200,7 @@ int PMPI_Error_class(int errorcode, int *errorclass)
         return MPI_ERR_ARG;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Error_class)
+VMPI_WEAK(Error_class);
 
 int PMPI_Error_string(int errorcode, char *string, int *resultlen)
 {
@@ -219,7 +219,7 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen)
     *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Error_string)
+VMPI_WEAK(Error_string);
 
 int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 {
@@ -240,7 +240,7 @@ int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
     memcpy(baseptr, &p, sizeof p);
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Alloc_mem)
+VMPI_WEAK(Alloc_mem);
 
 int PMPI_Free_mem(void *base)
 {
@@ -249,4 +249,4 @@ int PMPI_Free_mem(void *base)
         free(base);
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Free_mem)
+VMPI_WEAK(Free_mem);

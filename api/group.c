@@ -34,7 +34,7 @@ int PMPI_Group_size(MPI_Group group, int *size)
     *size = g->size;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Group_size)
+VMPI_WEAK(Group_size);
 
 int PMPI_Group_rank(MPI_Group group, int *rank)
 {
@@ -44,7 +44,7 @@ int PMPI_Group_rank(MPI_Group group, int *rank)
     *rank = g->rank;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Group_rank)
+VMPI_WEAK(Group_rank);
 
 int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
 {
@@ -55,7 +55,7 @@ int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
     *result = vmpi_grp_compare(a->world, a->size, b->world, b->size);
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Group_compare)
+VMPI_WEAK(Group_compare);
 
 int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
                                int ranks2[])
@@ -76,7 +76,7 @@ int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_
         return vmpi_err(NULL, rc, "%s: bad arguments", fn);
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Group_translate_ranks)
+VMPI_WEAK(Group_translate_ranks);
 
 /* Names the first offending rank of an incl/excl list for the message. */
 static int bad_rank_list(const char *fn, const struct vmpi_group *g, int n, const int *ranks,
@@ -116,7 +116,7 @@ int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgro
     }
     return make_group(fn, n, w, newgroup);
 }
-VMPI_WEAK(Group_incl)
+VMPI_WEAK(Group_incl);
 
 int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
@@ -136,7 +136,7 @@ int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgro
     }
     return make_group(fn, k, w, newgroup);
 }
-VMPI_WEAK(Group_excl)
+VMPI_WEAK(Group_excl);
 
 int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
@@ -168,7 +168,7 @@ int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *ne
                                                                     : "bad ranges");
     return make_group(fn, k, w, newgroup);
 }
-VMPI_WEAK(Group_range_incl)
+VMPI_WEAK(Group_range_incl);
 
 typedef void (*setop_fn)(const int *, int, const int *, int, int *, int *);
 
@@ -191,7 +191,7 @@ int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
     VMPI_ENTER("MPI_Group_union");
     return set_op("MPI_Group_union", group1, group2, newgroup, vmpi_grp_union, 1);
 }
-VMPI_WEAK(Group_union)
+VMPI_WEAK(Group_union);
 
 int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
@@ -199,14 +199,14 @@ int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgr
     return set_op("MPI_Group_intersection", group1, group2, newgroup, vmpi_grp_intersection,
                   0);
 }
-VMPI_WEAK(Group_intersection)
+VMPI_WEAK(Group_intersection);
 
 int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
     VMPI_ENTER("MPI_Group_difference");
     return set_op("MPI_Group_difference", group1, group2, newgroup, vmpi_grp_difference, 0);
 }
-VMPI_WEAK(Group_difference)
+VMPI_WEAK(Group_difference);
 
 /* Freeing MPI_GROUP_EMPTY is accepted (as MPICH does) and only nulls the handle. */
 int PMPI_Group_free(MPI_Group *group)
@@ -218,4 +218,4 @@ int PMPI_Group_free(MPI_Group *group)
     *group = MPI_GROUP_NULL;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Group_free)
+VMPI_WEAK(Group_free);

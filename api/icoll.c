@@ -24,7 +24,7 @@ int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
     int rc = vmpi_coll_ibarrier(c, &r);
     return started(c, rc, r, request);
 }
-VMPI_WEAK(Ibarrier)
+VMPI_WEAK(Ibarrier);
 
 int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                 MPI_Request *request)
@@ -41,7 +41,7 @@ int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Co
     int rc = vmpi_coll_ibcast(buffer, count, dt, root, c, &r);
     return started(c, rc, r, request);
 }
-VMPI_WEAK(Ibcast)
+VMPI_WEAK(Ibcast);
 
 int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                  MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
@@ -73,7 +73,7 @@ int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
     rc = vmpi_coll_ireduce(sendbuf, recvbuf, count, dt, op, root, c, &r);
     return started(c, rc, r, request);
 }
-VMPI_WEAK(Ireduce)
+VMPI_WEAK(Ireduce);
 
 int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                     MPI_Op op, MPI_Comm comm, MPI_Request *request)
@@ -97,7 +97,7 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
     rc = vmpi_coll_iallreduce(sendbuf, recvbuf, count, dt, op, c, &r);
     return started(c, rc, r, request);
 }
-VMPI_WEAK(Iallreduce)
+VMPI_WEAK(Iallreduce);
 
 /* ---- send and receive sides (Iallgather, Ialltoall) ------------------------- */
 
@@ -140,7 +140,7 @@ int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
     rc = vmpi_coll_iallgather(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, c, &r);
     return started(c, rc, r, request);
 }
-VMPI_WEAK(Iallgather)
+VMPI_WEAK(Iallgather);
 
 int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
@@ -158,4 +158,4 @@ int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     rc = vmpi_coll_ialltoall(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, c, &r);
     return started(c, rc, r, request);
 }
-VMPI_WEAK(Ialltoall)
+VMPI_WEAK(Ialltoall);

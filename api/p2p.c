@@ -158,7 +158,7 @@ int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int t
     VMPI_ENTER("MPI_Send");
     return blocking_send("MPI_Send", buf, count, datatype, dest, tag, comm, VMPI_MODE_STD);
 }
-VMPI_WEAK(Send)
+VMPI_WEAK(Send);
 
 int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                MPI_Comm comm)
@@ -166,7 +166,7 @@ int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
     VMPI_ENTER("MPI_Ssend");
     return blocking_send("MPI_Ssend", buf, count, datatype, dest, tag, comm, VMPI_MODE_SYNC);
 }
-VMPI_WEAK(Ssend)
+VMPI_WEAK(Ssend);
 
 int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                MPI_Comm comm)
@@ -174,7 +174,7 @@ int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
     VMPI_ENTER("MPI_Rsend");
     return blocking_send("MPI_Rsend", buf, count, datatype, dest, tag, comm, VMPI_MODE_READY);
 }
-VMPI_WEAK(Rsend)
+VMPI_WEAK(Rsend);
 
 int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
               MPI_Comm comm, MPI_Status *status)
@@ -194,7 +194,7 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
     vmpi_status_set(status, &r);
     return recv_error("MPI_Recv", &r);
 }
-VMPI_WEAK(Recv)
+VMPI_WEAK(Recv);
 
 static int nonblocking_send(const char *fn, const void *buf, int count, MPI_Datatype datatype,
                             int dest, int tag, MPI_Comm comm, int mode, MPI_Request *request)
@@ -214,7 +214,7 @@ int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
     return nonblocking_send("MPI_Isend", buf, count, datatype, dest, tag, comm, VMPI_MODE_STD,
                             request);
 }
-VMPI_WEAK(Isend)
+VMPI_WEAK(Isend);
 
 int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                 MPI_Comm comm, MPI_Request *request)
@@ -223,7 +223,7 @@ int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int
     return nonblocking_send("MPI_Issend", buf, count, datatype, dest, tag, comm,
                             VMPI_MODE_SYNC, request);
 }
-VMPI_WEAK(Issend)
+VMPI_WEAK(Issend);
 
 int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                 MPI_Comm comm, MPI_Request *request)
@@ -232,7 +232,7 @@ int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int
     return nonblocking_send("MPI_Irsend", buf, count, datatype, dest, tag, comm,
                             VMPI_MODE_READY, request);
 }
-VMPI_WEAK(Irsend)
+VMPI_WEAK(Irsend);
 
 int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
                MPI_Comm comm, MPI_Request *request)
@@ -245,7 +245,7 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
     *request = vmpi_req_handle(r);
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Irecv)
+VMPI_WEAK(Irecv);
 
 /* ---- persistent requests ---------------------------------------------------- */
 
@@ -283,7 +283,7 @@ int PMPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
     return persistent_init("MPI_Send_init", (void *)buf, count, datatype, dest, tag, comm,
                            VMPI_REQ_SEND, VMPI_MODE_STD, request);
 }
-VMPI_WEAK(Send_init)
+VMPI_WEAK(Send_init);
 
 int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                     MPI_Comm comm, MPI_Request *request)
@@ -292,7 +292,7 @@ int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest,
     return persistent_init("MPI_Ssend_init", (void *)buf, count, datatype, dest, tag, comm,
                            VMPI_REQ_SEND, VMPI_MODE_SYNC, request);
 }
-VMPI_WEAK(Ssend_init)
+VMPI_WEAK(Ssend_init);
 
 int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                     MPI_Comm comm, MPI_Request *request)
@@ -301,7 +301,7 @@ int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest,
     return persistent_init("MPI_Rsend_init", (void *)buf, count, datatype, dest, tag, comm,
                            VMPI_REQ_SEND, VMPI_MODE_READY, request);
 }
-VMPI_WEAK(Rsend_init)
+VMPI_WEAK(Rsend_init);
 
 int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag,
                    MPI_Comm comm, MPI_Request *request)
@@ -310,7 +310,7 @@ int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int 
     return persistent_init("MPI_Recv_init", buf, count, datatype, source, tag, comm,
                            VMPI_REQ_RECV, VMPI_MODE_STD, request);
 }
-VMPI_WEAK(Recv_init)
+VMPI_WEAK(Recv_init);
 
 static int start_one(const char *fn, MPI_Request *request)
 {
@@ -334,7 +334,7 @@ int PMPI_Start(MPI_Request *request)
     VMPI_ENTER("MPI_Start");
     return start_one("MPI_Start", request);
 }
-VMPI_WEAK(Start)
+VMPI_WEAK(Start);
 
 int PMPI_Startall(int count, MPI_Request array_of_requests[])
 {
@@ -349,7 +349,7 @@ int PMPI_Startall(int count, MPI_Request array_of_requests[])
     }
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Startall)
+VMPI_WEAK(Startall);
 
 /* ---- completion -------------------------------------------------------------- */
 
@@ -425,7 +425,7 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
     }
     return req_finish("MPI_Wait", request, r, status);
 }
-VMPI_WEAK(Wait)
+VMPI_WEAK(Wait);
 
 int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
@@ -446,7 +446,7 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
         return req_finish("MPI_Test", request, r, status);
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Test)
+VMPI_WEAK(Test);
 
 static MPI_Status *status_at(MPI_Status *array, int i)
 {
@@ -556,7 +556,7 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_o
     finish_done("MPI_Waitall", count, array_of_requests, array_of_statuses, &err, &ecomm);
     return multi_error("MPI_Waitall", err, ecomm);
 }
-VMPI_WEAK(Waitall)
+VMPI_WEAK(Waitall);
 
 int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
                  MPI_Status *array_of_statuses)
@@ -576,7 +576,7 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
     finish_done("MPI_Testall", count, array_of_requests, array_of_statuses, &err, &ecomm);
     return multi_error("MPI_Testall", err, ecomm);
 }
-VMPI_WEAK(Testall)
+VMPI_WEAK(Testall);
 
 /* Index of a done request, MPI_UNDEFINED if all are null/inactive, or -1. */
 static int find_any(int count, MPI_Request reqs[])
@@ -627,7 +627,7 @@ int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Sta
     VMPI_ENTER("MPI_Waitany");
     return any_common("MPI_Waitany", count, array_of_requests, index, NULL, status, true);
 }
-VMPI_WEAK(Waitany)
+VMPI_WEAK(Waitany);
 
 int PMPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag,
                  MPI_Status *status)
@@ -636,7 +636,7 @@ int PMPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fl
     VMPI_CHECK(flag, NULL, MPI_ERR_ARG, "MPI_Testany: flag is NULL");
     return any_common("MPI_Testany", count, array_of_requests, index, flag, status, false);
 }
-VMPI_WEAK(Testany)
+VMPI_WEAK(Testany);
 
 static int some_common(const char *fn, int incount, MPI_Request reqs[], int *outcount,
                        int indices[], MPI_Status statuses[], bool block)
@@ -676,7 +676,7 @@ int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
     return some_common("MPI_Waitsome", incount, array_of_requests, outcount, array_of_indices,
                        array_of_statuses, true);
 }
-VMPI_WEAK(Waitsome)
+VMPI_WEAK(Waitsome);
 
 int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
                   int array_of_indices[], MPI_Status *array_of_statuses)
@@ -685,7 +685,7 @@ int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
     return some_common("MPI_Testsome", incount, array_of_requests, outcount, array_of_indices,
                        array_of_statuses, false);
 }
-VMPI_WEAK(Testsome)
+VMPI_WEAK(Testsome);
 
 int PMPI_Request_free(MPI_Request *request)
 {
@@ -710,7 +710,7 @@ int PMPI_Request_free(MPI_Request *request)
     *request = MPI_REQUEST_NULL;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Request_free)
+VMPI_WEAK(Request_free);
 
 int PMPI_Cancel(MPI_Request *request)
 {
@@ -728,7 +728,7 @@ int PMPI_Cancel(MPI_Request *request)
         vmpi_p2p_cancel_recv(r);
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Cancel)
+VMPI_WEAK(Cancel);
 
 int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
 {
@@ -737,7 +737,7 @@ int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
     *flag = status->count_hi_and_cancelled & 1;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Test_cancelled)
+VMPI_WEAK(Test_cancelled);
 
 /* ---- probe ---------------------------------------------------------------------- */
 
@@ -772,7 +772,7 @@ int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
     VMPI_ENTER("MPI_Probe");
     return probe_common("MPI_Probe", source, tag, comm, NULL, status, true);
 }
-VMPI_WEAK(Probe)
+VMPI_WEAK(Probe);
 
 int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
@@ -780,7 +780,7 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *statu
     VMPI_CHECK(flag, NULL, MPI_ERR_ARG, "MPI_Iprobe: flag is NULL");
     return probe_common("MPI_Iprobe", source, tag, comm, flag, status, false);
 }
-VMPI_WEAK(Iprobe)
+VMPI_WEAK(Iprobe);
 
 /* ---- combined ------------------------------------------------------------------- */
 
@@ -811,7 +811,7 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
     vmpi_req_free(rr);
     return rc;
 }
-VMPI_WEAK(Sendrecv)
+VMPI_WEAK(Sendrecv);
 
 int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
                           int source, int recvtag, MPI_Comm comm, MPI_Status *status)
@@ -846,7 +846,7 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
     vmpi_req_free(rr);
     return rc;
 }
-VMPI_WEAK(Sendrecv_replace)
+VMPI_WEAK(Sendrecv_replace);
 
 int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
@@ -864,4 +864,4 @@ int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
         *count = (int)(bytes / size);
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Get_count)
+VMPI_WEAK(Get_count);

@@ -32,7 +32,7 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
     rc = vmpi_coll_reduce(sendbuf, recvbuf, count, dt, op, root, c);
     return rc == MPI_SUCCESS ? rc : vmpi_err_handle(c, rc);
 }
-VMPI_WEAK(Reduce)
+VMPI_WEAK(Reduce);
 
 /* The checks Allreduce shares with Scan and Exscan. */
 static int allreduce_args(struct vmpi_comm *c, const void *sendbuf, void *recvbuf, int count,
@@ -64,7 +64,7 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
     rc = vmpi_coll_allreduce(sendbuf, recvbuf, count, dt, op, c);
     return rc == MPI_SUCCESS ? rc : vmpi_err_handle(c, rc);
 }
-VMPI_WEAK(Allreduce)
+VMPI_WEAK(Allreduce);
 
 /* BUF_ARG for an MPI_Count n. */
 #define BUFN_ARG(buf, n, h, c, fn, name)                                               \
@@ -116,7 +116,7 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
     free(counts);
     return rc == MPI_SUCCESS ? rc : vmpi_err_handle(c, rc);
 }
-VMPI_WEAK(Reduce_scatter)
+VMPI_WEAK(Reduce_scatter);
 
 int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
@@ -134,7 +134,7 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
     rc = vmpi_coll_reduce_scatter_block(sendbuf, recvbuf, recvcount, dt, op, c);
     return rc == MPI_SUCCESS ? rc : vmpi_err_handle(c, rc);
 }
-VMPI_WEAK(Reduce_scatter_block)
+VMPI_WEAK(Reduce_scatter_block);
 
 int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
               MPI_Comm comm)
@@ -150,7 +150,7 @@ int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
     rc = vmpi_coll_scan(sendbuf, recvbuf, count, dt, op, c);
     return rc == MPI_SUCCESS ? rc : vmpi_err_handle(c, rc);
 }
-VMPI_WEAK(Scan)
+VMPI_WEAK(Scan);
 
 /* recvbuf at rank 0 is left as it was (MPI leaves it undefined). */
 int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
@@ -167,7 +167,7 @@ int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
     rc = vmpi_coll_exscan(sendbuf, recvbuf, count, dt, op, c);
     return rc == MPI_SUCCESS ? rc : vmpi_err_handle(c, rc);
 }
-VMPI_WEAK(Exscan)
+VMPI_WEAK(Exscan);
 
 int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
                       MPI_Op op)
@@ -188,7 +188,7 @@ int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype
     vmpi_op_apply(op, inbuf, inoutbuf, count, dt);
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Reduce_local)
+VMPI_WEAK(Reduce_local);
 
 /* MPI_MAX .. MPI_NO_OP: the predefined ops, which cannot be freed. */
 static bool op_predefined(MPI_Op op)
@@ -206,7 +206,7 @@ int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
         return vmpi_err(NULL, MPI_ERR_NO_MEM, "%s: out of memory", fn);
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Op_create)
+VMPI_WEAK(Op_create);
 
 /* An operation still in progress keeps the op alive (vmpi_op_retain). */
 int PMPI_Op_free(MPI_Op *op)
@@ -221,7 +221,7 @@ int PMPI_Op_free(MPI_Op *op)
     *op = MPI_OP_NULL;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Op_free)
+VMPI_WEAK(Op_free);
 
 int PMPI_Op_commutative(MPI_Op op, int *commute)
 {
@@ -233,4 +233,4 @@ int PMPI_Op_commutative(MPI_Op op, int *commute)
     *commute = vmpi_op_commutative(op);
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Op_commutative)
+VMPI_WEAK(Op_commutative);

@@ -117,7 +117,7 @@ int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_data
     return put_get("MPI_Put", RMA_PUT, origin_addr, origin_count, origin_datatype, target_rank,
                    target_disp, target_count, target_datatype, win, NULL);
 }
-VMPI_WEAK(Put)
+VMPI_WEAK(Put);
 
 int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
              int target_rank, MPI_Aint target_disp, int target_count,
@@ -126,7 +126,7 @@ int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
     return put_get("MPI_Get", RMA_GET, origin_addr, origin_count, origin_datatype, target_rank,
                    target_disp, target_count, target_datatype, win, NULL);
 }
-VMPI_WEAK(Get)
+VMPI_WEAK(Get);
 
 int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
               int target_rank, MPI_Aint target_disp, int target_count,
@@ -135,7 +135,7 @@ int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_dat
     return put_get("MPI_Rput", RMA_PUT, origin_addr, origin_count, origin_datatype, target_rank,
                    target_disp, target_count, target_datatype, win, request);
 }
-VMPI_WEAK(Rput)
+VMPI_WEAK(Rput);
 
 int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
               int target_rank, MPI_Aint target_disp, int target_count,
@@ -144,7 +144,7 @@ int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
     return put_get("MPI_Rget", RMA_GET, origin_addr, origin_count, origin_datatype, target_rank,
                    target_disp, target_count, target_datatype, win, request);
 }
-VMPI_WEAK(Rget)
+VMPI_WEAK(Rget);
 
 static int accumulate(const char *fn, const void *oaddr, int ocount, MPI_Datatype odt,
                       void *raddr, int rcount, MPI_Datatype rdt, int target, MPI_Aint disp,
@@ -181,7 +181,7 @@ int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype orig
                       MPI_DATATYPE_NULL, target_rank, target_disp, target_count,
                       target_datatype, op, win, false, NULL);
 }
-VMPI_WEAK(Accumulate)
+VMPI_WEAK(Accumulate);
 
 int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                      int target_rank, MPI_Aint target_disp, int target_count,
@@ -192,7 +192,7 @@ int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype ori
                       MPI_DATATYPE_NULL, target_rank, target_disp, target_count,
                       target_datatype, op, win, false, request);
 }
-VMPI_WEAK(Raccumulate)
+VMPI_WEAK(Raccumulate);
 
 int PMPI_Get_accumulate(const void *origin_addr, int origin_count,
                         MPI_Datatype origin_datatype, void *result_addr, int result_count,
@@ -203,7 +203,7 @@ int PMPI_Get_accumulate(const void *origin_addr, int origin_count,
                       result_addr, result_count, result_datatype, target_rank, target_disp,
                       target_count, target_datatype, op, win, true, NULL);
 }
-VMPI_WEAK(Get_accumulate)
+VMPI_WEAK(Get_accumulate);
 
 int PMPI_Rget_accumulate(const void *origin_addr, int origin_count,
                          MPI_Datatype origin_datatype, void *result_addr, int result_count,
@@ -215,7 +215,7 @@ int PMPI_Rget_accumulate(const void *origin_addr, int origin_count,
                       result_addr, result_count, result_datatype, target_rank, target_disp,
                       target_count, target_datatype, op, win, true, request);
 }
-VMPI_WEAK(Rget_accumulate)
+VMPI_WEAK(Rget_accumulate);
 
 int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
                       int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
@@ -229,7 +229,7 @@ int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype d
     return accumulate(fn, origin_addr, 1, datatype, result_addr, 1, datatype, target_rank,
                       target_disp, 1, datatype, op, win, true, NULL);
 }
-VMPI_WEAK(Fetch_and_op)
+VMPI_WEAK(Fetch_and_op);
 
 int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
                           MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
@@ -254,4 +254,4 @@ int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, voi
                        .target = target_rank, .disp = target_disp, .tcount = 1, .tdt = dt};
     return run(fn, w, &o, NULL);
 }
-VMPI_WEAK(Compare_and_swap)
+VMPI_WEAK(Compare_and_swap);

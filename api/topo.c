@@ -41,7 +41,7 @@ int PMPI_Dims_create(int nnodes, int ndims, int dims[])
         return vmpi_err(NULL, rc, "%s: out of memory", fn);
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Dims_create)
+VMPI_WEAK(Dims_create);
 
 int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
                      int reorder, MPI_Comm *comm_cart)
@@ -70,7 +70,7 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
     *comm_cart = nc ? nc->handle : MPI_COMM_NULL;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Cart_create)
+VMPI_WEAK(Cart_create);
 
 int PMPI_Cartdim_get(MPI_Comm comm, int *ndims)
 {
@@ -81,7 +81,7 @@ int PMPI_Cartdim_get(MPI_Comm comm, int *ndims)
     *ndims = c->ndims;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Cartdim_get)
+VMPI_WEAK(Cartdim_get);
 
 int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])
 {
@@ -103,7 +103,7 @@ int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coo
     }
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Cart_get)
+VMPI_WEAK(Cart_get);
 
 int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
 {
@@ -121,7 +121,7 @@ int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
     vmpi_topo_cart_rank(c, coords, rank);
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Cart_rank)
+VMPI_WEAK(Cart_rank);
 
 int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
 {
@@ -138,7 +138,7 @@ int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
     vmpi_topo_cart_coords(c, rank, coords);
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Cart_coords)
+VMPI_WEAK(Cart_coords);
 
 int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest)
 {
@@ -152,7 +152,7 @@ int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, in
     vmpi_topo_cart_shift(c, direction, disp, rank_source, rank_dest);
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Cart_shift)
+VMPI_WEAK(Cart_shift);
 
 int PMPI_Topo_test(MPI_Comm comm, int *status)
 {
@@ -163,4 +163,4 @@ int PMPI_Topo_test(MPI_Comm comm, int *status)
     *status = c->topo == MPI_CART ? MPI_CART : MPI_UNDEFINED;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Topo_test)
+VMPI_WEAK(Topo_test);

@@ -63,7 +63,7 @@ int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
     int rc = vmpi_dtype_contiguous(count, old, &dt);
     return made(rc, dt, newtype, "MPI_Type_contiguous");
 }
-VMPI_WEAK(Type_contiguous)
+VMPI_WEAK(Type_contiguous);
 
 static int vector(int count, int blocklength, MPI_Aint stride, bool in_extents,
                   MPI_Datatype oldtype, MPI_Datatype *newtype, const char *fn)
@@ -89,7 +89,7 @@ int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtyp
     VMPI_ENTER("MPI_Type_vector");
     return vector(count, blocklength, stride, true, oldtype, newtype, "MPI_Type_vector");
 }
-VMPI_WEAK(Type_vector)
+VMPI_WEAK(Type_vector);
 
 int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
                              MPI_Datatype oldtype, MPI_Datatype *newtype)
@@ -98,7 +98,7 @@ int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
     return vector(count, blocklength, stride, false, oldtype, newtype,
                   "MPI_Type_create_hvector");
 }
-VMPI_WEAK(Type_create_hvector)
+VMPI_WEAK(Type_create_hvector);
 
 /* The irregular constructors share the argument checks of old/newtype. */
 static int indexed(struct vmpi_dtype_blocks *d, MPI_Datatype oldtype, MPI_Datatype *newtype,
@@ -125,7 +125,7 @@ int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
                                    .idisp = array_of_displacements };
     return indexed(&d, oldtype, newtype, "MPI_Type_indexed");
 }
-VMPI_WEAK(Type_indexed)
+VMPI_WEAK(Type_indexed);
 
 int PMPI_Type_create_indexed_block(int count, int blocklength,
                                    const int array_of_displacements[],
@@ -142,7 +142,7 @@ int PMPI_Type_create_indexed_block(int count, int blocklength,
                                    .idisp = array_of_displacements };
     return indexed(&d, oldtype, newtype, "MPI_Type_create_indexed_block");
 }
-VMPI_WEAK(Type_create_indexed_block)
+VMPI_WEAK(Type_create_indexed_block);
 
 int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
                               const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
@@ -157,7 +157,7 @@ int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
                                    .adisp = array_of_displacements };
     return indexed(&d, oldtype, newtype, "MPI_Type_create_hindexed");
 }
-VMPI_WEAK(Type_create_hindexed)
+VMPI_WEAK(Type_create_hindexed);
 
 int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
                             const MPI_Aint array_of_displacements[],
@@ -184,7 +184,7 @@ int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
     rc = vmpi_dtype_indexed(&d, &dt);
     return made(rc, dt, newtype, "MPI_Type_create_struct");
 }
-VMPI_WEAK(Type_create_struct)
+VMPI_WEAK(Type_create_struct);
 
 int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                              MPI_Datatype *newtype)
@@ -196,7 +196,7 @@ int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
     int rc = vmpi_dtype_resized(old, lb, extent, &dt);
     return made(rc, dt, newtype, "MPI_Type_create_resized");
 }
-VMPI_WEAK(Type_create_resized)
+VMPI_WEAK(Type_create_resized);
 
 int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
@@ -207,7 +207,7 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     int rc = vmpi_dtype_dup(old, &dt);
     return made(rc, dt, newtype, "MPI_Type_dup");
 }
-VMPI_WEAK(Type_dup)
+VMPI_WEAK(Type_dup);
 
 int PMPI_Type_commit(MPI_Datatype *datatype)
 {
@@ -217,7 +217,7 @@ int PMPI_Type_commit(MPI_Datatype *datatype)
     dt->committed = true;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Type_commit)
+VMPI_WEAK(Type_commit);
 
 int PMPI_Type_free(MPI_Datatype *datatype)
 {
@@ -230,7 +230,7 @@ int PMPI_Type_free(MPI_Datatype *datatype)
     *datatype = MPI_DATATYPE_NULL;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Type_free)
+VMPI_WEAK(Type_free);
 
 /* ---- queries ------------------------------------------------------------- */
 
@@ -242,7 +242,7 @@ int PMPI_Type_size(MPI_Datatype datatype, int *size)
     *size = dt->size > INT_MAX ? MPI_UNDEFINED : (int)dt->size;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Type_size)
+VMPI_WEAK(Type_size);
 
 int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 {
@@ -252,7 +252,7 @@ int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
     *size = dt->size;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Type_size_x)
+VMPI_WEAK(Type_size_x);
 
 int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
@@ -264,7 +264,7 @@ int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
     *extent = vmpi_dtype_ext(dt);
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Type_get_extent)
+VMPI_WEAK(Type_get_extent);
 
 int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
@@ -276,7 +276,7 @@ int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *exte
     *extent = vmpi_dtype_ext(dt);
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Type_get_extent_x)
+VMPI_WEAK(Type_get_extent_x);
 
 int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
 {
@@ -288,7 +288,7 @@ int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint
     *true_extent = dt->true_ub - dt->true_lb;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Type_get_true_extent)
+VMPI_WEAK(Type_get_true_extent);
 
 int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb,
                                 MPI_Count *true_extent)
@@ -301,7 +301,7 @@ int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb,
     *true_extent = dt->true_ub - dt->true_lb;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Type_get_true_extent_x)
+VMPI_WEAK(Type_get_true_extent_x);
 
 int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
 {
@@ -314,7 +314,7 @@ int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
     *resultlen = (int)n;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Type_get_name)
+VMPI_WEAK(Type_get_name);
 
 int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
 {
@@ -325,7 +325,7 @@ int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
     snprintf(dt->name, sizeof dt->name, "%s", type_name);
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Type_set_name)
+VMPI_WEAK(Type_set_name);
 
 int PMPI_Get_address(const void *location, MPI_Aint *address)
 {
@@ -334,7 +334,7 @@ int PMPI_Get_address(const void *location, MPI_Aint *address)
     *address = (MPI_Aint)(uintptr_t)location;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Get_address)
+VMPI_WEAK(Get_address);
 
 /* ---- pack / unpack ------------------------------------------------------- */
 
@@ -378,7 +378,7 @@ int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbu
     *position += (int)bytes;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Pack)
+VMPI_WEAK(Pack);
 
 int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
                 MPI_Datatype datatype, MPI_Comm comm)
@@ -401,7 +401,7 @@ int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int 
     *position += (int)bytes;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Unpack)
+VMPI_WEAK(Unpack);
 
 int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 {
@@ -418,7 +418,7 @@ int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
     *size = (int)bytes;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Pack_size)
+VMPI_WEAK(Pack_size);
 
 /* ---- element counts ------------------------------------------------------ */
 
@@ -442,7 +442,7 @@ int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *coun
         *count = n > INT_MAX ? MPI_UNDEFINED : (int)n;
     return rc;
 }
-VMPI_WEAK(Get_elements)
+VMPI_WEAK(Get_elements);
 
 int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
@@ -450,4 +450,4 @@ int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Cou
     CHECK_PTR(count, "MPI_Get_elements_x");
     return elements(status, datatype, count, "MPI_Get_elements_x");
 }
-VMPI_WEAK(Get_elements_x)
+VMPI_WEAK(Get_elements_x);

@@ -46,7 +46,7 @@ int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI
     return make("MPI_Win_create", base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_CREATE,
                 NULL, win);
 }
-VMPI_WEAK(Win_create)
+VMPI_WEAK(Win_create);
 
 int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                       void *baseptr, MPI_Win *win)
@@ -54,7 +54,7 @@ int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm
     return make("MPI_Win_allocate", NULL, size, disp_unit, info, comm,
                 MPI_WIN_FLAVOR_ALLOCATE, baseptr, win);
 }
-VMPI_WEAK(Win_allocate)
+VMPI_WEAK(Win_allocate);
 
 int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                              void *baseptr, MPI_Win *win)
@@ -62,14 +62,14 @@ int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Co
     return make("MPI_Win_allocate_shared", NULL, size, disp_unit, info, comm,
                 MPI_WIN_FLAVOR_SHARED, baseptr, win);
 }
-VMPI_WEAK(Win_allocate_shared)
+VMPI_WEAK(Win_allocate_shared);
 
 int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
     return make("MPI_Win_create_dynamic", NULL, 0, 1, info, comm, MPI_WIN_FLAVOR_DYNAMIC,
                 NULL, win);
 }
-VMPI_WEAK(Win_create_dynamic)
+VMPI_WEAK(Win_create_dynamic);
 
 int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
 {
@@ -95,7 +95,7 @@ int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
     memcpy(baseptr, &b, sizeof b);
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Win_shared_query)
+VMPI_WEAK(Win_shared_query);
 
 int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 {
@@ -108,7 +108,7 @@ int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
     VMPI_CHECK(base || !size, w->comm, MPI_ERR_BASE, "%s: base is NULL", fn);
     return vmpi_win_attach(w, base, size);
 }
-VMPI_WEAK(Win_attach)
+VMPI_WEAK(Win_attach);
 
 int PMPI_Win_detach(MPI_Win win, const void *base)
 {
@@ -119,7 +119,7 @@ int PMPI_Win_detach(MPI_Win win, const void *base)
                "%s: the window was not made by MPI_Win_create_dynamic", fn);
     return vmpi_win_detach(w, base);
 }
-VMPI_WEAK(Win_detach)
+VMPI_WEAK(Win_detach);
 
 int PMPI_Win_free(MPI_Win *win)
 {
@@ -133,7 +133,7 @@ int PMPI_Win_free(MPI_Win *win)
     *win = MPI_WIN_NULL;
     return rc;
 }
-VMPI_WEAK(Win_free)
+VMPI_WEAK(Win_free);
 
 int PMPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag)
 {
@@ -158,7 +158,7 @@ int PMPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag)
     *flag = 1;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Win_get_attr)
+VMPI_WEAK(Win_get_attr);
 
 int PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
 {
@@ -170,7 +170,7 @@ int PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
     *group = w->group->handle;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Win_get_group)
+VMPI_WEAK(Win_get_group);
 
 int PMPI_Win_set_name(MPI_Win win, const char *win_name)
 {
@@ -183,7 +183,7 @@ int PMPI_Win_set_name(MPI_Win win, const char *win_name)
     w->name[n] = '\0';
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Win_set_name)
+VMPI_WEAK(Win_set_name);
 
 int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
 {
@@ -197,7 +197,7 @@ int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
     *resultlen = (int)n;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Win_get_name)
+VMPI_WEAK(Win_get_name);
 
 int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 {
@@ -212,7 +212,7 @@ int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
     w->comm->errh = errhandler;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Win_set_errhandler)
+VMPI_WEAK(Win_set_errhandler);
 
 int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
 {
@@ -223,7 +223,7 @@ int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
     *errhandler = w->comm->errh;
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Win_get_errhandler)
+VMPI_WEAK(Win_get_errhandler);
 
 /* ---- synchronization ------------------------------------------------------------------ */
 
@@ -239,7 +239,7 @@ int PMPI_Win_fence(int assert_, MPI_Win win)
     WIN_ARG(w, win, fn);
     return vmpi_rma_fence(fn, w, assert_);
 }
-VMPI_WEAK(Win_fence)
+VMPI_WEAK(Win_fence);
 
 int PMPI_Win_post(MPI_Group group, int assert_, MPI_Win win)
 {
@@ -249,7 +249,7 @@ int PMPI_Win_post(MPI_Group group, int assert_, MPI_Win win)
     GROUP_ARG(g, group, w, fn);
     return vmpi_rma_post(fn, w, g, assert_);
 }
-VMPI_WEAK(Win_post)
+VMPI_WEAK(Win_post);
 
 int PMPI_Win_start(MPI_Group group, int assert_, MPI_Win win)
 {
@@ -259,7 +259,7 @@ int PMPI_Win_start(MPI_Group group, int assert_, MPI_Win win)
     GROUP_ARG(g, group, w, fn);
     return vmpi_rma_start(fn, w, g, assert_);
 }
-VMPI_WEAK(Win_start)
+VMPI_WEAK(Win_start);
 
 int PMPI_Win_complete(MPI_Win win)
 {
@@ -268,7 +268,7 @@ int PMPI_Win_complete(MPI_Win win)
     WIN_ARG(w, win, fn);
     return vmpi_rma_complete(fn, w);
 }
-VMPI_WEAK(Win_complete)
+VMPI_WEAK(Win_complete);
 
 int PMPI_Win_wait(MPI_Win win)
 {
@@ -277,7 +277,7 @@ int PMPI_Win_wait(MPI_Win win)
     WIN_ARG(w, win, fn);
     return vmpi_rma_wait(fn, w, NULL);
 }
-VMPI_WEAK(Win_wait)
+VMPI_WEAK(Win_wait);
 
 int PMPI_Win_test(MPI_Win win, int *flag)
 {
@@ -287,7 +287,7 @@ int PMPI_Win_test(MPI_Win win, int *flag)
     PTR_ARG(flag, w->comm, fn, "flag");
     return vmpi_rma_wait(fn, w, flag);
 }
-VMPI_WEAK(Win_test)
+VMPI_WEAK(Win_test);
 
 #define TARGET_ARG(w, rank, fn)                                                           \
     VMPI_CHECK(rank == MPI_PROC_NULL || (rank >= 0 && rank < w->size), w->comm,           \
@@ -302,7 +302,7 @@ int PMPI_Win_lock(int lock_type, int rank, int assert_, MPI_Win win)
     TARGET_ARG(w, rank, fn);
     return vmpi_rma_lock(fn, w, lock_type, rank, assert_);
 }
-VMPI_WEAK(Win_lock)
+VMPI_WEAK(Win_lock);
 
 int PMPI_Win_unlock(int rank, MPI_Win win)
 {
@@ -312,7 +312,7 @@ int PMPI_Win_unlock(int rank, MPI_Win win)
     TARGET_ARG(w, rank, fn);
     return vmpi_rma_unlock(fn, w, rank);
 }
-VMPI_WEAK(Win_unlock)
+VMPI_WEAK(Win_unlock);
 
 int PMPI_Win_lock_all(int assert_, MPI_Win win)
 {
@@ -321,7 +321,7 @@ int PMPI_Win_lock_all(int assert_, MPI_Win win)
     WIN_ARG(w, win, fn);
     return vmpi_rma_lock_all(fn, w, assert_);
 }
-VMPI_WEAK(Win_lock_all)
+VMPI_WEAK(Win_lock_all);
 
 int PMPI_Win_unlock_all(MPI_Win win)
 {
@@ -330,7 +330,7 @@ int PMPI_Win_unlock_all(MPI_Win win)
     WIN_ARG(w, win, fn);
     return vmpi_rma_unlock_all(fn, w);
 }
-VMPI_WEAK(Win_unlock_all)
+VMPI_WEAK(Win_unlock_all);
 
 int PMPI_Win_flush(int rank, MPI_Win win)
 {
@@ -342,7 +342,7 @@ int PMPI_Win_flush(int rank, MPI_Win win)
         return MPI_SUCCESS;
     return vmpi_rma_flush(fn, w, rank, false);
 }
-VMPI_WEAK(Win_flush)
+VMPI_WEAK(Win_flush);
 
 int PMPI_Win_flush_all(MPI_Win win)
 {
@@ -351,7 +351,7 @@ int PMPI_Win_flush_all(MPI_Win win)
     WIN_ARG(w, win, fn);
     return vmpi_rma_flush(fn, w, -1, false);
 }
-VMPI_WEAK(Win_flush_all)
+VMPI_WEAK(Win_flush_all);
 
 int PMPI_Win_flush_local(int rank, MPI_Win win)
 {
@@ -363,7 +363,7 @@ int PMPI_Win_flush_local(int rank, MPI_Win win)
         return MPI_SUCCESS;
     return vmpi_rma_flush(fn, w, rank, true);
 }
-VMPI_WEAK(Win_flush_local)
+VMPI_WEAK(Win_flush_local);
 
 int PMPI_Win_flush_local_all(MPI_Win win)
 {
@@ -372,7 +372,7 @@ int PMPI_Win_flush_local_all(MPI_Win win)
     WIN_ARG(w, win, fn);
     return vmpi_rma_flush(fn, w, -1, true);
 }
-VMPI_WEAK(Win_flush_local_all)
+VMPI_WEAK(Win_flush_local_all);
 
 int PMPI_Win_sync(MPI_Win win)
 {
@@ -384,4 +384,4 @@ int PMPI_Win_sync(MPI_Win win)
     atomic_thread_fence(memory_order_seq_cst);
     return MPI_SUCCESS;
 }
-VMPI_WEAK(Win_sync)
+VMPI_WEAK(Win_sync);
