@@ -198,7 +198,7 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int 
     case MPI_IO: v = &attr_io; break;
     case MPI_WTIME_IS_GLOBAL: v = &attr_wtime_global; break;
     case MPI_UNIVERSE_SIZE:
-        attr_universe = vmpi_g.size;
+        attr_universe = vmpi_job.size;
         v = &attr_universe;
         break;
     case MPI_LASTUSEDCODE: v = &attr_lastusedcode; break;

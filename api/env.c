@@ -86,7 +86,7 @@ int PMPI_Abort(MPI_Comm comm, int errorcode)
     VMPI_ENTER("MPI_Abort");
     (void)comm; /* vmpi aborts the whole job, as the standard allows */
     char msg[128];
-    snprintf(msg, sizeof msg, "MPI_Abort(errorcode %d) on rank %d", errorcode, vmpi_g.rank);
+    snprintf(msg, sizeof msg, "MPI_Abort(errorcode %d) on rank %d", errorcode, vmpi_job.rank);
     fflush(stdout);
     vmpi_pmi_abort(errorcode, msg);
     _exit(errorcode & 0xff ? errorcode & 0xff : 1);

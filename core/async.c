@@ -115,7 +115,7 @@ void vmpi_async_leave(void)
     if (rc) {
         fprintf(stderr, "vmpi: rank %d: cannot start the progress helper thread (error %d); "
                 "passive targets served by active messages now progress only inside MPI "
-                "calls\n", vmpi_g.rank, rc);
+                "calls\n", vmpi_job.rank, rc);
         vmpi_async_wanted = false;
         return;
     }

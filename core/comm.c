@@ -286,7 +286,7 @@ int vmpi_comm_compare(const struct vmpi_comm *a, const struct vmpi_comm *b)
 
 int vmpi_comm_init(void)
 {
-    int n = vmpi_g.size;
+    int n = vmpi_job.size;
     int *ww = malloc(sizeof(int) * (size_t)n);
     int *sw = malloc(sizeof(int));
     if (!ww || !sw) {
@@ -296,7 +296,7 @@ int vmpi_comm_init(void)
     }
     for (int i = 0; i < n; i++)
         ww[i] = i;
-    sw[0] = vmpi_g.rank;
+    sw[0] = vmpi_job.rank;
     struct vmpi_group *gw = vmpi_group_new(n, ww);
     struct vmpi_group *gs = vmpi_group_new(1, sw);
     if (!gw || !gs) {

@@ -322,7 +322,7 @@ struct vmpi_group *vmpi_group_new(int size, int *world)
     g->world = world;
     g->rank = MPI_UNDEFINED;
     for (int i = 0; i < size; i++)
-        if (world[i] == vmpi_g.rank) {
+        if (world[i] == vmpi_job.rank) {
             g->rank = i;
             break;
         }

@@ -26,35 +26,28 @@ static void job_id(void)
         }
     }
     size_t n = 0;
-    for (const char *p = id; *p && n < sizeof vmpi_g.job_id - 1; p++)
-        vmpi_g.job_id[n++] = (char)((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+    for (const char *p = id; *p && n < sizeof vmpi_job.id - 1; p++)
+        vmpi_job.id[n++] = (char)((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
                                             (*p >= '0' && *p <= '9')
                                         ? *p
                                         : '_');
-    vmpi_g.job_id[n] = '\0';
+    vmpi_job.id[n] = '\0';
 }
 
-uint64_t vmpi_env_u64(const char *name, uint64_t def, uint64_t lo, uint64_t hi)
+static void abort_job(const char *msg)
 {
-    const char *s = getenv(name);
-    if (!s || !*s)
-        return def;
-    char *end;
-    unsigned long long v = strtoull(s, &end, 0);
-    if (*end || v < lo || v > hi)
-        vmpi_fatal("%s=%s is not a number in [%llu, %llu]", name, s,
-                   (unsigned long long)lo, (unsigned long long)hi);
-    return v;
+    vmpi_pmi_abort(1, msg);
 }
 
 int vmpi_core_init(int required, int *provided)
 {
     int appnum;
-    if (vmpi_pmi_init(&vmpi_g.rank, &vmpi_g.size, &appnum))
+    if (vmpi_pmi_init(&vmpi_job.rank, &vmpi_job.size, &appnum))
         vmpi_fatal("cannot connect to the process manager (PMI_FD/PMI_PORT)");
-    if (vmpi_g.size < 1 || vmpi_g.rank < 0 || vmpi_g.rank >= vmpi_g.size)
-        vmpi_fatal("process manager gave rank %d of %d", vmpi_g.rank, vmpi_g.size);
+    if (vmpi_job.size < 1 || vmpi_job.rank < 0 || vmpi_job.rank >= vmpi_job.size)
+        vmpi_fatal("process manager gave rank %d of %d", vmpi_job.rank, vmpi_job.size);
     job_id();
+    vmpi_fatal_hook(abort_job);
     /* vmpi serializes nothing internally, so MULTIPLE is not offered. */
     vmpi_g.thread_level = required < MPI_THREAD_SERIALIZED ? required : MPI_THREAD_SERIALIZED;
     if (vmpi_g.thread_level < MPI_THREAD_SINGLE)
@@ -62,7 +55,7 @@ int vmpi_core_init(int required, int *provided)
     if (provided)
         *provided = vmpi_g.thread_level;
     vmpi_g.unexp_max = vmpi_env_u64("VMPI_UNEXPECTED_MAX", (uint64_t)64 << 20, 0, UINT64_MAX);
-    vmpi_g.peers = calloc((size_t)vmpi_g.size, sizeof *vmpi_g.peers);
+    vmpi_g.peers = calloc((size_t)vmpi_job.size, sizeof *vmpi_g.peers);
     if (!vmpi_g.peers || vmpi_p2p_init())
         vmpi_fatal("out of memory during MPI_Init");
     vmpi_coll_init();

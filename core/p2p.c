@@ -184,7 +184,7 @@ void vmpi_req_recv_done(struct vmpi_req *rreq)
 
 static void send_ack(int world, uint64_t cookie)
 {
-    if (world == vmpi_g.rank) {
+    if (world == vmpi_job.rank) {
         struct vmpi_req *s = vmpi_req_from_cookie(cookie);
         if (s)
             vmpi_req_complete(s);
@@ -369,10 +369,10 @@ static bool send_self(struct vmpi_req *s)
         memcpy(tmp, &c, sizeof c);
         memcpy(tmp + sizeof c, data, s->len);
         h.flags = VMPI_HF_SYNC;
-        rc = vmpi_core_incoming(vmpi_g.rank, &h, tmp, s->len + sizeof c);
+        rc = vmpi_core_incoming(vmpi_job.rank, &h, tmp, s->len + sizeof c);
         free(tmp);
     } else {
-        rc = vmpi_core_incoming(vmpi_g.rank, &h, data, s->len);
+        rc = vmpi_core_incoming(vmpi_job.rank, &h, data, s->len);
         if (rc != VMPI_AGAIN)
             vmpi_req_complete(s);
     }
@@ -416,7 +416,7 @@ __attribute__((noinline, cold)) static int pend_progress(void)
         if (blocked[b / 8] & (1u << (b % 8)))
             continue;
         pend_remove(s);
-        bool ok = s->peer_world == vmpi_g.rank ? send_self(s) : send_try(s);
+        bool ok = s->peer_world == vmpi_job.rank ? send_self(s) : send_try(s);
         if (ok)
             inflight_start(s, s->peer_world);
         if (!ok) {
@@ -462,7 +462,7 @@ int vmpi_p2p_isend(const void *buf, MPI_Count count, struct vmpi_dtype *dt, int 
     }
     s->peer_world = vmpi_comm_world_rank(c, dest);
     if (pend_count[s->peer_world] == 0) {
-        bool ok = s->peer_world == vmpi_g.rank ? send_self(s) : send_try(s);
+        bool ok = s->peer_world == vmpi_job.rank ? send_self(s) : send_try(s);
         if (ok) {
             inflight_start(s, s->peer_world);
             return MPI_SUCCESS;
@@ -771,8 +771,8 @@ bool vmpi_p2p_idle(void)
 
 int vmpi_p2p_init(void)
 {
-    pend_count = calloc((size_t)vmpi_g.size, sizeof *pend_count);
-    inflight = calloc((size_t)vmpi_g.size, sizeof *inflight);
+    pend_count = calloc((size_t)vmpi_job.size, sizeof *pend_count);
+    inflight = calloc((size_t)vmpi_job.size, sizeof *inflight);
     return pend_count && inflight ? 0 : -1;
 }
 

@@ -7,41 +7,12 @@
 #ifndef VMPI_CORE_VMPI_H
 #define VMPI_CORE_VMPI_H
 
+#include "../base/base.h"
+
 #include <mpi.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#define VMPI_LIKELY(x) __builtin_expect(!!(x), 1)
-#define VMPI_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define VMPI_CACHELINE 64
-
-/* memcpy for the message path: sizes up to 16 bytes are copied inline with
- * two possibly overlapping loads and stores, which spares a small message a
- * call into the C library on each side. */
-static inline void vmpi_copy(void *dst, const void *src, size_t n)
-{
-    unsigned char *d = dst;
-    const unsigned char *s = src;
-    if (n >= 8 && n <= 16) {
-        uint64_t a, b;
-        __builtin_memcpy(&a, s, 8);
-        __builtin_memcpy(&b, s + n - 8, 8);
-        __builtin_memcpy(d, &a, 8);
-        __builtin_memcpy(d + n - 8, &b, 8);
-    } else if (n >= 4 && n < 8) {
-        uint32_t a, b;
-        __builtin_memcpy(&a, s, 4);
-        __builtin_memcpy(&b, s + n - 4, 4);
-        __builtin_memcpy(d, &a, 4);
-        __builtin_memcpy(d + n - 4, &b, 4);
-    } else if (n < 4) {
-        for (size_t i = 0; i < n; i++)
-            d[i] = s[i];
-    } else {
-        __builtin_memcpy(d, s, n);
-    }
-}
 
 /* ---- handles ------------------------------------------------------------
  * MPICH's encoding: bits 31-30 kind, 29-26 object type, 25-0 index.
@@ -59,33 +30,13 @@ enum {
     VMPI_OBJ_OP = 6, VMPI_OBJ_WIN = 8, VMPI_OBJ_REQ = 11
 };
 
-/* A growable table of object pointers indexed by handle index; freed slots
- * are reused. Index 0 is never handed out so that a zeroed handle is invalid. */
-struct vmpi_htab {
-    void **slot;
-    uint32_t cap, used;
-    uint32_t *free;
-    uint32_t nfree;
-};
-int vmpi_htab_add(struct vmpi_htab *t, void *obj, uint32_t *idx);
-void vmpi_htab_del(struct vmpi_htab *t, uint32_t idx);
-static inline void *vmpi_htab_get(const struct vmpi_htab *t, uint32_t idx)
-{
-    return idx < t->used ? t->slot[idx] : NULL;
-}
-void vmpi_htab_destroy(struct vmpi_htab *t);
-
-/* ---- errors ---------------------------------------------------------------
- * An error code is class | (slot << 7): the slot indexes a small ring of
- * formatted messages so that MPI_Error_string can return the text that named
- * the function and argument. */
+/* ---- errors (core/err.c) ----------------------------------------------------
+ * An error raised on a communicator goes through its error handler: the
+ * code comes back (MPI_ERRORS_RETURN) or the job ends. */
 struct vmpi_comm;
 int vmpi_err(struct vmpi_comm *comm, int errclass, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-int vmpi_err_class(int code);
-const char *vmpi_err_text(int code); /* NULL if code is not valid */
 int vmpi_err_handle(struct vmpi_comm *comm, int code); /* apply errhandler to an existing code */
-_Noreturn void vmpi_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- datatypes (core/dtype.c) ------------------------------------------- */
 struct vmpi_dtype;
@@ -389,7 +340,6 @@ struct vmpi_peer {
 
 struct vmpi_global {
     int state; /* 0 before Init, 1 initialized, 2 finalized */
-    int rank, size;          /* world */
     int thread_level;
     struct vmpi_peer *peers; /* indexed by world rank */
     const struct vmpi_chan *net; /* the network channel when it has peers, or NULL */
@@ -397,7 +347,6 @@ struct vmpi_global {
     unsigned yield_polls;        /* oversubscribed: sched_yield after this many idle polls */
     bool ivshmem;                /* some peers are reached through the host region */
     struct vmpi_comm *world; /* MPI_COMM_WORLD, for the lookup fast path */
-    char job_id[40];         /* from VMPI_JOB_ID or PMI kvsname */
     size_t unexp_bytes, unexp_max; /* unexpected eager data held, and its cap */
 };
 extern struct vmpi_global vmpi_g;
@@ -411,9 +360,6 @@ static inline struct vmpi_comm *vmpi_comm_lookup(MPI_Comm h)
 }
 
 int vmpi_core_init(int required, int *provided);
-/* The number in environment variable name, def when unset; fatal when it is
- * not a number in [lo, hi]. */
-uint64_t vmpi_env_u64(const char *name, uint64_t def, uint64_t lo, uint64_t hi);
 int vmpi_core_finalize(void);
 
 #endif

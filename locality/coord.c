@@ -68,7 +68,7 @@ static const char *ch_name(int c)
 
 static void print_table(void)
 {
-    int n = vmpi_g.size;
+    int n = vmpi_job.size;
     const char *prov = vmpi_ofi_provider();
     fprintf(stderr, "vmpi: %d ranks; channels", n);
     for (unsigned k = 0, sep = ' '; k < 3; k++)
@@ -103,7 +103,7 @@ static void print_table(void)
 
 int vmpi_locality_init(void)
 {
-    int n = vmpi_g.size, me = vmpi_g.rank;
+    int n = vmpi_job.size, me = vmpi_job.rank;
     allowed = parse_channels();
     vmpi_locality_detect(&place, (allowed & CH_IVSHMEM) != 0);
 

@@ -144,7 +144,7 @@ static uint32_t vm_slot(char *area, const struct vmpi_area_hdr *d, const char *v
 static void region_enter(struct vmpi_placement *pl, const uint64_t *uuid, const char *vm,
                          struct vmpi_area_hdr *d, uint32_t *slot)
 {
-    int n = vmpi_g.size, me = vmpi_g.rank, nlocal = 0, claimant = -1;
+    int n = vmpi_job.size, me = vmpi_job.rank, nlocal = 0, claimant = -1;
     for (int r = 0; r < n; r++)
         if (uuid[r] == uuid[me] && nlocal++ == 0)
             claimant = r;
@@ -163,7 +163,7 @@ static void region_enter(struct vmpi_placement *pl, const uint64_t *uuid, const 
 static void region_scan(struct vmpi_placement *pl, const uint64_t *uuid, char **vms,
                         const struct vmpi_area_hdr *d, uint32_t slot)
 {
-    int n = vmpi_g.size, me = vmpi_g.rank, k = 0;
+    int n = vmpi_job.size, me = vmpi_job.rank, k = 0;
     const volatile uint8_t *list = (const volatile uint8_t *)(vmpi_region.area + d->vmlist_off);
     pl->group = malloc((size_t)pl->ngroup * sizeof *pl->group);
     if (!pl->group)
@@ -188,7 +188,7 @@ static void region_scan(struct vmpi_placement *pl, const uint64_t *uuid, char **
 
 void vmpi_locality_detect(struct vmpi_placement *pl, bool use_region)
 {
-    int n = vmpi_g.size;
+    int n = vmpi_job.size;
     char key[VMPI_PMI_KEYLEN], card[VMPI_PMI_VALLEN], vm[256], host[256], name[128], boot[64];
     uint64_t region = use_region && vmpi_region_open() ? vmpi_region.uuid : 0;
     identities(vm, host, boot, sizeof vm, region);
@@ -196,10 +196,10 @@ void vmpi_locality_detect(struct vmpi_placement *pl, bool use_region)
         strcpy(name, "unknown");
     name[sizeof name - 1] = '\0';
     card_safe(name);
-    snprintf(key, sizeof key, "vmpi-card-%d", vmpi_g.rank);
+    snprintf(key, sizeof key, "vmpi-card-%d", vmpi_job.rank);
     snprintf(card, sizeof card, "%ld|%s|%s|%s|%llx|%s", (long)getpid(), vm, host, name,
              (unsigned long long)region, boot);
-    if (use_region && vmpi_g.rank == 0)
+    if (use_region && vmpi_job.rank == 0)
         put_key();
     if (vmpi_pmi_put(key, card) || vmpi_pmi_fence())
         vmpi_fatal("cannot publish this rank's business card through PMI");
@@ -257,7 +257,7 @@ void vmpi_locality_detect(struct vmpi_placement *pl, bool use_region)
             here += uuid[r] == region;
         bool enter = here > 1;
         if (enter)
-            region_enter(pl, uuid, vms[vmpi_g.rank], &d, &slot);
+            region_enter(pl, uuid, vms[vmpi_job.rank], &d, &slot);
         if (vmpi_pmi_fence())
             vmpi_fatal("PMI barrier failed in the locality detector");
         if (enter)
@@ -276,7 +276,7 @@ void vmpi_locality_detect(struct vmpi_placement *pl, bool use_region)
 
 void vmpi_locality_placement_free(struct vmpi_placement *pl)
 {
-    for (int r = 0; pl->hostname && r < vmpi_g.size; r++)
+    for (int r = 0; pl->hostname && r < vmpi_job.size; r++)
         free(pl->hostname[r]);
     free(pl->hostname);
     free(pl->vm_of);

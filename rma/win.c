@@ -96,7 +96,7 @@ static char *node_file_name(char *name, size_t cap, const struct vmpi_win *w, in
 {
     char sfx[32];
     snprintf(sfx, sizeof sfx, "w%u-%d", w->comm->inst, leader_world);
-    vmpi_shm_name(name, cap, vmpi_g.job_id, sfx);
+    vmpi_shm_name(name, cap, vmpi_job.id, sfx);
     return name;
 }
 
@@ -187,7 +187,7 @@ int vmpi_win_create(void *base, MPI_Aint size, int disp_unit, struct vmpi_comm *
     w->lock_kind = lock_kind();
     w->attr_model = MPI_WIN_UNIFIED;
     w->t = calloc((size_t)w->size, sizeof *w->t);
-    w->rank_of_world = malloc((size_t)vmpi_g.size * sizeof *w->rank_of_world);
+    w->rank_of_world = malloc((size_t)vmpi_job.size * sizeof *w->rank_of_world);
     w->err_for = calloc((size_t)w->size, sizeof *w->err_for);
     struct win_card *cards = calloc((size_t)w->size, sizeof *cards);
     if (!w->t || !w->rank_of_world || !w->err_for || !cards) {
@@ -195,7 +195,7 @@ int vmpi_win_create(void *base, MPI_Aint size, int disp_unit, struct vmpi_comm *
         win_release(w);
         return vmpi_err(c, MPI_ERR_NO_MEM, "%s: out of memory", fn);
     }
-    for (int i = 0; i < vmpi_g.size; i++)
+    for (int i = 0; i < vmpi_job.size; i++)
         w->rank_of_world[i] = -1;
     for (int r = 0; r < w->size; r++)
         w->rank_of_world[vmpi_comm_world_rank(c, r)] = r;

@@ -1,7 +1,7 @@
 /* The host-wide shared region and the job areas in it (layout and
  * protocols: region.h). */
 #include "region.h"
-#include "../core/vmpi.h"
+#include "../base/base.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -103,7 +103,7 @@ bool vmpi_ivshmem_heap_off(const void *p, size_t n, uint64_t *off)
 void *vmpi_ivshmem_heap_ptr(int world, uint64_t off, uint64_t n)
 {
     uint64_t lo;
-    if (world == vmpi_g.rank && heap) {
+    if (world == vmpi_job.rank && heap) {
         lo = heap_lo;
     } else {
         int i = 0;

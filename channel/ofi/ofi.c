@@ -293,7 +293,7 @@ static struct buf *pkt_new(struct ofi_peer *p, const struct vmpi_hdr *h, size_t 
     b->p = p;
     b->len = sizeof(struct ofi_wire) + paylen;
     struct ofi_wire *w = (struct ofi_wire *)b->data;
-    w->src = vmpi_g.rank;
+    w->src = vmpi_job.rank;
     w->seq = p->tx_seq++;
     w->rsvd = 0;
     if (h)
@@ -404,7 +404,7 @@ static bool send_credit(struct ofi_peer *p)
     b->p = p;
     b->len = sizeof(struct ofi_wire);
     struct ofi_wire *w = (struct ofi_wire *)b->data;
-    *w = (struct ofi_wire){.src = vmpi_g.rank, .h = {.type = OFI_CREDIT}};
+    *w = (struct ofi_wire){.src = vmpi_job.rank, .h = {.type = OFI_CREDIT}};
     if (post_raw(b, false)) {
         tx_put(b);
         return false;
@@ -677,7 +677,7 @@ static void rx_packet(struct buf *b, size_t len)
     if (len < sizeof w)
         vmpi_fatal("ofi: runt packet of %zu bytes", len);
     memcpy(&w, b->data, sizeof w);
-    struct ofi_peer *p = w.src >= 0 && w.src < vmpi_g.size ? peer_of[w.src] : NULL;
+    struct ofi_peer *p = w.src >= 0 && w.src < vmpi_job.size ? peer_of[w.src] : NULL;
     if (!p)
         vmpi_fatal("ofi: packet from rank %d, which is not a network peer", w.src);
     if (w.credits > ncredits - p->credits)
@@ -1082,7 +1082,7 @@ void vmpi_ofi_init(const int *worlds, int n, bool needed)
         if (2 * alen + 1 > sizeof val)
             vmpi_fatal("ofi: endpoint address of %zu bytes does not fit in PMI", alen);
         hex_encode(val, addr, alen);
-        snprintf(key, sizeof key, "vmpi-ofi-%d", vmpi_g.rank);
+        snprintf(key, sizeof key, "vmpi-ofi-%d", vmpi_job.rank);
         if (vmpi_pmi_put(key, val))
             vmpi_fatal("ofi: cannot publish the endpoint address through PMI");
     }
@@ -1091,7 +1091,7 @@ void vmpi_ofi_init(const int *worlds, int n, bool needed)
     if (n <= 0)
         return;
     peers = calloc((size_t)n, sizeof *peers);
-    peer_of = calloc((size_t)vmpi_g.size, sizeof *peer_of);
+    peer_of = calloc((size_t)vmpi_job.size, sizeof *peer_of);
     if (!peers || !peer_of)
         vmpi_fatal("ofi: out of memory");
     npeers = n;
@@ -1136,7 +1136,7 @@ const char *vmpi_ofi_rndv_mode(void)
 
 bool vmpi_ofi_rma_to(int world)
 {
-    return rma && world >= 0 && world < vmpi_g.size && peer_of && peer_of[world];
+    return rma && world >= 0 && world < vmpi_job.size && peer_of && peer_of[world];
 }
 
 bool vmpi_ofi_rma_on(void)

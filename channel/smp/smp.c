@@ -132,7 +132,7 @@ int vmpi_smp_init(const int *worlds, const int *pids, int nlocal, int me)
     size_t eager_max = vmpi_env_u64("VMPI_SMP_EAGER_MAX", 8192, 0, 1u << 26);
 
     char name[128];
-    if (vmpi_shm_name(name, sizeof name, vmpi_g.job_id, "smp") ||
+    if (vmpi_shm_name(name, sizeof name, vmpi_job.id, "smp") ||
         (size_t)snprintf(name + strlen(name), sizeof name - strlen(name), "%d", worlds[0]) >=
             sizeof name - strlen(name))
         vmpi_fatal("smp: job id too long for a segment name");

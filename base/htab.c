@@ -1,5 +1,5 @@
 /* Handle tables: MPI handles carry an index into one of these. */
-#include "vmpi.h"
+#include "base.h"
 
 #include <stdlib.h>
 
@@ -15,7 +15,7 @@ int vmpi_htab_add(struct vmpi_htab *t, void *obj, uint32_t *idx)
         t->used = 1; /* index 0 stays invalid */
     if (t->used >= t->cap) {
         uint32_t ncap = t->cap ? 2 * t->cap : 64;
-        if (ncap > (VMPI_HINDEX(~0u) + 1u))
+        if (ncap > VMPI_HTAB_MAX)
             return -1;
         void **ns = realloc(t->slot, ncap * sizeof(*ns));
         if (!ns)

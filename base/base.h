@@ -1,0 +1,90 @@
+/* The ground floor: what every layer of vmpi uses and nothing below it
+ * provides. Errors and fatal exits, environment knobs, the message-path
+ * copy, handle tables, and who this process is in the job. Prefix: vmpi_
+ * followed by the facility (vmpi_err_, vmpi_env_, vmpi_htab_, vmpi_job),
+ * and vmpi_fatal / vmpi_copy. Includes nothing of vmpi but <mpi.h>. */
+#ifndef VMPI_BASE_BASE_H
+#define VMPI_BASE_BASE_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define VMPI_LIKELY(x) __builtin_expect(!!(x), 1)
+#define VMPI_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define VMPI_CACHELINE 64
+
+/* memcpy for the message path: sizes up to 16 bytes are copied inline with
+ * two possibly overlapping loads and stores, which spares a small message a
+ * call into the C library on each side. */
+static inline void vmpi_copy(void *dst, const void *src, size_t n)
+{
+    unsigned char *d = dst;
+    const unsigned char *s = src;
+    if (n >= 8 && n <= 16) {
+        uint64_t a, b;
+        __builtin_memcpy(&a, s, 8);
+        __builtin_memcpy(&b, s + n - 8, 8);
+        __builtin_memcpy(d, &a, 8);
+        __builtin_memcpy(d + n - 8, &b, 8);
+    } else if (n >= 4 && n < 8) {
+        uint32_t a, b;
+        __builtin_memcpy(&a, s, 4);
+        __builtin_memcpy(&b, s + n - 4, 4);
+        __builtin_memcpy(d, &a, 4);
+        __builtin_memcpy(d + n - 4, &b, 4);
+    } else if (n < 4) {
+        for (size_t i = 0; i < n; i++)
+            d[i] = s[i];
+    } else {
+        __builtin_memcpy(d, s, n);
+    }
+}
+
+/* ---- who this process is (base/err.c) ------------------------------------
+ * Filled once by core at MPI_Init from the process manager, read by every
+ * layer (messages name the rank; shared-memory files carry the job id). */
+struct vmpi_job {
+    int rank, size; /* in MPI_COMM_WORLD */
+    char id[40];    /* [A-Za-z0-9_]: names the job's shared-memory files */
+};
+extern struct vmpi_job vmpi_job;
+
+/* ---- errors (base/err.c) -------------------------------------------------
+ * An error code is class | (slot << 7): the slot indexes a small ring of
+ * formatted messages so that MPI_Error_string can return the text that named
+ * the function and argument. */
+int vmpi_err_make(int errclass, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int vmpi_err_class(int code);
+const char *vmpi_err_text(int code); /* NULL if code is not valid */
+/* Ends the job: prints the message with this rank, then calls the abort
+ * hook (core sets it to tell the process manager) and exits. */
+_Noreturn void vmpi_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void vmpi_fatal_hook(void (*abort_job)(const char *msg));
+
+/* ---- environment knobs (base/env.c) --------------------------------------- */
+/* The number in environment variable name, def when unset; fatal when it is
+ * not a number in [lo, hi]. */
+uint64_t vmpi_env_u64(const char *name, uint64_t def, uint64_t lo, uint64_t hi);
+
+/* ---- handle tables (base/htab.c) -------------------------------------------
+ * A growable table of object pointers indexed by handle index; freed slots
+ * are reused. Index 0 is never handed out so that a zeroed handle is
+ * invalid; indexes stay below VMPI_HTAB_MAX (26 bits, MPICH's index field). */
+#define VMPI_HTAB_MAX (1u << 26)
+struct vmpi_htab {
+    void **slot;
+    uint32_t cap, used;
+    uint32_t *free;
+    uint32_t nfree;
+};
+int vmpi_htab_add(struct vmpi_htab *t, void *obj, uint32_t *idx);
+void vmpi_htab_del(struct vmpi_htab *t, uint32_t idx);
+static inline void *vmpi_htab_get(const struct vmpi_htab *t, uint32_t idx)
+{
+    return idx < t->used ? t->slot[idx] : NULL;
+}
+void vmpi_htab_destroy(struct vmpi_htab *t);
+
+#endif

@@ -1,0 +1,61 @@
+/* Error codes with their messages, and the fatal exit. */
+#include "base.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <unistd.h>
+
+struct vmpi_job vmpi_job;
+
+/* Formatted messages live in a ring; a code remembers its slot (1..RING)
+ * so MPI_Error_string can give the detailed text while it is recent. */
+#define ERR_RING 64
+#define ERR_CLASS_BITS 7
+static char err_msgs[ERR_RING][MPI_MAX_ERROR_STRING];
+static int err_codes[ERR_RING];
+static unsigned err_next;
+static void (*abort_hook)(const char *msg);
+
+int vmpi_err_class(int code)
+{
+    return code & ((1 << ERR_CLASS_BITS) - 1);
+}
+
+const char *vmpi_err_text(int code)
+{
+    int slot = code >> ERR_CLASS_BITS;
+    if (slot >= 1 && slot <= ERR_RING && err_codes[slot - 1] == code)
+        return err_msgs[slot - 1];
+    return NULL;
+}
+
+int vmpi_err_make(int errclass, const char *fmt, ...)
+{
+    unsigned i = err_next++ % ERR_RING;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err_msgs[i], sizeof err_msgs[i], fmt, ap);
+    va_end(ap);
+    int code = errclass | (int)((i + 1) << ERR_CLASS_BITS);
+    err_codes[i] = code;
+    return code;
+}
+
+void vmpi_fatal_hook(void (*abort_job)(const char *msg))
+{
+    abort_hook = abort_job;
+}
+
+_Noreturn void vmpi_fatal(const char *fmt, ...)
+{
+    char msg[MPI_MAX_ERROR_STRING];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "vmpi: rank %d: %s\n", vmpi_job.rank, msg);
+    fflush(stderr);
+    if (abort_hook)
+        abort_hook(msg);
+    _exit(1);
+}
