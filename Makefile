@@ -17,6 +17,7 @@ install: all
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 test: all
+	python3 tools/layer_check.py
 	ctest --test-dir $(BUILD) --output-on-failure -j 1
 	VMPI_BUILD=$(abspath $(BUILD)) $(PYTEST) -q tests/py
 

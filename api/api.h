@@ -7,7 +7,8 @@
 #ifndef VMPI_API_API_H
 #define VMPI_API_API_H
 
-#include "../core/vmpi.h"
+#include "../coll/coll.h"
+#include "../comm/comm.h"
 
 /* Defines MPI_name as a weak alias of PMPI_name; used as a declaration,
  * `VMPI_WEAK(Send);`, so tools that read declarations see both names. */
@@ -20,7 +21,7 @@ static inline int vmpi_api_enter(const char *fname)
 {
     if (VMPI_UNLIKELY(vmpi_g.state != 1))
         vmpi_api_not_initialized(fname);
-    if (vmpi_api_depth++ == 0 && VMPI_UNLIKELY(vmpi_async_on))
+    if (vmpi_async_depth++ == 0 && VMPI_UNLIKELY(vmpi_async_on))
         vmpi_async_acquire();
     return 0;
 }
@@ -28,7 +29,7 @@ static inline int vmpi_api_enter(const char *fname)
 static inline void vmpi_api_leave(int *scope)
 {
     (void)scope;
-    if (--vmpi_api_depth == 0 && VMPI_UNLIKELY(vmpi_async_on || vmpi_async_wanted))
+    if (--vmpi_async_depth == 0 && VMPI_UNLIKELY(vmpi_async_on || vmpi_async_wanted))
         vmpi_async_leave();
 }
 

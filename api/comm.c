@@ -142,7 +142,7 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
         int *out = g->size <= 64 ? scratch : malloc(sizeof(int) * (size_t)g->size);
         if (!out)
             return vmpi_err(c, MPI_ERR_NO_MEM, "%s: out of memory", fn);
-        vmpi_grp_difference(g->world, g->size, c->group->world, c->group->size, out, &k);
+        vmpi_group_difference(g->world, g->size, c->group->world, c->group->size, out, &k);
         int stray = k > 0 ? out[0] : -1;
         if (out != scratch)
             free(out);

@@ -1,6 +1,6 @@
 /* Environment: init and finalize, time, versions, errors, memory. */
 #include "api.h"
-#include "../channel/ivshmem/ivshmem.h"
+#include "../locality/locality.h"
 #include "../pmi/pmi.h"
 
 #include <pthread.h>
@@ -28,7 +28,9 @@ static int init_common(const char *fname, int required, int *provided)
         _exit(1);
     }
     main_thread = pthread_self();
-    return vmpi_core_init(required, provided);
+    int rc = vmpi_core_init(required, provided);
+    vmpi_coll_init();
+    return rc;
 }
 
 int PMPI_Init(int *argc, char ***argv)
@@ -232,7 +234,7 @@ int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
     VMPI_CHECK(baseptr, NULL, MPI_ERR_ARG, "MPI_Alloc_mem: baseptr is NULL");
     /* Memory in the host region lets another VM's rank copy a message out
      * of it directly (channel/ivshmem/). */
-    void *p = vmpi_ivshmem_alloc((size_t)size);
+    void *p = vmpi_locality_mem_alloc((size_t)size);
     /* Cache-line alignment keeps rings and pipelines on whole lines. */
     if (!p && posix_memalign(&p, VMPI_CACHELINE, size ? (size_t)size : 1))
         return vmpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Alloc_mem: cannot allocate %ld bytes",
@@ -245,7 +247,7 @@ VMPI_WEAK(Alloc_mem);
 int PMPI_Free_mem(void *base)
 {
     VMPI_ENTER("MPI_Free_mem");
-    if (!vmpi_ivshmem_free(base))
+    if (!vmpi_locality_mem_free(base))
         free(base);
     return MPI_SUCCESS;
 }

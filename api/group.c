@@ -52,7 +52,7 @@ int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
     GROUP_ARG(a, group1, "MPI_Group_compare", "group1");
     GROUP_ARG(b, group2, "MPI_Group_compare", "group2");
     OUT_ARG(result, "MPI_Group_compare", "result");
-    *result = vmpi_grp_compare(a->world, a->size, b->world, b->size);
+    *result = vmpi_group_compare(a->world, a->size, b->world, b->size);
     return MPI_SUCCESS;
 }
 VMPI_WEAK(Group_compare);
@@ -71,7 +71,7 @@ int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_
         VMPI_CHECK(ranks1[i] == MPI_PROC_NULL || (ranks1[i] >= 0 && ranks1[i] < a->size), NULL,
                    MPI_ERR_RANK, "%s: ranks1[%d] = %d is not a rank of group1 (size %d)", fn,
                    i, ranks1[i], a->size);
-    int rc = vmpi_grp_translate(a->world, a->size, n, ranks1, b->world, b->size, ranks2);
+    int rc = vmpi_group_translate(a->world, a->size, n, ranks1, b->world, b->size, ranks2);
     if (rc != MPI_SUCCESS)
         return vmpi_err(NULL, rc, "%s: bad arguments", fn);
     return MPI_SUCCESS;
@@ -109,7 +109,7 @@ int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgro
     int *w = alloc_ranks(n);
     if (!w)
         return vmpi_err(NULL, MPI_ERR_NO_MEM, "%s: out of memory", fn);
-    int rc = vmpi_grp_incl(g->world, g->size, n, ranks, w);
+    int rc = vmpi_group_incl(g->world, g->size, n, ranks, w);
     if (rc != MPI_SUCCESS) {
         free(w);
         return bad_rank_list(fn, g, n, ranks, rc);
@@ -129,7 +129,7 @@ int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgro
     if (!w)
         return vmpi_err(NULL, MPI_ERR_NO_MEM, "%s: out of memory", fn);
     int k;
-    int rc = vmpi_grp_excl(g->world, g->size, n, ranks, w, &k);
+    int rc = vmpi_group_excl(g->world, g->size, n, ranks, w, &k);
     if (rc != MPI_SUCCESS) {
         free(w);
         return bad_rank_list(fn, g, n, ranks, rc);
@@ -160,7 +160,7 @@ int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *ne
                    fn, i, first, last, stride);
     }
     int *w, k;
-    int rc = vmpi_grp_range_incl(g->world, g->size, n, (const int(*)[3])ranges, &w, &k);
+    int rc = vmpi_group_range_incl(g->world, g->size, n, (const int(*)[3])ranges, &w, &k);
     if (rc == MPI_ERR_RANK)
         return vmpi_err(NULL, rc, "%s: the ranges name a rank more than once", fn);
     if (rc != MPI_SUCCESS)
@@ -189,14 +189,14 @@ static int set_op(const char *fn, MPI_Group group1, MPI_Group group2, MPI_Group 
 int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
     VMPI_ENTER("MPI_Group_union");
-    return set_op("MPI_Group_union", group1, group2, newgroup, vmpi_grp_union, 1);
+    return set_op("MPI_Group_union", group1, group2, newgroup, vmpi_group_union, 1);
 }
 VMPI_WEAK(Group_union);
 
 int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
     VMPI_ENTER("MPI_Group_intersection");
-    return set_op("MPI_Group_intersection", group1, group2, newgroup, vmpi_grp_intersection,
+    return set_op("MPI_Group_intersection", group1, group2, newgroup, vmpi_group_intersection,
                   0);
 }
 VMPI_WEAK(Group_intersection);
@@ -204,7 +204,7 @@ VMPI_WEAK(Group_intersection);
 int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
     VMPI_ENTER("MPI_Group_difference");
-    return set_op("MPI_Group_difference", group1, group2, newgroup, vmpi_grp_difference, 0);
+    return set_op("MPI_Group_difference", group1, group2, newgroup, vmpi_group_difference, 0);
 }
 VMPI_WEAK(Group_difference);
 

@@ -1,13 +1,21 @@
-/* The contract between core/ and a channel (smp, ivshmem, ofi).
+/* The contract between a channel (smp, ivshmem, ofi) and the layers above.
  *
  * core/ owns matching and decides eager vs rendezvous; a channel moves
  * packets and bulk data to one peer. Every packet starts with struct
  * vmpi_hdr. Core packet types are below 16; a channel's own control packets
- * (CTS, FIN, ...) use 16 and up and never reach core/. */
+ * (CTS, FIN, ...) use 16 and up and never leave the channel.
+ *
+ * Calls go down only: what a channel hands back (an arrived packet, data
+ * for a request, a finished transfer) goes through the up-call table it was
+ * given at init, as Open MPI's btl delivers through its active-message
+ * table and UCX through uct_iface_set_am_handler. The coordinator
+ * (locality/coord.c) decides which channel serves which peer, from the
+ * channel's `reach`, and keeps the peer table; the channels are listed once,
+ * in channel/list.c, in order of preference. */
 #ifndef VMPI_CHANNEL_CHAN_H
 #define VMPI_CHANNEL_CHAN_H
 
-#include "../core/vmpi.h"
+#include "../base/base.h"
 
 #include <assert.h>
 
@@ -31,8 +39,80 @@ struct vmpi_hdr {
 };
 static_assert(sizeof(struct vmpi_hdr) == 24, "packet header is 24 bytes");
 
+/* What a channel sees of a request whose data it moves; the request above
+ * embeds one. The first block is set before the request is handed to the
+ * channel, the second belongs to the channel while it moves the data. */
+struct vmpi_xfer {
+    uint64_t cookie; /* names this transfer to the peer, which echoes it back */
+    size_t size;     /* send: packed bytes; receive: bytes of the matched message */
+    size_t fit;      /* receive: of those, the bytes the receive buffer takes */
+    int peer;        /* world rank of the partner */
+    struct vmpi_xfer *next; /* the channel's queues */
+    size_t off;             /* bytes moved so far */
+    uint64_t rcookie;       /* the partner's cookie */
+};
+
+/* Core entry for a packet that arrived from world rank src (up->incoming).
+ * Returns 0 when consumed, VMPI_MATCHED when it matched a posted receive,
+ * or VMPI_AGAIN when it cannot be taken now (the channel keeps it and stops
+ * reading that peer until the next poll). After VMPI_MATCHED the channel
+ * should return to its caller rather than look for more: a waiting rank's
+ * reply must not queue behind the cache miss of polling the next, still
+ * empty cell. */
+#define VMPI_AGAIN 1
+#define VMPI_MATCHED 2
+
+/* The up-call table a channel gets at init. */
+struct vmpi_chan_up {
+    int (*incoming)(int src, const struct vmpi_hdr *h, const void *pay, size_t paylen);
+    /* The send to world rank `peer` that `cookie` names while it is under
+     * way, else NULL (a peer's packet that names no such send is corrupt). */
+    struct vmpi_xfer *(*send_of)(uint64_t cookie, int peer);
+    /* Where a send's packed data is (contiguous, x->size bytes). */
+    const void *(*sdata)(const struct vmpi_xfer *x);
+    /* A contiguous destination for the first *n bytes of a receive, or NULL
+     * if its buffer is not contiguous (then use deliver). */
+    void *(*rdata)(struct vmpi_xfer *x, size_t *n);
+    /* Stores len bytes at offset off of the message into the receive's
+     * buffer; bytes beyond what it takes are dropped. */
+    void (*deliver)(struct vmpi_xfer *x, size_t off, const void *src, size_t len);
+    /* The transfer is over: a send's data has left its buffer, a receive's
+     * (or a one-sided operation's) data is in place. */
+    void (*complete)(struct vmpi_xfer *x);
+};
+
+/* How two ranks relate, as the coordinator sees them; a channel's `reach`
+ * names the relation it needs to serve a pair. */
+enum {
+    VMPI_REACH_VM = 1,     /* the same VM (one kernel) */
+    VMPI_REACH_REGION = 2, /* the same host region (VMs of one host) */
+    VMPI_REACH_NET = 4     /* any two ranks */
+};
+
+/* What the coordinator tells a channel at init. */
+struct vmpi_chan_setup {
+    const int *peers; /* world ranks this channel serves for this rank */
+    int npeers;
+    const int *group; /* the ranks that share its reach with this rank, this rank
+                       * included, in world-rank order */
+    int ngroup, me;   /* me: this rank's index in group */
+    const int *pid;   /* world rank -> process id (in its own PID namespace) */
+    bool used;        /* some rank of the job uses the channel: every rank passes
+                       * the same value, and a collective init runs only then */
+};
+
+struct vmpi_cslot;
+struct vmpi_chan_mem;
+
 struct vmpi_chan {
     const char *name;
+    unsigned reach;  /* VMPI_REACH_* this channel needs between two ranks */
+    bool slow_poll;  /* a poll is a system call: poll it less often than memory */
+    /* Collective over the job when the channel needs it (see `used`). */
+    void (*init)(const struct vmpi_chan_up *up, const struct vmpi_chan_setup *s);
+    /* The channel's state for world rank `world`, one of the peers of init,
+     * and the largest message it sends eagerly to it. */
+    void *(*add_peer)(int world, size_t *eager_max);
     /* Sends a packet whose payload is len contiguous bytes at buf: 0, or 1
      * when there is no room now. */
     int (*send)(void *cstate, const struct vmpi_hdr *h, const void *buf, size_t len);
@@ -43,44 +123,63 @@ struct vmpi_chan {
     void (*commit)(void *cstate, const struct vmpi_hdr *h, size_t paylen);
     /* Sends a small packet now or later, preserving order; never fails. */
     void (*send_ctl)(void *cstate, const struct vmpi_hdr *h, const void *pay, size_t paylen);
-    /* Sender side of a rendezvous: announce sreq (its data is
-     * vmpi_req_sdata(sreq), sreq->len bytes). Returns 0, or 1 when there is
-     * no room now (core retries). The channel completes sreq when the data
-     * has left its buffer. */
-    int (*rndv_send)(void *cstate, struct vmpi_req *sreq, const struct vmpi_hdr *h);
-    /* Receiver side: rreq matched a rendezvous whose RTS payload is info.
-     * The channel moves the data with vmpi_req_deliver() and completes rreq. */
-    void (*rndv_recv)(void *cstate, struct vmpi_req *rreq, const void *info, size_t infolen);
+    /* Sender side of a rendezvous: announce x (its data: up->sdata(x)).
+     * Returns 0, or 1 when there is no room now (the caller retries). The
+     * channel completes x when the data has left its buffer. */
+    int (*rndv_send)(void *cstate, struct vmpi_xfer *x, const struct vmpi_hdr *h);
+    /* Receiver side: x matched a rendezvous whose RTS payload is info. The
+     * channel moves the data with up->deliver (or into up->rdata) and
+     * completes x. */
+    void (*rndv_recv)(void *cstate, struct vmpi_xfer *x, const void *info, size_t infolen);
     /* Polls for incoming packets and advances transfers; returns events. */
     int (*poll)(void);
     /* True while packets or transfers are still queued in the channel. */
     bool (*busy)(void);
     void (*finalize)(void);
+    /* Optional (NULL when absent): */
+    /* A line for the start-up report ("ivshmem region /dev/shm/x"), or NULL. */
+    const char *(*describe)(void);
+    /* The collective slot (shm/cslot.h) of world rank `world` in the memory
+     * the channel shares among its group, or NULL. */
+    struct vmpi_cslot *(*cslot)(int world);
+    /* The channel's memory face. */
+    const struct vmpi_chan_mem *mem;
 };
 
-/* Core entry for a packet that arrived from world rank src. Returns 0 when
- * consumed, VMPI_MATCHED when it matched a posted receive, or VMPI_AGAIN
- * when core cannot take it now (the channel keeps it and stops reading that
- * peer until the next poll). After VMPI_MATCHED the channel should return
- * to its caller rather than look for more: a waiting rank's reply must not
- * queue behind the cache miss of polling the next, still-empty cell. */
-#define VMPI_AGAIN 1
-#define VMPI_MATCHED 2
-int vmpi_core_incoming(int src, const struct vmpi_hdr *h, const void *pay, size_t paylen);
+/* The memory face of a channel (as UCX's memory domain or libfabric's
+ * fi_mr): memory its peers can reach, and the names they reach it by.
+ * Windows and MPI_Alloc_mem use it through the coordinator, never a
+ * channel by name. Every member may be NULL. */
+struct vmpi_mem_key {
+    uint64_t addr, key; /* what a peer needs to reach exposed memory */
+};
+struct vmpi_mem_reg {
+    void *handle; /* the channel's registration, or NULL */
+    struct vmpi_mem_key key;
+};
+struct vmpi_chan_mem {
+    /* Memory that the channel's group can map (NULL: none or no room), and
+     * its release (false: p is not such memory). */
+    void *(*alloc)(size_t n);
+    bool (*free)(void *p);
+    /* Makes [base, base + len) reachable by peers; false when it cannot. */
+    bool (*expose)(void *base, size_t len, struct vmpi_mem_reg *reg);
+    void (*unexpose)(struct vmpi_mem_reg *reg);
+    /* Where len bytes that world rank `world` exposed under key lie in this
+     * process, for loads and stores; NULL when they are not all there. */
+    void *(*map)(int world, const struct vmpi_mem_key *key, uint64_t len);
+    /* One-sided access to exposed memory of world rank `world`: reaches()
+     * says whether it is possible; put and get move len bytes between buf
+     * and the peer's key.addr + off, and complete x when a put is visible
+     * at the target or a get's data is in buf. */
+    bool (*reaches)(int world);
+    void (*put)(int world, const void *buf, size_t len, const struct vmpi_mem_key *key,
+                uint64_t off, struct vmpi_xfer *x);
+    void (*get)(int world, void *buf, size_t len, const struct vmpi_mem_key *key, uint64_t off,
+                struct vmpi_xfer *x);
+};
 
-/* Where a send request's packed data is (contiguous): user memory or tmp. */
-const void *vmpi_req_sdata(const struct vmpi_req *sreq);
-/* Stores len packed bytes at offset off of rreq's message into its buffer;
- * bytes beyond the receive capacity are dropped (truncation is recorded). */
-void vmpi_req_deliver(struct vmpi_req *rreq, size_t off, const void *src, size_t len);
-/* A contiguous destination for the first n bytes of rreq's message, or NULL
- * if the receive buffer is not contiguous (then use vmpi_req_deliver). */
-void *vmpi_req_rdata(struct vmpi_req *rreq, size_t *n);
-/* Records the received size and completes rreq. */
-void vmpi_req_recv_done(struct vmpi_req *rreq);
-
-extern const struct vmpi_chan vmpi_smp_chan;
-extern const struct vmpi_chan vmpi_ivshmem_chan;
-extern const struct vmpi_chan vmpi_ofi_chan;
+/* The channels, in order of preference (channel/list.c), NULL-terminated. */
+extern const struct vmpi_chan *const vmpi_channels[];
 
 #endif

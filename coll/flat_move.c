@@ -44,7 +44,7 @@
 #include <string.h>
 
 #include "../core/dtype_impl.h" /* vmpi_dtype_addr */
-#include "coll.h"
+#include "coll_impl.h"
 
 enum {
     BCAST_LONG = 128 * 1024,

@@ -49,7 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll.h"
+#include "coll_impl.h"
 
 enum {
     ALLREDUCE_SMALL = 8 << 10, /* bytes below which allreduce uses recursive doubling */

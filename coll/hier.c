@@ -37,7 +37,7 @@
 #include "../core/dtype_impl.h" /* vmpi_dtype_addr */
 #include "../locality/locality.h"
 #include "../shm/cslot.h"
-#include "coll.h"
+#include "coll_impl.h"
 
 struct coll_layout {
     int nnodes, my_node;
@@ -46,19 +46,26 @@ struct coll_layout {
     int *local;    /* comm ranks of this rank's node (increasing) */
     int nlocal, me_local;
     struct coll_node node;
+    uint32_t nbc_seq; /* non-blocking collectives started on the communicator */
 };
 
-void vmpi_coll_comm_free(struct vmpi_comm *c)
+/* The communicator slot coll keeps its layout in (vmpi_hier_init). */
+static int slot = -1;
+
+static void layout_free(void *data)
 {
-    struct coll_layout *l = c->coll;
-    if (!l)
-        return;
+    struct coll_layout *l = data;
     free(l->leaders);
     free(l->node_of);
     free(l->local);
     free(l->node.slot);
     free(l);
-    c->coll = NULL;
+}
+
+void vmpi_hier_init(void)
+{
+    if (slot < 0)
+        slot = vmpi_comm_slot_new(layout_free);
 }
 
 static struct coll_layout *layout_build(struct vmpi_comm *c)
@@ -120,9 +127,14 @@ nomem:
 
 static struct coll_layout *layout(struct vmpi_comm *c)
 {
-    if (!c->coll)
-        c->coll = layout_build(c);
-    return c->coll;
+    if (!c->slot[slot])
+        c->slot[slot] = layout_build(c);
+    return c->slot[slot];
+}
+
+uint32_t vmpi_hier_nbc_seq(struct vmpi_comm *c)
+{
+    return layout(c)->nbc_seq++;
 }
 
 bool vmpi_hier_useful(struct vmpi_comm *c, const struct vmpi_dtype *dt)

@@ -35,7 +35,7 @@
 
 #include "../core/dtype_impl.h" /* vmpi_dtype_addr */
 #include "../shm/cslot.h"
-#include "coll.h"
+#include "coll_impl.h"
 
 /* Below this many bytes one rank combines everything (one round of
  * publications); above, the work is split in slices (two rounds). */

@@ -38,12 +38,12 @@
 #include <string.h>
 
 #include "../core/dtype_impl.h" /* vmpi_dtype_addr, vmpi_dtype_ref */
-#include "coll.h"
+#include "coll_impl.h"
 
 _Static_assert(COLL_TAG_NBC + (long long)NBC_WINDOW * NBC_STRIDE - 1 <= VMPI_TAG_UB,
                "non-blocking collective tags stay valid tags");
 
-unsigned vmpi_coll_nbc_active;
+static unsigned nbc_active; /* schedules running: progress runs them */
 
 enum { ST_SEND, ST_RECV, ST_REDUCE, ST_COPY };
 
@@ -96,7 +96,7 @@ static struct sched *sched_new(struct vmpi_comm *c, MPI_Op op)
     s->op = op;
     vmpi_op_retain(op); /* the user may free a user op before the wait */
     s->cur = -1;
-    uint32_t seq = c->nbc_seq++;
+    uint32_t seq = vmpi_hier_nbc_seq(c);
     s->tag0 = COLL_TAG_NBC + (int)(seq % NBC_WINDOW) * NBC_STRIDE;
     return s;
 }
@@ -294,7 +294,8 @@ int vmpi_coll_nbc_progress(void)
             active = s->next;
         if (s->next)
             s->next->prev = s->prev;
-        vmpi_coll_nbc_active--;
+        if (--nbc_active == 0)
+            vmpi_progress_remove(vmpi_coll_nbc_progress);
         sched_finish(s);
         events++;
     }
@@ -335,7 +336,8 @@ static int sched_launch(struct sched *s, const char *fn, struct vmpi_req **out)
     if (active)
         active->prev = s;
     active = s;
-    vmpi_coll_nbc_active++;
+    if (nbc_active++ == 0)
+        vmpi_progress_add(vmpi_coll_nbc_progress, 0, VMPI_POLL_WAIT);
     return MPI_SUCCESS;
 }
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll.h"
+#include "coll_impl.h"
 
 struct coll_choice coll_choice[COLL_N];
 
@@ -74,6 +74,7 @@ void vmpi_coll_init(void)
 {
     for (int id = 0; id < COLL_N; id++)
         parse_choice(id);
+    vmpi_hier_init();
 }
 
 /* Hierarchical unless told otherwise, when vmpi_hier_useful says it wins

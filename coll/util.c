@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "../core/dtype_impl.h" /* true_ub */
-#include "coll.h"
+#include "coll_impl.h"
 
 void *coll_tmp_alloc(MPI_Count count, const struct vmpi_dtype *dt, void **raw)
 {

@@ -32,7 +32,7 @@
  * which polls the network on every 16th call, polls it twice. */
 #define BURST_POLLS 32
 
-int vmpi_api_depth;
+int vmpi_async_depth;
 bool vmpi_async_on;
 bool vmpi_async_wanted;
 

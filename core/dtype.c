@@ -33,7 +33,7 @@ static const struct bdesc basic_desc[] = {
     B(MPI_C_LONG_DOUBLE_COMPLEX, long double _Complex),
     B(MPI_AINT, MPI_Aint), B(MPI_OFFSET, MPI_Offset), B(MPI_COUNT, MPI_Count),
     /* MPI_2INT is a basic handle but holds two int elements. */
-    { MPI_2INT, "MPI_2INT", sizeof(struct vmpi_pair_2i), _Alignof(struct vmpi_pair_2i),
+    { MPI_2INT, "MPI_2INT", sizeof(struct vmpi_minloc_2i), _Alignof(struct vmpi_minloc_2i),
       sizeof(int) },
     /* The deprecated bound markers: no data, only a bound. */
     { MPI_LB, "MPI_LB", 0, 1, 0 },
@@ -50,9 +50,9 @@ struct pdesc {
 #define P(h, V, S)                                                                   \
     { h, #h, sizeof(V), offsetof(struct S, i), sizeof(struct S), _Alignof(struct S) }
 static const struct pdesc pair_desc[] = {
-    P(MPI_FLOAT_INT, float, vmpi_pair_fi), P(MPI_DOUBLE_INT, double, vmpi_pair_di),
-    P(MPI_LONG_INT, long, vmpi_pair_li), P(MPI_SHORT_INT, short, vmpi_pair_si),
-    P(MPI_LONG_DOUBLE_INT, long double, vmpi_pair_ldi),
+    P(MPI_FLOAT_INT, float, vmpi_minloc_fi), P(MPI_DOUBLE_INT, double, vmpi_minloc_di),
+    P(MPI_LONG_INT, long, vmpi_minloc_li), P(MPI_SHORT_INT, short, vmpi_minloc_si),
+    P(MPI_LONG_DOUBLE_INT, long double, vmpi_minloc_ldi),
 };
 #undef P
 

@@ -43,12 +43,12 @@ struct vmpi_dtype {
 
 /* The value/index pairs of MINLOC/MAXLOC (MPI_FLOAT_INT ... MPI_2INT), laid
  * out as the C compiler lays out the user's struct. */
-struct vmpi_pair_fi { float v; int i; };
-struct vmpi_pair_di { double v; int i; };
-struct vmpi_pair_li { long v; int i; };
-struct vmpi_pair_si { short v; int i; };
-struct vmpi_pair_2i { int v; int i; };
-struct vmpi_pair_ldi { long double v; int i; };
+struct vmpi_minloc_fi { float v; int i; };
+struct vmpi_minloc_di { double v; int i; };
+struct vmpi_minloc_li { long v; int i; };
+struct vmpi_minloc_si { short v; int i; };
+struct vmpi_minloc_2i { int v; int i; };
+struct vmpi_minloc_ldi { long double v; int i; };
 
 /* vmpi_dtype_get with the predefined basic types (builtin kind, indexed by
  * the handle's low byte) inline, for the point-to-point fast path. */

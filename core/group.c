@@ -5,7 +5,7 @@
  * group, MPI_Comm_group hands out another, MPI_Group_free drops one; the
  * object (and its handle) goes away with the last reference.
  *
- * The set operations are written twice over: vmpi_grp_* work on plain arrays
+ * The set operations are written twice over: vmpi_group_* work on plain arrays
  * of world ranks and know nothing about handles or process state (the unit
  * tests call them directly); api/group.c wraps their results in objects. */
 #include <stdlib.h>
@@ -67,7 +67,7 @@ static int check_ranks(int size, int n, const int *ranks)
 }
 
 /* out[i] = w[ranks[i]]; out holds n entries. */
-int vmpi_grp_incl(const int *w, int size, int n, const int *ranks, int *out)
+int vmpi_group_incl(const int *w, int size, int n, const int *ranks, int *out)
 {
     int rc = check_ranks(size, n, ranks);
     if (rc != MPI_SUCCESS)
@@ -78,7 +78,7 @@ int vmpi_grp_incl(const int *w, int size, int n, const int *ranks, int *out)
 }
 
 /* The members of w not listed in ranks, in their order; out holds size entries. */
-int vmpi_grp_excl(const int *w, int size, int n, const int *ranks, int *out, int *outn)
+int vmpi_group_excl(const int *w, int size, int n, const int *ranks, int *out, int *outn)
 {
     int rc = check_ranks(size, n, ranks);
     if (rc != MPI_SUCCESS)
@@ -101,7 +101,7 @@ int vmpi_grp_excl(const int *w, int size, int n, const int *ranks, int *out, int
  * the group (MPI_ERR_RANK), stride must be non-zero and point from first
  * towards last (MPI_ERR_ARG), and no rank may be produced twice
  * (MPI_ERR_RANK). *out is malloc'ed (NULL when *outn is 0). */
-int vmpi_grp_range_incl(const int *w, int size, int n, const int (*ranges)[3], int **out,
+int vmpi_group_range_incl(const int *w, int size, int n, const int (*ranges)[3], int **out,
                         int *outn)
 {
     *out = NULL;
@@ -153,7 +153,7 @@ int vmpi_grp_range_incl(const int *w, int size, int n, const int (*ranges)[3], i
 
 /* All of a in order, then the members of b not in a, in b's order.
  * out holds na + nb entries. Without scratch memory the quadratic scan is used. */
-void vmpi_grp_union(const int *a, int na, const int *b, int nb, int *out, int *outn)
+void vmpi_group_union(const int *a, int na, const int *b, int nb, int *out, int *outn)
 {
     int len, k = 0;
     int *in_a = rank_map(a, na, b, nb, 0, &len);
@@ -201,20 +201,20 @@ static void keep_if(const int *a, int na, const int *b, int nb, int want, int *o
 }
 
 /* Members of a that are also in b, in a's order; out holds na entries. */
-void vmpi_grp_intersection(const int *a, int na, const int *b, int nb, int *out, int *outn)
+void vmpi_group_intersection(const int *a, int na, const int *b, int nb, int *out, int *outn)
 {
     keep_if(a, na, b, nb, 1, out, outn);
 }
 
 /* Members of a that are not in b, in a's order; out holds na entries. */
-void vmpi_grp_difference(const int *a, int na, const int *b, int nb, int *out, int *outn)
+void vmpi_group_difference(const int *a, int na, const int *b, int nb, int *out, int *outn)
 {
     keep_if(a, na, b, nb, 0, out, outn);
 }
 
 /* r2[i] = rank in b of the process a[r1[i]], MPI_UNDEFINED if absent,
  * MPI_PROC_NULL for MPI_PROC_NULL. MPI_ERR_RANK for a rank outside a. */
-int vmpi_grp_translate(const int *a, int na, int n, const int *r1, const int *b, int nb,
+int vmpi_group_translate(const int *a, int na, int n, const int *r1, const int *b, int nb,
                        int *r2)
 {
     if (n < 0)
@@ -251,7 +251,7 @@ int vmpi_grp_translate(const int *a, int na, int n, const int *r1, const int *b,
 /* MPI_IDENT (same members, same order), MPI_SIMILAR (same members) or
  * MPI_UNEQUAL. Group members are distinct, so equal sizes plus a ⊆ b means
  * the same set. */
-int vmpi_grp_compare(const int *a, int na, const int *b, int nb)
+int vmpi_group_compare(const int *a, int na, const int *b, int nb)
 {
     if (na != nb)
         return MPI_UNEQUAL;
@@ -275,7 +275,7 @@ int vmpi_grp_compare(const int *a, int na, const int *b, int nb)
         }
         return MPI_SIMILAR;
     }
-    vmpi_grp_intersection(a, na, b, nb, tmp, &k);
+    vmpi_group_intersection(a, na, b, nb, tmp, &k);
     free(tmp);
     return k == na ? MPI_SIMILAR : MPI_UNEQUAL;
 }

@@ -1,6 +1,5 @@
 /* Start-up and shut-down of the whole library. */
 #include "vmpi.h"
-#include "../channel/chan.h"
 #include "../locality/locality.h"
 #include "../pmi/pmi.h"
 
@@ -39,6 +38,24 @@ static void abort_job(const char *msg)
     vmpi_pmi_abort(1, msg);
 }
 
+/* The active channels are the first pollers, in channel-list order. */
+static void progress_init(void)
+{
+    const struct vmpi_locality_chan *ch;
+    int n = vmpi_locality_active(&ch);
+    for (int i = 0; i < n; i++)
+        vmpi_progress_add(ch[i].chan->poll, ch[i].poll_mask, 0);
+    /* More ranks on this machine than processors: a rank that spins while
+     * the one it waits for has no processor holds things up for a whole
+     * time slice, so idle polling yields now and then. Emulated VMs and
+     * hosts share the machine's processors, hence all ranks on this kernel
+     * are counted. */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int onhost = vmpi_locality_kernel_ranks();
+    vmpi_g.yield_polls = (unsigned)vmpi_env_u64("VMPI_YIELD_POLLS",
+                                                 ncpu > 0 && onhost > ncpu ? 1 : 0, 0, 4096);
+}
+
 int vmpi_core_init(int required, int *provided)
 {
     int appnum;
@@ -55,31 +72,29 @@ int vmpi_core_init(int required, int *provided)
     if (provided)
         *provided = vmpi_g.thread_level;
     vmpi_g.unexp_max = vmpi_env_u64("VMPI_UNEXPECTED_MAX", (uint64_t)64 << 20, 0, UINT64_MAX);
-    vmpi_g.peers = calloc((size_t)vmpi_job.size, sizeof *vmpi_g.peers);
-    if (!vmpi_g.peers || vmpi_p2p_init())
+    if (vmpi_p2p_init())
         vmpi_fatal("out of memory during MPI_Init");
-    vmpi_coll_init();
     if (vmpi_dtype_init() || vmpi_comm_init())
         vmpi_fatal("cannot set up predefined datatypes and communicators");
     vmpi_g.state = 1;
-    vmpi_locality_init();
+    vmpi_locality_init(&vmpi_p2p_up);
+    progress_init();
     return MPI_SUCCESS;
 }
 
 int vmpi_core_finalize(void)
 {
     /* Everything this rank queued must reach its peers before we leave. */
-    while (!vmpi_p2p_idle())
+    while (!vmpi_progress_idle())
         vmpi_progress();
     if (vmpi_pmi_fence())
         vmpi_fatal("PMI barrier failed in MPI_Finalize");
+    vmpi_progress_finalize();
     vmpi_locality_finalize();
     vmpi_p2p_finalize();
     vmpi_comm_finalize();
     vmpi_dtype_finalize();
     vmpi_req_pool_finalize();
-    free(vmpi_g.peers);
-    vmpi_g.peers = NULL;
     vmpi_pmi_finalize();
     vmpi_g.state = 2;
     return MPI_SUCCESS;

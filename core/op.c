@@ -173,9 +173,9 @@ static const struct pair_info {
     size_t ioff;  /* the index's offset in the C struct (the builtin layout) */
 } pairs[NPK] = {
 #define PI(k, s, V, S) [k] = { minloc_##s, maxloc_##s, sizeof(V), offsetof(struct S, i) }
-    PI(PK_FI, fi, float, vmpi_pair_fi),    PI(PK_DI, di, double, vmpi_pair_di),
-    PI(PK_LI, li, long, vmpi_pair_li),     PI(PK_SI, si, short, vmpi_pair_si),
-    PI(PK_2I, 2i, int, vmpi_pair_2i),      PI(PK_LDI, ldi, long double, vmpi_pair_ldi),
+    PI(PK_FI, fi, float, vmpi_minloc_fi),    PI(PK_DI, di, double, vmpi_minloc_di),
+    PI(PK_LI, li, long, vmpi_minloc_li),     PI(PK_SI, si, short, vmpi_minloc_si),
+    PI(PK_2I, 2i, int, vmpi_minloc_2i),      PI(PK_LDI, ldi, long double, vmpi_minloc_ldi),
 #undef PI
 };
 

@@ -29,9 +29,8 @@
  * the single copy straight into its buffer. */
 #include "vmpi.h"
 #include "dtype_impl.h"
-#include "../channel/chan.h"
+#include "../locality/locality.h"
 
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,7 +75,7 @@ static void inflight_start(struct vmpi_req *r, int peer)
 void vmpi_p2p_inflight_end(struct vmpi_req *r)
 {
     r->inflight = 0;
-    inflight[r->peer_world]--;
+    inflight[r->x.peer]--;
     inflight_total--;
 }
 
@@ -133,16 +132,17 @@ static void src_check(const struct vmpi_comm *c, const struct vmpi_hdr *h, int w
                    world, (int)h->src, (int)h->tag, c->size);
 }
 
-/* ---- data movement helpers used by channels ----------------------------- */
+/* ---- the up-calls of the channels ------------------------------------------ */
 
-const void *vmpi_req_sdata(const struct vmpi_req *sreq)
+/* Where a send request's packed data is (contiguous): user memory or tmp. */
+static const void *req_sdata(const struct vmpi_req *sreq)
 {
     if (sreq->tmp)
         return sreq->tmp;
     return vmpi_dtype_addr(sreq->buf, sreq->dt->true_lb);
 }
 
-void *vmpi_req_rdata(struct vmpi_req *rreq, size_t *n)
+static void *req_rdata(struct vmpi_req *rreq, size_t *n)
 {
     if (!rreq->dt->contig)
         return NULL;
@@ -150,7 +150,7 @@ void *vmpi_req_rdata(struct vmpi_req *rreq, size_t *n)
     return vmpi_dtype_addr(rreq->buf, rreq->dt->true_lb);
 }
 
-void vmpi_req_deliver(struct vmpi_req *rreq, size_t off, const void *src, size_t len)
+static void req_deliver(struct vmpi_req *rreq, size_t off, const void *src, size_t len)
 {
     if (off >= rreq->len)
         return;
@@ -175,12 +175,48 @@ static void recv_outcome(struct vmpi_req *r, const struct vmpi_hdr *h)
     } else {
         r->st_bytes = h->len;
     }
+    r->x.size = r->msglen;
+    r->x.fit = r->st_bytes;
 }
 
-void vmpi_req_recv_done(struct vmpi_req *rreq)
+static const void *up_sdata(const struct vmpi_xfer *x)
 {
-    vmpi_req_complete(rreq);
+    return req_sdata(vmpi_req_of((struct vmpi_xfer *)x));
 }
+
+static void *up_rdata(struct vmpi_xfer *x, size_t *n)
+{
+    return req_rdata(vmpi_req_of(x), n);
+}
+
+static void up_deliver(struct vmpi_xfer *x, size_t off, const void *src, size_t len)
+{
+    req_deliver(vmpi_req_of(x), off, src, len);
+}
+
+static void up_complete(struct vmpi_xfer *x)
+{
+    vmpi_req_complete(vmpi_req_of(x));
+}
+
+static struct vmpi_xfer *up_send_of(uint64_t cookie, int peer)
+{
+    struct vmpi_req *s = vmpi_req_from_cookie(cookie);
+    if (!s || s->kind != VMPI_REQ_SEND || s->done || s->x.peer != peer)
+        return NULL;
+    return &s->x;
+}
+
+static int incoming(int src, const struct vmpi_hdr *h, const void *pay, size_t paylen);
+
+const struct vmpi_chan_up vmpi_p2p_up = {
+    .incoming = incoming,
+    .send_of = up_send_of,
+    .sdata = up_sdata,
+    .rdata = up_rdata,
+    .deliver = up_deliver,
+    .complete = up_complete,
+};
 
 static void send_ack(int world, uint64_t cookie)
 {
@@ -190,7 +226,7 @@ static void send_ack(int world, uint64_t cookie)
             vmpi_req_complete(s);
         return;
     }
-    struct vmpi_peer *p = &vmpi_g.peers[world];
+    struct vmpi_peer *p = &vmpi_locality_peers[world];
     struct vmpi_hdr h = {.type = VMPI_PKT_ACK, .len = 0};
     p->chan->send_ctl(p->cstate, &h, &cookie, sizeof cookie);
 }
@@ -223,7 +259,8 @@ static bool wanted_from(int src)
     return false;
 }
 
-int vmpi_core_incoming(int src, const struct vmpi_hdr *h, const void *pay, size_t paylen)
+/* A packet from world rank src (the channels' up-call; see chan.h). */
+static int incoming(int src, const struct vmpi_hdr *h, const void *pay, size_t paylen)
 {
     uint64_t scookie = 0;
     if (VMPI_LIKELY(h->type == VMPI_PKT_EAGER)) {
@@ -243,7 +280,7 @@ int vmpi_core_incoming(int src, const struct vmpi_hdr *h, const void *pay, size_
         memcpy(&scookie, pay, sizeof scookie);
         struct vmpi_req *s = vmpi_req_from_cookie(scookie);
         if (!s || s->kind != VMPI_REQ_SEND || s->mode != VMPI_MODE_SYNC || s->done ||
-            s->peer_world != src)
+            s->x.peer != src)
             vmpi_fatal("ACK from rank %d names no pending synchronous send to it", src);
         vmpi_req_complete(s);
         return 0;
@@ -261,10 +298,10 @@ int vmpi_core_incoming(int src, const struct vmpi_hdr *h, const void *pay, size_
                 send_ack(src, scookie);
             recv_eager(r, h, pay);
         } else {
-            struct vmpi_peer *p = &vmpi_g.peers[src];
+            struct vmpi_peer *p = &vmpi_locality_peers[src];
             recv_outcome(r, h);
-            r->peer_world = src;
-            p->chan->rndv_recv(p->cstate, r, pay, paylen);
+            r->x.peer = src;
+            p->chan->rndv_recv(p->cstate, &r->x, pay, paylen);
             inflight_start(r, src);
         }
         return VMPI_MATCHED;
@@ -302,14 +339,14 @@ int vmpi_core_incoming(int src, const struct vmpi_hdr *h, const void *pay, size_
 /* Tries to put sreq on its channel; false when there is no room now. */
 static bool send_try(struct vmpi_req *s)
 {
-    struct vmpi_peer *p = &vmpi_g.peers[s->peer_world];
+    struct vmpi_peer *p = &vmpi_locality_peers[s->x.peer];
     const struct vmpi_chan *ch = p->chan;
     struct vmpi_hdr h = {.type = VMPI_PKT_EAGER, .src = s->comm->rank, .tag = s->tag,
                          .ctx = s->ctx, .len = s->len};
     if (s->len <= p->eager_max) {
         bool sync = s->mode == VMPI_MODE_SYNC;
         if (!sync && (s->tmp || s->dt->contig)) {
-            if (ch->send(p->cstate, &h, vmpi_req_sdata(s), s->len))
+            if (ch->send(p->cstate, &h, req_sdata(s), s->len))
                 return false;
             vmpi_req_complete(s);
             return true;
@@ -325,7 +362,7 @@ static bool send_try(struct vmpi_req *s)
             out += sizeof c;
         }
         if (s->tmp || s->dt->contig)
-            memcpy(out, vmpi_req_sdata(s), s->len);
+            memcpy(out, req_sdata(s), s->len);
         else
             vmpi_dtype_pack(out, s->buf, s->count, s->dt, 0, s->len);
         ch->commit(p->cstate, &h, paylen);
@@ -343,7 +380,7 @@ static bool send_try(struct vmpi_req *s)
             vmpi_fatal("out of memory packing a %zu-byte message", s->len);
         vmpi_dtype_pack(s->tmp, s->buf, s->count, s->dt, 0, s->len);
     }
-    return ch->rndv_send(p->cstate, s, &h) == 0;
+    return ch->rndv_send(p->cstate, &s->x, &h) == 0;
 }
 
 /* Send to self: the packet goes straight to the matching code. */
@@ -358,7 +395,7 @@ static bool send_self(struct vmpi_req *s)
             vmpi_fatal("out of memory packing a %zu-byte message", s->len);
         vmpi_dtype_pack(s->tmp, s->buf, s->count, s->dt, 0, s->len);
     }
-    data = vmpi_req_sdata(s);
+    data = req_sdata(s);
     bool sync = s->mode == VMPI_MODE_SYNC;
     int rc;
     if (sync) {
@@ -369,10 +406,10 @@ static bool send_self(struct vmpi_req *s)
         memcpy(tmp, &c, sizeof c);
         memcpy(tmp + sizeof c, data, s->len);
         h.flags = VMPI_HF_SYNC;
-        rc = vmpi_core_incoming(vmpi_job.rank, &h, tmp, s->len + sizeof c);
+        rc = incoming(vmpi_job.rank, &h, tmp, s->len + sizeof c);
         free(tmp);
     } else {
-        rc = vmpi_core_incoming(vmpi_job.rank, &h, data, s->len);
+        rc = incoming(vmpi_job.rank, &h, data, s->len);
         if (rc != VMPI_AGAIN)
             vmpi_req_complete(s);
     }
@@ -388,7 +425,7 @@ static void pend_append(struct vmpi_req *s)
     else
         pend_head = s;
     pend_tail = s;
-    pend_count[s->peer_world]++;
+    pend_count[s->x.peer]++;
 }
 
 static void pend_remove(struct vmpi_req *s)
@@ -401,7 +438,7 @@ static void pend_remove(struct vmpi_req *s)
         s->next->prev = s->prev;
     else
         pend_tail = s->prev;
-    pend_count[s->peer_world]--;
+    pend_count[s->x.peer]--;
 }
 
 /* Retries queued sends in order; a peer whose send found no room keeps its
@@ -412,16 +449,16 @@ __attribute__((noinline, cold)) static int pend_progress(void)
     unsigned char blocked[64] = {0}; /* hashed per-peer "already full" marks */
     for (struct vmpi_req *s = pend_head, *next; s; s = next) {
         next = s->next;
-        unsigned b = (unsigned)s->peer_world % (8 * sizeof blocked);
+        unsigned b = (unsigned)s->x.peer % (8 * sizeof blocked);
         if (blocked[b / 8] & (1u << (b % 8)))
             continue;
         pend_remove(s);
-        bool ok = s->peer_world == vmpi_job.rank ? send_self(s) : send_try(s);
+        bool ok = s->x.peer == vmpi_job.rank ? send_self(s) : send_try(s);
         if (ok)
-            inflight_start(s, s->peer_world);
+            inflight_start(s, s->x.peer);
         if (!ok) {
             /* Put it back where it was. */
-            pend_count[s->peer_world]++;
+            pend_count[s->x.peer]++;
             s->prev = next ? next->prev : pend_tail;
             s->next = next;
             if (s->prev)
@@ -450,6 +487,7 @@ int vmpi_p2p_isend(const void *buf, MPI_Count count, struct vmpi_dtype *dt, int 
     s->dt = dt;
     vmpi_dtype_ref(dt);
     s->len = (size_t)(count * dt->size);
+    s->x.size = s->len;
     s->tag = tag;
     s->peer = dest;
     s->comm = c;
@@ -460,11 +498,11 @@ int vmpi_p2p_isend(const void *buf, MPI_Count count, struct vmpi_dtype *dt, int 
         vmpi_req_complete(s);
         return MPI_SUCCESS;
     }
-    s->peer_world = vmpi_comm_world_rank(c, dest);
-    if (pend_count[s->peer_world] == 0) {
-        bool ok = s->peer_world == vmpi_job.rank ? send_self(s) : send_try(s);
+    s->x.peer = vmpi_comm_world_rank(c, dest);
+    if (pend_count[s->x.peer] == 0) {
+        bool ok = s->x.peer == vmpi_job.rank ? send_self(s) : send_try(s);
         if (ok) {
-            inflight_start(s, s->peer_world);
+            inflight_start(s, s->x.peer);
             return MPI_SUCCESS;
         }
     }
@@ -493,10 +531,10 @@ static void recv_unexpected(struct vmpi_req *r, struct unexp *u)
             send_ack(u->src_world, u->scookie);
         recv_eager(r, &u->h, u->data);
     } else {
-        struct vmpi_peer *p = &vmpi_g.peers[u->src_world];
+        struct vmpi_peer *p = &vmpi_locality_peers[u->src_world];
         recv_outcome(r, &u->h);
-        r->peer_world = u->src_world;
-        p->chan->rndv_recv(p->cstate, r, u->data, u->paylen);
+        r->x.peer = u->src_world;
+        p->chan->rndv_recv(p->cstate, &r->x, u->data, u->paylen);
         inflight_start(r, u->src_world);
     }
     free(u);
@@ -555,7 +593,7 @@ bool vmpi_p2p_send_fast(const void *buf, size_t len, const struct vmpi_dtype *dt
                         int tag, struct vmpi_comm *c)
 {
     int w = vmpi_comm_world_rank(c, dest);
-    struct vmpi_peer *p = &vmpi_g.peers[w];
+    struct vmpi_peer *p = &vmpi_locality_peers[w];
     if (!p->chan || len > p->eager_max || !dt->contig || pend_count[w])
         return false;
     struct vmpi_hdr h = {.type = VMPI_PKT_EAGER, .src = c->rank, .tag = tag, .ctx = c->ctx,
@@ -608,37 +646,6 @@ bool vmpi_p2p_peek(int src, int tag, struct vmpi_comm *c, MPI_Status *st)
 }
 
 /* ---- completion -------------------------------------------------------------- */
-
-void vmpi_status_set_count(MPI_Status *st, MPI_Count bytes)
-{
-    /* MPICH's layout: low 32 bits in count_lo, the rest shifted left by one
-     * above the cancelled bit. */
-    st->count_lo = (int)(uint32_t)bytes;
-    st->count_hi_and_cancelled =
-        (st->count_hi_and_cancelled & 1) | (int)(((uint64_t)bytes >> 32) << 1);
-}
-
-MPI_Count vmpi_status_get_count(const MPI_Status *st)
-{
-    return (MPI_Count)(((uint64_t)((uint32_t)st->count_hi_and_cancelled >> 1) << 32) |
-                       (uint32_t)st->count_lo);
-}
-
-void vmpi_status_set(MPI_Status *st, const struct vmpi_req *r)
-{
-    if (st == MPI_STATUS_IGNORE)
-        return;
-    st->count_hi_and_cancelled = r->cancelled ? 1 : 0;
-    if (r->kind == VMPI_REQ_RECV) {
-        st->MPI_SOURCE = r->st_source;
-        st->MPI_TAG = r->st_tag;
-        vmpi_status_set_count(st, (MPI_Count)r->st_bytes);
-    } else {
-        st->MPI_SOURCE = MPI_ANY_SOURCE;
-        st->MPI_TAG = MPI_ANY_TAG;
-        vmpi_status_set_count(st, 0);
-    }
-}
 
 int vmpi_p2p_wait(struct vmpi_req *r, MPI_Status *st)
 {
@@ -716,57 +723,35 @@ __attribute__((noinline, cold)) static void pull_unexpected(void)
         r->count = (MPI_Count)u->h.len;
         r->dt = vmpi_dtype_get(MPI_BYTE);
         r->len = u->h.len;
-        r->peer_world = u->src_world;
+        r->x.peer = u->src_world;
         recv_outcome(r, &u->h);
         u->pull = r;
         vmpi_g.unexp_bytes += u->h.len;
-        struct vmpi_peer *p = &vmpi_g.peers[u->src_world];
-        p->chan->rndv_recv(p->cstate, r, u->data, u->paylen);
+        struct vmpi_peer *p = &vmpi_locality_peers[u->src_world];
+        p->chan->rndv_recv(p->cstate, &r->x, u->data, u->paylen);
         inflight_start(r, u->src_world);
     }
 }
 
-#define PULL_IDLE_POLLS 4096
-
-int vmpi_progress(void)
+int vmpi_p2p_deferred(void)
 {
-    static unsigned idle, calls;
-    int n = vmpi_smp_chan.poll();
-    if (vmpi_g.ivshmem)
-        n += vmpi_ivshmem_chan.poll();
-    if (VMPI_UNLIKELY(vmpi_g.net != NULL) && !(++calls & vmpi_g.net_poll_mask))
-        n += vmpi_g.net->poll();
+    int n = 0;
     if (VMPI_UNLIKELY(pend_head != NULL))
         n += pend_progress();
     if (VMPI_UNLIKELY(pulling != NULL))
         n += finish_pulls();
-    if (VMPI_UNLIKELY(vmpi_coll_nbc_active))
-        n += vmpi_coll_nbc_progress();
-    if (VMPI_UNLIKELY(vmpi_rma_am_active))
-        n += vmpi_rma_progress();
-    if (n) {
-        idle = 0;
-        return n;
-    }
-    ++idle;
-    if (VMPI_UNLIKELY(vmpi_g.yield_polls) && idle % vmpi_g.yield_polls == 0)
-        sched_yield();
-    if (VMPI_UNLIKELY(idle >= PULL_IDLE_POLLS)) {
-        idle = 0;
-        if (uq_head)
-            pull_unexpected();
-    }
-    return 0;
+    return n;
 }
 
-/* Non-blocking collectives count too: one the user freed must still send
- * its part before MPI_Finalize leaves. */
-bool vmpi_p2p_idle(void)
+void vmpi_p2p_idle_pull(void)
 {
-    return !pend_head && !pulling && !inflight_total && !vmpi_coll_nbc_active &&
-           !vmpi_smp_chan.busy() &&
-           !(vmpi_g.ivshmem && vmpi_ivshmem_chan.busy()) &&
-           !(vmpi_g.net && vmpi_g.net->busy());
+    if (uq_head)
+        pull_unexpected();
+}
+
+bool vmpi_p2p_quiet(void)
+{
+    return !pend_head && !pulling && !inflight_total;
 }
 
 int vmpi_p2p_init(void)

@@ -38,6 +38,7 @@ struct vmpi_req *vmpi_req_alloc(int kind)
     r->index = index;
     r->gen = gen;
     r->kind = (uint8_t)kind;
+    r->x.cookie = ((uint64_t)gen << 32) | index;
     r->handle = MPI_REQUEST_NULL;
     r->st_error = MPI_SUCCESS;
     return r;
@@ -91,6 +92,37 @@ void vmpi_req_complete(struct vmpi_req *r)
         vmpi_p2p_inflight_end(r);
     if (r->user_freed)
         vmpi_req_free(r);
+}
+
+void vmpi_status_set_count(MPI_Status *st, MPI_Count bytes)
+{
+    /* MPICH's layout: low 32 bits in count_lo, the rest shifted left by one
+     * above the cancelled bit. */
+    st->count_lo = (int)(uint32_t)bytes;
+    st->count_hi_and_cancelled =
+        (st->count_hi_and_cancelled & 1) | (int)(((uint64_t)bytes >> 32) << 1);
+}
+
+MPI_Count vmpi_status_get_count(const MPI_Status *st)
+{
+    return (MPI_Count)(((uint64_t)((uint32_t)st->count_hi_and_cancelled >> 1) << 32) |
+                       (uint32_t)st->count_lo);
+}
+
+void vmpi_status_set(MPI_Status *st, const struct vmpi_req *r)
+{
+    if (st == MPI_STATUS_IGNORE)
+        return;
+    st->count_hi_and_cancelled = r->cancelled ? 1 : 0;
+    if (r->kind == VMPI_REQ_RECV) {
+        st->MPI_SOURCE = r->st_source;
+        st->MPI_TAG = r->st_tag;
+        vmpi_status_set_count(st, (MPI_Count)r->st_bytes);
+    } else {
+        st->MPI_SOURCE = MPI_ANY_SOURCE;
+        st->MPI_TAG = MPI_ANY_TAG;
+        vmpi_status_set_count(st, 0);
+    }
 }
 
 /* Last step of MPI_Finalize: the requests in the pool, and those the

@@ -8,6 +8,7 @@
 #define VMPI_CORE_VMPI_H
 
 #include "../base/base.h"
+#include "../channel/chan.h"
 
 #include <mpi.h>
 #include <stdbool.h>
@@ -88,6 +89,12 @@ struct vmpi_group {
     int *world; /* group rank -> world rank */
 };
 
+/* A layer above core keeps its own per-communicator data in a slot of the
+ * communicator: vmpi_comm_slot_new gives it an index and takes the
+ * destructor run on non-NULL data when the communicator goes. */
+#define VMPI_COMM_SLOTS 4
+int vmpi_comm_slot_new(void (*destroy)(void *data));
+
 struct vmpi_comm {
     int handle;
     int refcount;
@@ -100,8 +107,7 @@ struct vmpi_comm {
     int ndims;
     int *dims, *periods;
     char name[MPI_MAX_OBJECT_NAME];
-    struct coll_layout *coll; /* node layout, computed on first use (coll/hier.c) */
-    uint32_t nbc_seq;         /* non-blocking collectives started on it (their tags) */
+    void *slot[VMPI_COMM_SLOTS]; /* the layers' own data (vmpi_comm_slot_new) */
 };
 
 struct vmpi_comm *vmpi_comm_get(MPI_Comm h); /* NULL: invalid */
@@ -114,116 +120,38 @@ int vmpi_comm_init(void);   /* builds MPI_COMM_WORLD and MPI_COMM_SELF */
 void vmpi_comm_finalize(void);
 
 /* Group arithmetic on plain arrays of world ranks (core/group.c). */
-int vmpi_grp_incl(const int *w, int size, int n, const int *ranks, int *out);
-int vmpi_grp_excl(const int *w, int size, int n, const int *ranks, int *out, int *outn);
-int vmpi_grp_range_incl(const int *w, int size, int n, const int (*ranges)[3], int **out,
+int vmpi_group_incl(const int *w, int size, int n, const int *ranks, int *out);
+int vmpi_group_excl(const int *w, int size, int n, const int *ranks, int *out, int *outn);
+int vmpi_group_range_incl(const int *w, int size, int n, const int (*ranges)[3], int **out,
                         int *outn);
-void vmpi_grp_union(const int *a, int na, const int *b, int nb, int *out, int *outn);
-void vmpi_grp_intersection(const int *a, int na, const int *b, int nb, int *out, int *outn);
-void vmpi_grp_difference(const int *a, int na, const int *b, int nb, int *out, int *outn);
-int vmpi_grp_translate(const int *a, int na, int n, const int *r1, const int *b, int nb,
+void vmpi_group_union(const int *a, int na, const int *b, int nb, int *out, int *outn);
+void vmpi_group_intersection(const int *a, int na, const int *b, int nb, int *out, int *outn);
+void vmpi_group_difference(const int *a, int na, const int *b, int nb, int *out, int *outn);
+int vmpi_group_translate(const int *a, int na, int n, const int *r1, const int *b, int nb,
                        int *r2);
-int vmpi_grp_compare(const int *a, int na, const int *b, int nb);
+int vmpi_group_compare(const int *a, int na, const int *b, int nb);
 struct vmpi_group *vmpi_group_new(int size, int *world);
 void vmpi_group_retain(struct vmpi_group *g);
 void vmpi_group_release(struct vmpi_group *g);
 void vmpi_group_finalize(void);
 
-/* Communicator construction (core/comm.c); collective where MPI says so. */
+/* The communicator object (core/comm.c); building communicators, which
+ * needs collectives, is comm/'s. */
 void vmpi_comm_retain(struct vmpi_comm *c);
 void vmpi_comm_release(struct vmpi_comm *c);
-int vmpi_comm_free(struct vmpi_comm *c);
-int vmpi_comm_dup(struct vmpi_comm *c, struct vmpi_comm **out);
-int vmpi_comm_split(struct vmpi_comm *c, int color, int key, struct vmpi_comm **out);
-int vmpi_comm_split_type(struct vmpi_comm *c, int type, int key, struct vmpi_comm **out);
-int vmpi_comm_create(struct vmpi_comm *c, struct vmpi_group *g, struct vmpi_comm **out);
+int vmpi_comm_free(struct vmpi_comm *c); /* MPI_Comm_free: the handle goes now */
 int vmpi_comm_compare(const struct vmpi_comm *a, const struct vmpi_comm *b);
-
-/* Cartesian topologies (core/topo.c). */
-int vmpi_topo_set_cart(struct vmpi_comm *c, int ndims, const int *dims, const int *periods);
-int vmpi_topo_cart_create(struct vmpi_comm *c, int ndims, const int *dims, const int *periods,
-                          struct vmpi_comm **out);
-void vmpi_topo_cart_coords(const struct vmpi_comm *c, int rank, int *coords);
-int vmpi_topo_cart_rank(const struct vmpi_comm *c, const int *coords, int *rank);
-void vmpi_topo_cart_shift(const struct vmpi_comm *c, int dir, int disp, int *src, int *dst);
-int vmpi_topo_dims_create(int nnodes, int ndims, int *dims);
-
-/* ---- collectives (coll/select.c) ------------------------------------------ */
-void vmpi_coll_init(void); /* reads VMPI_COLL_* */
-void vmpi_coll_comm_free(struct vmpi_comm *c); /* what coll/ keeps per communicator */
-
-/* data movement */
-int vmpi_coll_barrier(struct vmpi_comm *c);
-int vmpi_coll_bcast(void *buf, MPI_Count count, struct vmpi_dtype *dt, int root,
-                    struct vmpi_comm *c);
-/* Same layout on the send and the receive side (count, dt). */
-int vmpi_coll_allgather(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
-                        struct vmpi_comm *c);
-/* The MPI forms: send and receive sides may use different type signatures
- * of equal size; counts/displs arrays are indexed by rank; MPI_IN_PLACE as
- * in MPI; alltoallw displacements in bytes. Arguments MPI ignores on a rank
- * (recv side off the gather root, send side with MPI_IN_PLACE, ...) may be
- * NULL, datatypes included. */
-int vmpi_coll_allgather2(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt,
-                         void *rbuf, MPI_Count rcount, struct vmpi_dtype *rdt,
-                         struct vmpi_comm *c);
-int vmpi_coll_allgatherv(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt,
-                         void *rbuf, const int *rcounts, const int *displs,
-                         struct vmpi_dtype *rdt, struct vmpi_comm *c);
-int vmpi_coll_gather(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt, void *rbuf,
-                     MPI_Count rcount, struct vmpi_dtype *rdt, int root, struct vmpi_comm *c);
-int vmpi_coll_gatherv(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt, void *rbuf,
-                      const int *rcounts, const int *displs, struct vmpi_dtype *rdt, int root,
-                      struct vmpi_comm *c);
-int vmpi_coll_scatter(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt, void *rbuf,
-                      MPI_Count rcount, struct vmpi_dtype *rdt, int root, struct vmpi_comm *c);
-int vmpi_coll_scatterv(const void *sbuf, const int *scounts, const int *displs,
-                       struct vmpi_dtype *sdt, void *rbuf, MPI_Count rcount,
-                       struct vmpi_dtype *rdt, int root, struct vmpi_comm *c);
-int vmpi_coll_alltoall(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt, void *rbuf,
-                       MPI_Count rcount, struct vmpi_dtype *rdt, struct vmpi_comm *c);
-int vmpi_coll_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
-                        struct vmpi_dtype *sdt, void *rbuf, const int *rcounts,
-                        const int *rdispls, struct vmpi_dtype *rdt, struct vmpi_comm *c);
-int vmpi_coll_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
-                        struct vmpi_dtype *const *sdts, void *rbuf, const int *rcounts,
-                        const int *rdispls, struct vmpi_dtype *const *rdts, struct vmpi_comm *c);
-
-/* reductions */
-int vmpi_coll_reduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
-                     MPI_Op op, int root, struct vmpi_comm *c);
-int vmpi_coll_allreduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
-                        MPI_Op op, struct vmpi_comm *c);
-/* counts[i] elements of the result go to rank i (c->size entries). */
-int vmpi_coll_reduce_scatter(const void *sbuf, void *rbuf, const MPI_Count *counts,
-                             struct vmpi_dtype *dt, MPI_Op op, struct vmpi_comm *c);
-int vmpi_coll_reduce_scatter_block(const void *sbuf, void *rbuf, MPI_Count count,
-                                   struct vmpi_dtype *dt, MPI_Op op, struct vmpi_comm *c);
-int vmpi_coll_scan(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
-                   MPI_Op op, struct vmpi_comm *c);
-int vmpi_coll_exscan(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
-                     MPI_Op op, struct vmpi_comm *c);
-
-/* non-blocking (coll/sched.c): each builds a schedule and starts it; *out
- * is a request of kind VMPI_REQ_COLL that completes when the schedule
- * has. Arguments are checked by the caller; errors: MPI_ERR_NO_MEM. */
-struct vmpi_req;
-int vmpi_coll_ibarrier(struct vmpi_comm *c, struct vmpi_req **out);
-int vmpi_coll_ibcast(void *buf, MPI_Count count, struct vmpi_dtype *dt, int root,
-                     struct vmpi_comm *c, struct vmpi_req **out);
-int vmpi_coll_ireduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
-                      MPI_Op op, int root, struct vmpi_comm *c, struct vmpi_req **out);
-int vmpi_coll_iallreduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
-                         MPI_Op op, struct vmpi_comm *c, struct vmpi_req **out);
-int vmpi_coll_iallgather(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt,
-                         void *rbuf, MPI_Count rcount, struct vmpi_dtype *rdt,
-                         struct vmpi_comm *c, struct vmpi_req **out);
-int vmpi_coll_ialltoall(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt,
-                        void *rbuf, MPI_Count rcount, struct vmpi_dtype *rdt,
-                        struct vmpi_comm *c, struct vmpi_req **out);
-/* Schedules running; while there are any, vmpi_progress runs them. */
-extern unsigned vmpi_coll_nbc_active;
-int vmpi_coll_nbc_progress(void); /* returns rounds started and schedules ended */
+/* A communicator over g (takes the caller's reference on g) with context id
+ * ctx, which it marks used on this process; NULL if out of memory (g is
+ * released). */
+struct vmpi_comm *vmpi_comm_new(struct vmpi_group *g, uint32_t ctx, uint32_t inst,
+                                MPI_Errhandler errh);
+/* Context ids: this process's bitmap of free ids (bit i of word w: id
+ * 2 * (32 w + i) is free), and instance numbers (see comm/comm.c). */
+#define VMPI_CTX_WORDS 64
+void vmpi_comm_ctx_free(uint32_t mask[VMPI_CTX_WORDS]);
+uint32_t vmpi_comm_inst_seen(void);
+void vmpi_comm_inst_saw(uint32_t inst);
 
 /* ---- requests and point-to-point (core/request.c, core/p2p.c) ----------- */
 /* COLL: a non-blocking collective; its schedule (coll/sched.c) completes it. */
@@ -240,7 +168,7 @@ struct vmpi_req {
     uint8_t user_freed;           /* MPI_Request_free while active */
     uint8_t cancelled;
     uint8_t matched;              /* receive matched (can no longer be cancelled) */
-    uint8_t inflight;             /* counted as waiting on peer_world (core/p2p.c) */
+    uint8_t inflight;             /* counted as waiting on x.peer (core/p2p.c) */
     int peer;                     /* comm rank of the partner (or ANY_SOURCE) */
     int tag;
     uint32_t ctx;
@@ -253,11 +181,10 @@ struct vmpi_req {
     /* outcome */
     int st_source, st_tag, st_error;
     size_t st_bytes;
-    /* protocol state owned by the channel moving the data */
     void *tmp;                    /* packed copy of non-contiguous data */
-    size_t off;                   /* bytes moved so far (pipelined transfers) */
-    uint64_t rcookie;             /* the partner's request cookie */
-    int peer_world;
+    /* what the channel moving the data sees (x.peer: the partner's world
+     * rank, x.cookie: this request's cookie) */
+    struct vmpi_xfer x;
     struct vmpi_req *inner;       /* persistent: the operation MPI_Start posted */
 };
 
@@ -267,7 +194,11 @@ struct vmpi_req *vmpi_req_from_handle(MPI_Request h);
 struct vmpi_req *vmpi_req_from_cookie(uint64_t cookie); /* NULL if stale/invalid */
 static inline uint64_t vmpi_req_cookie(const struct vmpi_req *r)
 {
-    return ((uint64_t)r->gen << 32) | r->index;
+    return r->x.cookie;
+}
+static inline struct vmpi_req *vmpi_req_of(struct vmpi_xfer *x)
+{
+    return (struct vmpi_req *)((char *)x - offsetof(struct vmpi_req, x));
 }
 void vmpi_req_free(struct vmpi_req *r);
 void vmpi_p2p_inflight_end(struct vmpi_req *r);
@@ -312,40 +243,41 @@ bool vmpi_p2p_iprobe(int src, int tag, struct vmpi_comm *c, MPI_Status *st);
 bool vmpi_p2p_peek(int src, int tag, struct vmpi_comm *c, MPI_Status *st);
 int vmpi_p2p_init(void);
 void vmpi_p2p_finalize(void);
-bool vmpi_p2p_idle(void); /* no queued sends and no channel backlog */
 void vmpi_req_pool_finalize(void);
 
-/* ---- progress ----------------------------------------------------------- */
-int vmpi_progress(void); /* polls every channel once; returns events handled */
+/* ---- progress (core/progress.c) -------------------------------------------- */
+int vmpi_progress(void); /* runs every poller once; returns events handled */
+/* Registers fn to run on progress calls where (count & mask) == 0 (no-op if
+ * it is registered); VMPI_POLL_WAIT: MPI_Finalize waits while it is. */
+enum { VMPI_POLL_WAIT = 1 };
+void vmpi_progress_add(int (*fn)(void), unsigned mask, unsigned flags);
+void vmpi_progress_remove(int (*fn)(void));
+/* Nothing queued anywhere: no waiting poller, p2p quiet, no channel busy. */
+bool vmpi_progress_idle(void);
+void vmpi_progress_finalize(void);
+/* Point-to-point's share of progress (core/p2p.c): the deferred sends and
+ * pulls (returns events), the idle-time pull of unexpected rendezvous data,
+ * and whether anything of it is still under way. */
+int vmpi_p2p_deferred(void);
+void vmpi_p2p_idle_pull(void);
+bool vmpi_p2p_quiet(void);
+/* The up-call table the channels get (core/p2p.c). */
+extern const struct vmpi_chan_up vmpi_p2p_up;
+
 /* Asynchronous progress (core/async.c): a helper thread polls while the
  * application is outside MPI, for as long as something wants it. */
-extern int vmpi_api_depth;     /* MPI calls the application is inside (nested count) */
+extern int vmpi_async_depth;     /* MPI calls the application is inside (nested count) */
 extern bool vmpi_async_on;     /* the helper runs: outermost calls take its lock */
 extern bool vmpi_async_wanted;
 void vmpi_async_want(bool on); /* takes effect when the outermost MPI call returns */
 void vmpi_async_acquire(void);
 void vmpi_async_leave(void);   /* outermost return: drop the lock, start or stop the helper */
-/* One-sided communication (rma/): windows whose targets are served by
- * active messages, polled by every progress call. */
-extern bool vmpi_rma_am_active;
-int vmpi_rma_progress(void);
 
 /* ---- process-wide state --------------------------------------------------- */
-struct vmpi_chan;
-struct vmpi_peer {
-    const struct vmpi_chan *chan; /* which channel reaches this world rank */
-    void *cstate;                 /* that channel's per-peer state */
-    size_t eager_max;             /* largest message the channel sends eagerly */
-};
-
 struct vmpi_global {
     int state; /* 0 before Init, 1 initialized, 2 finalized */
     int thread_level;
-    struct vmpi_peer *peers; /* indexed by world rank */
-    const struct vmpi_chan *net; /* the network channel when it has peers, or NULL */
-    unsigned net_poll_mask;      /* poll net on progress calls where (count & mask) == 0 */
     unsigned yield_polls;        /* oversubscribed: sched_yield after this many idle polls */
-    bool ivshmem;                /* some peers are reached through the host region */
     struct vmpi_comm *world; /* MPI_COMM_WORLD, for the lookup fast path */
     size_t unexp_bytes, unexp_max; /* unexpected eager data held, and its cap */
 };

@@ -1,85 +1,108 @@
 /* Communication coordinator: the per-peer channel table.
  *
- * From the placement, every other world rank gets one channel: smp when it
- * shares this rank's VM, ivshmem when it shares this rank's host region
- * (another VM of the host), else ofi (the network). VMPI_CHANNELS lists the
- * channels allowed (default "smp,ivshmem,ofi"); "smp,ofi" sends ranks in
- * different VMs of a host over the virtual network, the locality-unaware
- * baseline, and leaving smp out too sends even ranks of one VM over it. The
- * table is vmpi_g.peers: sending to a rank is one indexed load and an
- * indirect call. With VMPI_VERBOSE=1 rank 0 prints the placement and the
- * channel of every pair at start-up. */
+ * From the placement, every other world rank gets one channel: the first of
+ * the channel list (channel/list.c: smp, ivshmem, ofi) that is allowed and
+ * reaches it: smp when it shares this rank's VM, ivshmem when it shares
+ * this rank's host region (another VM of the host), else ofi (the
+ * network). VMPI_CHANNELS lists the channels allowed (default all);
+ * "smp,ofi" sends ranks in different VMs of a host over the virtual
+ * network, the locality-unaware baseline, and leaving smp out too sends
+ * even ranks of one VM over it. The table is vmpi_locality_peers: sending
+ * to a rank is one indexed load and an indirect call. With VMPI_VERBOSE=1
+ * rank 0 prints the placement and the channel of every pair at start-up. */
 #include "locality.h"
-#include "../channel/chan.h"
-#include "../channel/ivshmem/ivshmem.h"
-#include "../channel/ofi/ofi.h"
-#include "../channel/smp/smp.h"
-#include "../core/vmpi.h"
-#include "../shm/region.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 #include <string.h>
 
-enum { CH_SMP = 1, CH_IVSHMEM = 2, CH_OFI = 4 };
-static const char *const ch_names[] = {"smp", "ivshmem", "ofi"};
+struct vmpi_peer *vmpi_locality_peers;
 
+#define MAX_CHANNELS 8
 static struct vmpi_placement place;
-static unsigned allowed;
+static unsigned allowed;  /* bit i: vmpi_channels[i] may be used */
+static unsigned started;  /* bit i: vmpi_channels[i] was set up */
+static struct vmpi_locality_chan active[MAX_CHANNELS];
+static int nactive;
+
+static int nchannels(void)
+{
+    int n = 0;
+    while (vmpi_channels[n])
+        n++;
+    return n;
+}
+
+static void channel_names(char *out, size_t cap)
+{
+    out[0] = '\0';
+    for (int k = 0; vmpi_channels[k]; k++)
+        snprintf(out + strlen(out), cap - strlen(out), "%s%s", k ? ", " : "",
+                 vmpi_channels[k]->name);
+}
 
 static unsigned parse_channels(void)
 {
     const char *env = getenv("VMPI_CHANNELS");
+    unsigned all = (1u << nchannels()) - 1;
     if (!env || !*env)
-        return CH_SMP | CH_IVSHMEM | CH_OFI;
+        return all;
     unsigned set = 0;
-    char buf[256];
+    char buf[256], names[128];
+    channel_names(names, sizeof names);
     snprintf(buf, sizeof buf, "%s", env);
     for (char *save = NULL, *t = strtok_r(buf, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
         unsigned c = 0;
-        for (unsigned k = 0; k < 3; k++)
-            if (!strcmp(t, ch_names[k]))
+        for (int k = 0; vmpi_channels[k]; k++)
+            if (!strcmp(t, vmpi_channels[k]->name))
                 c = 1u << k;
         if (!c)
-            vmpi_fatal("VMPI_CHANNELS=%s: unknown channel \"%s\" (available: smp, ivshmem, ofi)",
-                       env, t);
+            vmpi_fatal("VMPI_CHANNELS=%s: unknown channel \"%s\" (available: %s)", env, t, names);
         set |= c;
     }
     if (!set)
-        vmpi_fatal("VMPI_CHANNELS=%s names no channel (available: smp, ivshmem, ofi)", env);
+        vmpi_fatal("VMPI_CHANNELS=%s names no channel (available: %s)", env, names);
     return set;
 }
 
-/* The channel between world ranks a and b (a != b) under the policy, or 0. */
-static int channel_of(int a, int b)
+/* How world ranks a and b relate: VMPI_REACH_* bits. */
+static unsigned relation(int a, int b)
 {
-    if ((allowed & CH_SMP) && place.vm_of[a] == place.vm_of[b])
-        return CH_SMP;
-    if ((allowed & CH_IVSHMEM) && place.region[a] && place.region[a] == place.region[b])
-        return CH_IVSHMEM;
-    return allowed & CH_OFI ? CH_OFI : 0;
+    unsigned r = VMPI_REACH_NET;
+    if (place.vm_of[a] == place.vm_of[b])
+        r |= VMPI_REACH_VM;
+    if (place.region[a] && place.region[a] == place.region[b])
+        r |= VMPI_REACH_REGION;
+    return r;
 }
 
-static const char *ch_name(int c)
+/* The index of the channel between world ranks a and b (a != b) under the
+ * policy, or -1. */
+static int channel_of(int a, int b)
 {
-    return c == CH_SMP ? "smp" : c == CH_IVSHMEM ? "ivshmem" : "ofi";
+    unsigned rel = relation(a, b);
+    for (int k = 0; vmpi_channels[k]; k++)
+        if ((allowed & (1u << k)) && (vmpi_channels[k]->reach & rel))
+            return k;
+    return -1;
 }
 
 static void print_table(void)
 {
     int n = vmpi_job.size;
-    const char *prov = vmpi_ofi_provider();
     fprintf(stderr, "vmpi: %d ranks; channels", n);
-    for (unsigned k = 0, sep = ' '; k < 3; k++)
+    for (int k = 0, sep = ' '; vmpi_channels[k]; k++)
         if (allowed & (1u << k)) {
-            fprintf(stderr, "%c%s", sep, ch_names[k]);
+            fprintf(stderr, "%c%s", sep, vmpi_channels[k]->name);
             sep = ',';
         }
-    if (vmpi_region.base)
-        fprintf(stderr, " (ivshmem region %s)", vmpi_region.path);
-    if (prov)
-        fprintf(stderr, " (ofi provider %s, rendezvous by %s)", prov, vmpi_ofi_rndv_mode());
+    for (int k = 0; vmpi_channels[k]; k++) {
+        const char *d = (started & (1u << k)) && vmpi_channels[k]->describe
+                            ? vmpi_channels[k]->describe()
+                            : NULL;
+        if (d)
+            fprintf(stderr, " (%s)", d);
+    }
     fprintf(stderr, "\n");
     for (int r = 0; r < n; r++)
         fprintf(stderr, "vmpi: rank %d: host %d (%s) vm %d pid %d\n", r, place.host_of[r],
@@ -94,99 +117,169 @@ static void print_table(void)
     fprintf(stderr, "\n");
     for (int a = 0; a < n; a++) {
         fprintf(stderr, "vmpi: %4d", a);
-        for (int b = 0; b < n; b++)
-            fprintf(stderr, " %7s", a == b ? "self" : ch_name(channel_of(a, b)));
+        for (int b = 0; b < n; b++) {
+            int k = a == b ? -1 : channel_of(a, b);
+            fprintf(stderr, " %7s", a == b ? "self" : k < 0 ? "none" : vmpi_channels[k]->name);
+        }
         fprintf(stderr, "\n");
     }
     fflush(stderr);
 }
 
-int vmpi_locality_init(void)
+static void note_pair(int a, int b, unsigned *used, int *lost_a, int *lost_b)
 {
-    int n = vmpi_job.size, me = vmpi_job.rank;
-    allowed = parse_channels();
-    vmpi_locality_detect(&place, (allowed & CH_IVSHMEM) != 0);
-
-    int *local = malloc((size_t)n * sizeof *local);
-    int *lpids = malloc((size_t)n * sizeof *lpids);
-    int *iv = malloc((size_t)n * sizeof *iv);
-    int *net = malloc((size_t)n * sizeof *net);
-    if (!local || !lpids || !iv || !net)
-        vmpi_fatal("out of memory");
-    int nlocal = 0, mine = 0, niv = 0, nnet = 0;
-    /* Every rank derives the same answer, so all run the same set-ups.
-     * Sharing memory (same VM, or same region) is an equivalence, so the
-     * network is needed exactly when some rank cannot share with rank 0. */
-    int other = -1;
-    for (int r = 1; r < n && other < 0; r++)
-        if (channel_of(0, r) != CH_SMP && channel_of(0, r) != CH_IVSHMEM)
-            other = r;
-    bool net_needed = other >= 0;
-    if (net_needed && !(allowed & CH_OFI))
-        vmpi_fatal("rank %d cannot share memory with rank 0 and VMPI_CHANNELS=%s gives no "
-                   "channel between them (add ofi)",
-                   other, getenv("VMPI_CHANNELS"));
-    for (int r = 0; r < n; r++) {
-        int c = r == me ? CH_SMP : channel_of(me, r);
-        if (c == CH_SMP) {
-            if (r == me)
-                mine = nlocal;
-            lpids[nlocal] = place.pid[r];
-            local[nlocal++] = r;
-        } else if (c == CH_IVSHMEM) {
-            iv[niv++] = r;
-        } else {
-            net[nnet++] = r;
-        }
+    int k = channel_of(a, b);
+    if (k >= 0) {
+        *used |= 1u << k;
+    } else if (*lost_a < 0) {
+        *lost_a = a;
+        *lost_b = b;
     }
-    if (niv && place.me_in_group < 0)
-        vmpi_fatal("ivshmem: rank %d shares the region with this rank but the job's area was "
-                   "not joined",
-                   iv[0]);
-    /* The set-ups of smp and ofi are collective (PMI barriers), so every
-     * rank runs them; ivshmem's area was set up by the detector. */
-    vmpi_smp_init(local, lpids, nlocal, mine);
-    vmpi_ivshmem_init(iv, niv, place.group, place.ngroup, place.me_in_group);
-    vmpi_g.ivshmem = vmpi_ivshmem_active();
-    vmpi_ofi_init(net, nnet, net_needed);
-    /* A network poll is a system call with TCP providers, hundreds of ns,
-     * while a shared-memory poll is a few loads: with peers on both, the
-     * network is polled on every 16th progress call, which costs network
-     * messages a few shared-memory polls (well under their latency) and
-     * keeps shared-memory latency at its own level. */
-    vmpi_g.net_poll_mask = nlocal > 1 || niv ? 15 : 0;
-    /* More ranks on this machine than processors: a rank that spins while
-     * the one it waits for has no processor holds things up for a whole
-     * time slice, so idle polling yields now and then. Emulated VMs and
-     * hosts share the machine's processors, hence all ranks on this kernel
-     * are counted. */
-    int onhost = 0;
-    for (int r = 0; r < n; r++)
-        onhost += place.kernel_of[r] == place.kernel_of[me];
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    vmpi_g.yield_polls = (unsigned)vmpi_env_u64("VMPI_YIELD_POLLS",
-                                                 ncpu > 0 && onhost > ncpu ? 1 : 0, 0, 4096);
+}
+
+/* Which channels some pair of the job uses (every rank computes the same
+ * answer), and a pair that no allowed channel reaches (lost_a < 0: none).
+ * Ranks of one VM relate alike to everybody, so it looks at each VM's own
+ * pairs and at one rank per VM. */
+static unsigned channels_used(int *lost_a, int *lost_b)
+{
+    int n = vmpi_job.size, nvm = 0;
+    unsigned used = 0;
+    int *first = malloc((size_t)n * sizeof *first);
+    if (!first)
+        vmpi_fatal("out of memory");
+    for (int r = 0; r < n; r++) {
+        if (place.vm_of[r] == r)
+            first[nvm++] = r;
+        else
+            note_pair(place.vm_of[r], r, &used, lost_a, lost_b);
+    }
+    for (int i = 0; i < nvm; i++)
+        for (int j = i + 1; j < nvm; j++)
+            note_pair(first[i], first[j], &used, lost_a, lost_b);
+    free(first);
+    return used;
+}
+
+/* Sets up channel k: its peers, its group (the ranks within its reach),
+ * then its entries of the peer table. */
+static void channel_start(int k, const struct vmpi_chan_up *up, bool used)
+{
+    const struct vmpi_chan *ch = vmpi_channels[k];
+    int n = vmpi_job.size, me = vmpi_job.rank;
+    int *peers = malloc((size_t)n * sizeof *peers), *group = malloc((size_t)n * sizeof *group);
+    if (!peers || !group)
+        vmpi_fatal("out of memory");
+    struct vmpi_chan_setup s = {.peers = peers, .group = group, .pid = place.pid, .used = used};
+    for (int r = 0; r < n; r++) {
+        if (r == me) {
+            s.me = s.ngroup;
+            group[s.ngroup++] = r;
+            continue;
+        }
+        if (ch->reach & relation(me, r))
+            group[s.ngroup++] = r;
+        if (channel_of(me, r) == k)
+            peers[s.npeers++] = r;
+    }
+    ch->init(up, &s);
+    started |= 1u << k;
+    for (int i = 0; i < s.npeers; i++) {
+        struct vmpi_peer *p = &vmpi_locality_peers[peers[i]];
+        p->chan = ch;
+        p->cstate = ch->add_peer(peers[i], &p->eager_max);
+    }
+    if (s.npeers)
+        active[nactive++] = (struct vmpi_locality_chan){ch, 0};
+    free(peers);
+    free(group);
+}
+
+int vmpi_locality_init(const struct vmpi_chan_up *up)
+{
+    if (nchannels() > MAX_CHANNELS)
+        vmpi_fatal("more than %d channels in the channel list", MAX_CHANNELS);
+    allowed = parse_channels();
+    vmpi_locality_peers = calloc((size_t)vmpi_job.size, sizeof *vmpi_locality_peers);
+    if (!vmpi_locality_peers)
+        vmpi_fatal("out of memory");
+    bool region = false;
+    for (int k = 0; vmpi_channels[k]; k++)
+        region |= (allowed & (1u << k)) && vmpi_channels[k]->reach == VMPI_REACH_REGION;
+    vmpi_locality_detect(&place, region);
+
+    int lost_a = -1, lost_b = -1;
+    unsigned used = channels_used(&lost_a, &lost_b);
+    if (lost_a >= 0)
+        vmpi_fatal("rank %d cannot share memory with rank %d and VMPI_CHANNELS=%s gives no "
+                   "channel between them (add ofi)",
+                   lost_b, lost_a, getenv("VMPI_CHANNELS"));
+    /* Set-ups may be collective (PMI barriers), so every rank starts every
+     * allowed channel, in list order. */
+    for (int k = 0; vmpi_channels[k]; k++)
+        if (allowed & (1u << k))
+            channel_start(k, up, (used >> k) & 1);
+    /* A slow poll (a system call with TCP providers, hundreds of ns) next to
+     * shared-memory peers is made on every 16th progress call: it costs
+     * network messages a few shared-memory polls (well under their latency)
+     * and keeps shared-memory latency at its own level. */
+    bool fast = false;
+    for (int i = 0; i < nactive; i++)
+        fast |= !active[i].chan->slow_poll;
+    for (int i = 0; i < nactive; i++)
+        active[i].poll_mask = fast && active[i].chan->slow_poll ? 15 : 0;
     const char *verbose = getenv("VMPI_VERBOSE");
-    if (me == 0 && verbose && atoi(verbose) > 0)
+    if (vmpi_job.rank == 0 && verbose && atoi(verbose) > 0)
         print_table();
-    free(local);
-    free(lpids);
-    free(iv);
-    free(net);
     return 0;
+}
+
+int vmpi_locality_active(const struct vmpi_locality_chan **list)
+{
+    *list = active;
+    return nactive;
+}
+
+bool vmpi_locality_busy(void)
+{
+    for (int i = 0; i < nactive; i++)
+        if (active[i].chan->busy())
+            return true;
+    return false;
+}
+
+int vmpi_locality_kernel_ranks(void)
+{
+    int n = 0;
+    for (int r = 0; r < vmpi_job.size; r++)
+        n += place.kernel_of[r] == place.kernel_of[vmpi_job.rank];
+    return n;
 }
 
 void vmpi_locality_finalize(void)
 {
-    vmpi_smp_chan.finalize();
-    vmpi_ivshmem_chan.finalize();
-    vmpi_ofi_chan.finalize();
+    for (int k = 0; vmpi_channels[k]; k++)
+        if (started & (1u << k))
+            vmpi_channels[k]->finalize();
+    started = 0;
+    nactive = 0;
+    free(vmpi_locality_peers);
+    vmpi_locality_peers = NULL;
     vmpi_locality_placement_free(&place);
+}
+
+/* The allowed channel that shares memory through the host region. */
+static bool region_on(int world)
+{
+    for (int k = 0; vmpi_channels[k]; k++)
+        if ((allowed & (1u << k)) && vmpi_channels[k]->reach == VMPI_REACH_REGION)
+            return place.region[world] != 0;
+    return false;
 }
 
 int vmpi_locality_shared_id(int world_rank)
 {
-    if ((allowed & CH_IVSHMEM) && place.region[world_rank]) {
+    if (region_on(world_rank)) {
         /* Every rank of the host can map the region. */
         for (int r = 0; r < world_rank; r++)
             if (place.region[r] == place.region[world_rank])
@@ -198,20 +291,115 @@ int vmpi_locality_shared_id(int world_rank)
 
 bool vmpi_locality_shared_region(int world_rank)
 {
-    return (allowed & CH_IVSHMEM) && place.region[world_rank];
+    return region_on(world_rank);
 }
 
 bool vmpi_locality_cslots(const int *worlds, int n, struct vmpi_cslot **slots)
 {
-    bool region = (allowed & CH_IVSHMEM) != 0, vm = (allowed & CH_SMP) != 0;
-    for (int i = 0; i < n; i++) {
-        region = region && place.region[worlds[i]] && place.region[worlds[i]] == place.region[worlds[0]];
-        vm = vm && place.vm_of[worlds[i]] == place.vm_of[worlds[0]];
+    /* The widest reach whose memory holds slots and spans all n ranks. */
+    const struct vmpi_chan *best = NULL;
+    for (int k = 0; vmpi_channels[k]; k++) {
+        const struct vmpi_chan *ch = vmpi_channels[k];
+        if (!(started & (1u << k)) || !ch->cslot || ch->reach == VMPI_REACH_NET ||
+            (best && best->reach > ch->reach))
+            continue;
+        bool spans = true;
+        for (int i = 1; i < n && spans; i++)
+            spans = (relation(worlds[0], worlds[i]) & ch->reach) != 0;
+        if (spans && (ch->reach != VMPI_REACH_REGION || place.region[worlds[0]]))
+            best = ch;
     }
-    if (!region && !vm)
+    if (!best)
         return false;
     for (int i = 0; i < n; i++)
-        if (!(slots[i] = region ? vmpi_ivshmem_cslot(worlds[i]) : vmpi_smp_cslot(worlds[i])))
+        if (!(slots[i] = best->cslot(worlds[i])))
             return false;
     return true;
+}
+
+/* ---- memory placement ------------------------------------------------------ */
+
+/* The started channel whose memory face maps memory across its group (the
+ * host region), or NULL. */
+static const struct vmpi_chan_mem *shared_face(void)
+{
+    for (int k = 0; vmpi_channels[k]; k++) {
+        const struct vmpi_chan_mem *m = vmpi_channels[k]->mem;
+        if ((started & (1u << k)) && m && m->alloc && m->map)
+            return m;
+    }
+    return NULL;
+}
+
+/* The active channel whose memory face reaches other hosts' memory, or NULL. */
+static const struct vmpi_chan_mem *remote_face(void)
+{
+    for (int i = 0; i < nactive; i++) {
+        const struct vmpi_chan_mem *m = active[i].chan->mem;
+        if (m && m->put)
+            return m;
+    }
+    return NULL;
+}
+
+void *vmpi_locality_mem_alloc(size_t n)
+{
+    const struct vmpi_chan_mem *m = shared_face();
+    return m ? m->alloc(n) : NULL;
+}
+
+bool vmpi_locality_mem_free(void *p)
+{
+    const struct vmpi_chan_mem *m = shared_face();
+    return m && m->free(p);
+}
+
+bool vmpi_locality_mem_key(const void *p, size_t n, struct vmpi_mem_key *key)
+{
+    const struct vmpi_chan_mem *m = shared_face();
+    struct vmpi_mem_reg reg;
+    if (!m || !m->expose((void *)p, n, &reg))
+        return false;
+    *key = reg.key;
+    return true;
+}
+
+void *vmpi_locality_mem_map(int world, const struct vmpi_mem_key *key, uint64_t n)
+{
+    const struct vmpi_chan_mem *m = shared_face();
+    return m ? m->map(world, key, n) : NULL;
+}
+
+bool vmpi_locality_rdma_on(void)
+{
+    return remote_face() != NULL;
+}
+
+bool vmpi_locality_rdma_to(int world)
+{
+    const struct vmpi_chan_mem *m = remote_face();
+    return m && m->reaches(world);
+}
+
+bool vmpi_locality_rdma_expose(void *p, size_t n, struct vmpi_mem_reg *reg)
+{
+    const struct vmpi_chan_mem *m = remote_face();
+    return m && m->expose(p, n, reg);
+}
+
+void vmpi_locality_rdma_unexpose(struct vmpi_mem_reg *reg)
+{
+    remote_face()->unexpose(reg);
+}
+
+void vmpi_locality_rdma_put(int world, const void *buf, size_t len,
+                            const struct vmpi_mem_key *key, uint64_t off, struct vmpi_xfer *x)
+{
+    remote_face()->put(world, buf, len, key, off, x);
+}
+
+void vmpi_locality_rdma_get(int world, void *buf, size_t len, const struct vmpi_mem_key *key,
+                            uint64_t off, struct vmpi_xfer *x)
+{
+    remote_face()->get(world, buf, len, key, off, x);
 }

@@ -20,8 +20,8 @@
  * error naming the region. */
 #include "locality.h"
 #include "../channel/ivshmem/ivshmem.h"
-#include "../core/vmpi.h"
 #include "../pmi/pmi.h"
+#include "../shm/area.h"
 #include "../shm/region.h"
 
 #include <stdio.h>
@@ -124,8 +124,61 @@ static void get_key(uint64_t k[2])
     }
 }
 
+/* The detector's two sections of the job area, from its checked directory. */
+struct vm_sections {
+    uint64_t vmtab_off, vmlist_off;
+    uint32_t nvm;
+};
+
+/* Plans the detector's sections, then the ivshmem channel's. */
+static void area_plan(struct vmpi_area_hdr *d, int nranks, int nlocal)
+{
+    vmpi_area_init(d, nranks, nlocal);
+    uint32_t nvm = nlocal < 254 ? (uint32_t)nlocal : 254;
+    struct vmpi_area_sec *t = vmpi_area_add(d, VMPI_AREA_VMTAB, 8ull * nvm);
+    if (!t || !vmpi_area_add(d, VMPI_AREA_VMLIST, (uint64_t)nranks))
+        vmpi_fatal("ivshmem region %s: cannot lay out this job's area", vmpi_region.path);
+    t->param[0] = nvm;
+    vmpi_ivshmem_plan(d, nlocal);
+}
+
+/* A fresh area (it may hold an earlier job's bytes): the directory, empty
+ * VM table and list, the channel's sections. */
+static void area_init(char *area, void *arg)
+{
+    const struct vmpi_area_hdr *d = arg;
+    memcpy(area, d, sizeof *d);
+    const struct vmpi_area_sec *t = vmpi_area_section(d, VMPI_AREA_VMTAB),
+                               *l = vmpi_area_section(d, VMPI_AREA_VMLIST);
+    memset(area + t->off, 0, t->len);
+    memset(area + l->off, 0, l->len);
+    vmpi_ivshmem_area_init(area, d);
+}
+
+static void area_lost(const char *msg)
+{
+    vmpi_fatal("%s", msg);
+}
+
+/* Checks the joined area's directory and the detector's sections. */
+static void area_check(struct vmpi_area_hdr *d, int nranks, struct vm_sections *vs)
+{
+    char why[200];
+    if (vmpi_area_check(vmpi_region.area, vmpi_region.area_bytes, nranks, d, why, sizeof why))
+        vmpi_fatal("ivshmem region %s: the directory of this job's area is corrupt or from "
+                   "another vmpi: %s",
+                   vmpi_region.path, why);
+    const struct vmpi_area_sec *t = vmpi_area_section(d, VMPI_AREA_VMTAB),
+                               *l = vmpi_area_section(d, VMPI_AREA_VMLIST);
+    if (!t || !l || t->param[0] < 1 || t->param[0] > 254 || t->len != 8 * t->param[0] ||
+        l->len < (uint64_t)nranks)
+        vmpi_fatal("ivshmem region %s: the VM table or list of this job's area is corrupt",
+                   vmpi_region.path);
+    *vs = (struct vm_sections){t->off, l->off, (uint32_t)t->param[0]};
+}
+
 /* Claims this VM's slot in the VM table; returns it. */
-static uint32_t vm_slot(char *area, const struct vmpi_area_hdr *d, const char *vm)
+static uint32_t vm_slot(char *area, const struct vm_sections *d, const char *vm)
 {
     _Atomic uint64_t *tab = (_Atomic uint64_t *)(area + d->vmtab_off);
     uint64_t id = fnv1a(vm);
@@ -142,7 +195,7 @@ static uint32_t vm_slot(char *area, const struct vmpi_area_hdr *d, const char *v
 
 /* Joins the area and writes this rank's VM-list byte (before the barrier). */
 static void region_enter(struct vmpi_placement *pl, const uint64_t *uuid, const char *vm,
-                         struct vmpi_area_hdr *d, uint32_t *slot)
+                         struct vm_sections *vs, uint32_t *slot)
 {
     int n = vmpi_job.size, me = vmpi_job.rank, nlocal = 0, claimant = -1;
     for (int r = 0; r < n; r++)
@@ -150,18 +203,22 @@ static void region_enter(struct vmpi_placement *pl, const uint64_t *uuid, const 
             claimant = r;
     uint64_t key[2];
     get_key(key);
-    vmpi_ivshmem_plan(d, n, nlocal);
-    vmpi_region_join(key, d->area_bytes, me == claimant, vmpi_ivshmem_area_init, d);
-    vmpi_ivshmem_area_dir(d, n);
-    *slot = vm_slot(vmpi_region.area, d, vm);
-    volatile uint8_t *list = (volatile uint8_t *)(vmpi_region.area + d->vmlist_off);
+    struct vmpi_area_hdr d;
+    area_plan(&d, n, nlocal);
+    int rc = vmpi_region_join(key, d.area_bytes, me == claimant, area_init, &d, area_lost);
+    if (rc)
+        vmpi_fatal("%s", vmpi_err_text(rc));
+    area_check(&d, n, vs);
+    vmpi_ivshmem_area_dir(&d);
+    *slot = vm_slot(vmpi_region.area, vs, vm);
+    volatile uint8_t *list = (volatile uint8_t *)(vmpi_region.area + vs->vmlist_off);
     list[me] = (uint8_t)(*slot + 1);
     pl->ngroup = nlocal;
 }
 
 /* Reads the VM list once and checks it against the cards. */
 static void region_scan(struct vmpi_placement *pl, const uint64_t *uuid, char **vms,
-                        const struct vmpi_area_hdr *d, uint32_t slot)
+                        const struct vm_sections *d, uint32_t slot)
 {
     int n = vmpi_job.size, me = vmpi_job.rank, k = 0;
     const volatile uint8_t *list = (const volatile uint8_t *)(vmpi_region.area + d->vmlist_off);
@@ -190,7 +247,13 @@ void vmpi_locality_detect(struct vmpi_placement *pl, bool use_region)
 {
     int n = vmpi_job.size;
     char key[VMPI_PMI_KEYLEN], card[VMPI_PMI_VALLEN], vm[256], host[256], name[128], boot[64];
-    uint64_t region = use_region && vmpi_region_open() ? vmpi_region.uuid : 0;
+    bool found = false;
+    if (use_region) {
+        int rc = vmpi_region_open(&found);
+        if (rc)
+            vmpi_fatal("%s", vmpi_err_text(rc));
+    }
+    uint64_t region = found ? vmpi_region.uuid : 0;
     identities(vm, host, boot, sizeof vm, region);
     if (gethostname(name, sizeof name))
         strcpy(name, "unknown");
@@ -249,7 +312,7 @@ void vmpi_locality_detect(struct vmpi_placement *pl, bool use_region)
         }
     }
     if (use_region) {
-        struct vmpi_area_hdr d;
+        struct vm_sections d;
         uint32_t slot = 0;
         /* A rank alone on its region has nobody to meet there. */
         int here = 0;

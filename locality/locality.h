@@ -1,10 +1,10 @@
-/* Locality: who runs where (detect.c), and the per-peer channel table
- * (coord.c). */
+/* Locality: who runs where (detect.c); which channel reaches each peer, and
+ * which memory windows and MPI_Alloc_mem use (coord.c: the peer table, the
+ * active channels, their memory faces). Prefix vmpi_locality_. */
 #ifndef VMPI_LOCALITY_H
 #define VMPI_LOCALITY_H
 
-#include <stdbool.h>
-#include <stdint.h>
+#include "../channel/chan.h"
 
 /* Where every rank of the job runs, from the business cards, and this
  * rank's own view from the VM list in the host region. */
@@ -26,22 +26,66 @@ struct vmpi_placement {
 void vmpi_locality_detect(struct vmpi_placement *pl, bool use_region);
 void vmpi_locality_placement_free(struct vmpi_placement *pl);
 
+/* ---- the coordinator (coord.c) --------------------------------------------- */
+
+/* The peer table, by world rank: written by the coordinator alone, read by
+ * core's send path (one indexed load and an indirect call). The entry of
+ * this rank itself has no channel. */
+struct vmpi_peer {
+    const struct vmpi_chan *chan; /* which channel reaches this world rank */
+    void *cstate;                 /* that channel's per-peer state */
+    size_t eager_max;             /* largest message the channel sends eagerly */
+};
+extern struct vmpi_peer *vmpi_locality_peers;
+
 /* Collective over the job: detects the placement, gives every other rank a
- * channel (VMPI_CHANNELS restricts the choice) and sets the channels up. */
-int vmpi_locality_init(void);
+ * channel (VMPI_CHANNELS restricts the choice), sets the channels up with
+ * the up-call table `up` and fills the peer table. */
+int vmpi_locality_init(const struct vmpi_chan_up *up);
 void vmpi_locality_finalize(void);
+/* The channels with peers on this rank, in list order, and how often to
+ * poll each: on progress calls where (count & poll_mask) == 0. */
+struct vmpi_locality_chan {
+    const struct vmpi_chan *chan;
+    unsigned poll_mask;
+};
+int vmpi_locality_active(const struct vmpi_locality_chan **list);
+/* Some active channel still has packets or transfers queued. */
+bool vmpi_locality_busy(void);
+/* Ranks of the job on this rank's kernel, this one included (they compete
+ * for its processors, emulated VMs and hosts included). */
+int vmpi_locality_kernel_ranks(void);
 /* The same value for ranks that can share memory (the lowest world rank of
  * their host region when the ivshmem channel is on, else of their VM). */
 int vmpi_locality_shared_id(int world_rank);
 /* Whether that sharing is through the host region (else the VM's memory). */
 bool vmpi_locality_shared_region(int world_rank);
-struct vmpi_cslot;
 /* The collective slots (shm/cslot.h) of the n ranks `worlds` (one node),
- * into slots: in the job's area of the host region when all of them share
- * one region, else in the VM's smp segment when all share this VM. False
- * when neither holds (or the channel that would map them is off). The
- * answer depends only on the job-wide placement, so every rank of the node
- * gets the same one. */
+ * into slots: in the memory of the widest-reaching channel that spans all
+ * of them (the host region, else the VM's segment). False when none does.
+ * The answer depends only on the job-wide placement, so every rank of the
+ * node gets the same one. */
 bool vmpi_locality_cslots(const int *worlds, int n, struct vmpi_cslot **slots);
+
+/* ---- memory placement: the channels' memory faces ------------------------
+ * Shared: memory that every rank of the host maps (the region), for
+ * MPI_Alloc_mem and windows; NULL / false when there is none. */
+void *vmpi_locality_mem_alloc(size_t n);
+bool vmpi_locality_mem_free(void *p); /* false: p is not such memory */
+/* The key under which ranks of the host map [p, p + n), when p is such
+ * memory of this rank. */
+bool vmpi_locality_mem_key(const void *p, size_t n, struct vmpi_mem_key *key);
+/* Where n bytes that world rank `world` named by key lie here, or NULL. */
+void *vmpi_locality_mem_map(int world, const struct vmpi_mem_key *key, uint64_t n);
+/* Remote: one-sided access over the network to other hosts. on(): this
+ * rank has a network channel with peers whose memory face offers it. */
+bool vmpi_locality_rdma_on(void);
+bool vmpi_locality_rdma_to(int world);
+bool vmpi_locality_rdma_expose(void *p, size_t n, struct vmpi_mem_reg *reg);
+void vmpi_locality_rdma_unexpose(struct vmpi_mem_reg *reg);
+void vmpi_locality_rdma_put(int world, const void *buf, size_t len,
+                            const struct vmpi_mem_key *key, uint64_t off, struct vmpi_xfer *x);
+void vmpi_locality_rdma_get(int world, void *buf, size_t len, const struct vmpi_mem_key *key,
+                            uint64_t off, struct vmpi_xfer *x);
 
 #endif

@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool vmpi_rma_am_active;
 static struct vmpi_win *served; /* windows with an am service */
 
 void vmpi_rma_am_enable(struct vmpi_win *w)
@@ -31,7 +30,7 @@ void vmpi_rma_am_enable(struct vmpi_win *w)
         served->prev = w;
     served = w;
     w->am_active = true;
-    vmpi_rma_am_active = true;
+    vmpi_progress_add(vmpi_rma_progress, 0, 0);
     vmpi_async_want(true);
 }
 
@@ -46,8 +45,9 @@ void vmpi_rma_am_disable(struct vmpi_win *w)
     if (w->next)
         w->next->prev = w->prev;
     w->am_active = false;
-    vmpi_rma_am_active = served != NULL;
-    vmpi_async_want(vmpi_rma_am_active);
+    if (!served)
+        vmpi_progress_remove(vmpi_rma_progress);
+    vmpi_async_want(served != NULL);
 }
 
 /* ---- the origin's side ---------------------------------------------------------- */

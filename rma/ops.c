@@ -20,6 +20,7 @@
  * and the lock yields to the scheduler while it waits.
  */
 #include "rma.h"
+#include "../locality/locality.h"
 #include "../core/dtype_impl.h"
 
 #include <limits.h>
@@ -277,11 +278,11 @@ static int net_op(const char *fn, struct vmpi_win *w, const struct rma_op *o, MP
         *user = u;
     }
     vmpi_rma_pend_net(w, r, u, tmp, o->target);
-    uint64_t at = t->net_addr + (uint64_t)(off + vmpi_dtype_true_lb(o->tdt));
+    uint64_t at = (uint64_t)(off + vmpi_dtype_true_lb(o->tdt));
     if (o->kind == RMA_PUT)
-        vmpi_ofi_write(t->world, buf, tbytes, at, t->net_key, r);
+        vmpi_locality_rdma_put(t->world, buf, tbytes, &t->net_key, at, &r->x);
     else
-        vmpi_ofi_read(t->world, buf, tbytes, at, t->net_key, r);
+        vmpi_locality_rdma_get(t->world, buf, tbytes, &t->net_key, at, &r->x);
     return MPI_SUCCESS;
 }
 

@@ -19,7 +19,7 @@
 #ifndef VMPI_RMA_RMA_H
 #define VMPI_RMA_RMA_H
 
-#include "../channel/ofi/ofi.h"
+#include "../coll/coll.h"
 #include "../core/vmpi.h"
 #include "vmpi/lock.h"
 
@@ -60,8 +60,8 @@ struct win_target {
     uint8_t lock;            /* 0, or the MPI_LOCK_* type held on it */
     uint8_t dirty;           /* am requests sent since its last flush */
     uint8_t in_start;        /* a member of the current MPI_Win_start group */
-    uint8_t net;             /* reachable by libfabric RMA at (net_addr, net_key) */
-    uint64_t net_addr, net_key;
+    uint8_t net;             /* reachable by the network's RMA at net_key */
+    struct vmpi_mem_key net_key;
 };
 
 /* A region attached to a dynamic window (target side). */
@@ -110,7 +110,7 @@ struct vmpi_win {
     int node_kind;
     bool node_leader;        /* this rank allocated node_mem */
     void *own_mem;           /* Win_allocate memory in this rank's heap slice */
-    struct vmpi_ofi_mem net_mem; /* this rank's memory as the network exposes it */
+    struct vmpi_mem_reg net_mem; /* this rank's memory as the network exposes it */
     /* epochs at this origin */
     bool fence_open;         /* a fence without NOSUCCEED opened one */
     bool fence_ops;          /* operations issued since that fence */
@@ -220,6 +220,8 @@ struct rma_am_run {
 enum { RMA_AM_LOCK = 16, RMA_AM_UNLOCK, RMA_AM_FLUSH };
 #define RMA_AM_MAX_RUNS 4096
 
+/* The am service: a progress poller while some window is served. */
+int vmpi_rma_progress(void);
 void vmpi_rma_am_enable(struct vmpi_win *w);
 void vmpi_rma_am_disable(struct vmpi_win *w);
 /* Sends request msg (len bytes, freed when sent) to target t; when rbuf is

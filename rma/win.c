@@ -28,7 +28,7 @@
  * allgather hands out (address, key): other hosts then put and get by
  * libfabric writes and reads (VMPI_RMA_NET=0 keeps them on messages). */
 #include "rma.h"
-#include "../channel/ivshmem/ivshmem.h"
+#include "../comm/comm.h"
 #include "../locality/locality.h"
 #include "../shm/seg.h"
 
@@ -64,6 +64,23 @@ struct net_card {
 };
 
 #define CTL_BYTES sizeof(struct vmpi_win_ctl)
+
+/* Memory of the host region (the locality layer's memory placement) is
+ * named by one number, its area offset, in the cards. */
+static bool region_off(const void *p, size_t n, uint64_t *off)
+{
+    struct vmpi_mem_key k;
+    if (!vmpi_locality_mem_key(p, n, &k))
+        return false;
+    *off = k.addr;
+    return true;
+}
+
+static void *region_ptr(int world, uint64_t off, uint64_t n)
+{
+    struct vmpi_mem_key k = {.addr = off};
+    return vmpi_locality_mem_map(world, &k, n);
+}
 
 static size_t seg_round(int flavor, size_t n)
 {
@@ -106,7 +123,7 @@ static void *node_alloc(struct vmpi_win *w, size_t bytes, int leader_world, bool
 {
     if (region) {
         w->node_kind = NODE_REGION;
-        return vmpi_ivshmem_alloc(bytes);
+        return vmpi_locality_mem_alloc(bytes);
     }
     char name[128];
     w->node_kind = NODE_FILE;
@@ -116,13 +133,13 @@ static void *node_alloc(struct vmpi_win *w, size_t bytes, int leader_world, bool
 static void win_release(struct vmpi_win *w)
 {
     if (w->own_mem)
-        vmpi_ivshmem_free(w->own_mem);
-    if (w->net_mem.mr)
-        vmpi_ofi_unexpose(&w->net_mem);
+        vmpi_locality_mem_free(w->own_mem);
+    if (w->net_mem.handle)
+        vmpi_locality_rdma_unexpose(&w->net_mem);
     if (w->node_mem) {
         if (w->node_kind == NODE_REGION) {
             if (w->node_leader)
-                vmpi_ivshmem_free(w->node_mem);
+                vmpi_locality_mem_free(w->node_mem);
         } else if (w->node_kind == NODE_FILE) {
             vmpi_shm_detach(w->node_mem, w->node_bytes);
         } else {
@@ -148,15 +165,14 @@ static void net_expose(struct vmpi_win *w, const char *fn)
     if (!nc)
         vmpi_fatal("%s: out of memory", fn);
     char *mine = w->t[w->rank].base;
-    if (mine && vmpi_ofi_expose(mine, (size_t)w->my_size, &w->net_mem))
-        me = (struct net_card){w->net_mem.addr, w->net_mem.key, 1};
+    if (mine && vmpi_locality_rdma_expose(mine, (size_t)w->my_size, &w->net_mem))
+        me = (struct net_card){w->net_mem.key.addr, w->net_mem.key.key, 1};
     vmpi_coll_allgather(&me, nc, sizeof me, vmpi_dtype_get(MPI_BYTE), w->comm);
     for (int r = 0; r < w->size; r++) {
         struct win_target *t = &w->t[r];
-        if (!t->base && nc[r].ok && vmpi_ofi_rma_to(t->world)) {
+        if (!t->base && nc[r].ok && vmpi_locality_rdma_to(t->world)) {
             t->net = 1;
-            t->net_addr = nc[r].addr;
-            t->net_key = nc[r].key;
+            t->net_key = (struct vmpi_mem_key){nc[r].addr, nc[r].key};
         }
     }
     free(nc);
@@ -202,10 +218,10 @@ int vmpi_win_create(void *base, MPI_Aint size, int disp_unit, struct vmpi_comm *
 
     /* Round 1: sizes, units, and where Win_create memory lies. */
     struct win_card me = {size, disp_unit, ~(uint64_t)0, 0, 0,
-                          flavor != MPI_WIN_FLAVOR_DYNAMIC && vmpi_ofi_rma_on() &&
+                          flavor != MPI_WIN_FLAVOR_DYNAMIC && vmpi_locality_rdma_on() &&
                               vmpi_env_u64("VMPI_RMA_NET", 1, 0, 1)};
     if (flavor == MPI_WIN_FLAVOR_CREATE && size > 0 &&
-        !vmpi_ivshmem_heap_off(base, (size_t)size, &me.area_off))
+        !region_off(base, (size_t)size, &me.area_off))
         me.area_off = ~(uint64_t)0;
     struct vmpi_dtype *bytes_t = vmpi_dtype_get(MPI_BYTE);
     vmpi_coll_allgather(&me, cards, sizeof me, bytes_t, w->comm);
@@ -244,8 +260,8 @@ int vmpi_win_create(void *base, MPI_Aint size, int disp_unit, struct vmpi_comm *
     me.node_kind = 0;
     bool mine_ok = true;
     if (split && size > 0) {
-        w->own_mem = vmpi_ivshmem_alloc(seg_round(flavor, (size_t)size));
-        mine_ok = w->own_mem && vmpi_ivshmem_heap_off(w->own_mem, (size_t)size, &me.area_off);
+        w->own_mem = vmpi_locality_mem_alloc(seg_round(flavor, (size_t)size));
+        mine_ok = w->own_mem && region_off(w->own_mem, (size_t)size, &me.area_off);
     }
     w->node_bytes = block;
     w->node_leader = w->rank == leader;
@@ -263,7 +279,7 @@ int vmpi_win_create(void *base, MPI_Aint size, int disp_unit, struct vmpi_comm *
                 ctl_init(w, (struct vmpi_win_ctl *)((char *)w->node_mem + (size_t)i * CTL_BYTES));
             me.node_kind = w->node_kind;
             if (w->node_kind == NODE_REGION &&
-                !vmpi_ivshmem_heap_off(w->node_mem, block, &me.node_off))
+                !region_off(w->node_mem, block, &me.node_off))
                 vmpi_fatal("%s: region memory outside this rank's heap slice", fn);
         }
     }
@@ -272,7 +288,7 @@ int vmpi_win_create(void *base, MPI_Aint size, int disp_unit, struct vmpi_comm *
     if (!w->node_leader && kind) {
         w->node_kind = kind;
         if (kind == NODE_REGION) {
-            w->node_mem = vmpi_ivshmem_heap_ptr(leader_world, cards[leader].node_off, block);
+            w->node_mem = region_ptr(leader_world, cards[leader].node_off, block);
             if (!w->node_mem)
                 vmpi_fatal("%s: rank %d's window block (%zu bytes at area offset %llu) is not "
                            "inside its heap slice of the host region", fn, leader,
@@ -319,7 +335,7 @@ int vmpi_win_create(void *base, MPI_Aint size, int disp_unit, struct vmpi_comm *
             if (r == w->rank)
                 t->base = w->own_mem;
             else if (t->size > 0 &&
-                     !(t->base = vmpi_ivshmem_heap_ptr(t->world, cards[r].area_off, t->size)))
+                     !(t->base = region_ptr(t->world, cards[r].area_off, t->size)))
                 vmpi_fatal("%s: rank %d's window memory (%llu bytes at area offset %llu) is "
                            "not inside its heap slice of the host region", fn, r,
                            (unsigned long long)t->size,
@@ -328,7 +344,7 @@ int vmpi_win_create(void *base, MPI_Aint size, int disp_unit, struct vmpi_comm *
             if (r == w->rank)
                 t->base = base;
             else if (region && cards[r].area_off != ~(uint64_t)0)
-                t->base = vmpi_ivshmem_heap_ptr(t->world, cards[r].area_off, t->size);
+                t->base = region_ptr(t->world, cards[r].area_off, t->size);
         }
         idx++;
     }

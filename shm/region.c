@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,18 +25,33 @@ static uint64_t *mystate;   /* expected state of each chunk of our area */
 static unsigned lease_ms;
 static bool attached;
 
+static void (*lost_hook)(const char *msg); /* the heartbeat found the area gone */
 static pthread_t beat_thread;
 static pthread_mutex_t beat_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t beat_cv;
 static bool beat_stop, beat_running;
 
+/* A random nonzero number, or 0 when the kernel gives none. */
 static uint64_t random64(void)
 {
     uint64_t v = 0;
-    while (getrandom(&v, sizeof v, 0) != sizeof v)
-        if (errno != EINTR)
-            vmpi_fatal("getrandom failed: %s", strerror(errno));
+    while (!v)
+        if (getrandom(&v, sizeof v, 0) != sizeof v && errno != EINTR)
+            return 0;
     return v;
+}
+
+static int fail(const char *fmt, const char *path, ...) __attribute__((format(printf, 1, 3)));
+
+/* An error code (base/err.c) whose message names the region. */
+static int fail(const char *fmt, const char *path, ...)
+{
+    char msg[MPI_MAX_ERROR_STRING - 64];
+    va_list ap;
+    va_start(ap, path);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return vmpi_err_make(MPI_ERR_OTHER, "ivshmem region %s%s", path, msg);
 }
 
 static void sleep_ms(unsigned ms)
@@ -84,7 +100,7 @@ static bool pci_find(char *out, size_t cap)
     return found;
 }
 
-static void write_header(struct vmpi_region_hdr *h, size_t size)
+static bool write_header(struct vmpi_region_hdr *h, size_t size)
 {
     uint64_t n = size >> VMPI_REGION_CHUNK_SHIFT;
     if (n > (1u << 20))
@@ -97,15 +113,13 @@ static void write_header(struct vmpi_region_hdr *h, size_t size)
     uint64_t meta = sizeof *h + n * sizeof(struct vmpi_region_chunk);
     h->first_chunk = (uint32_t)((meta + (1u << VMPI_REGION_CHUNK_SHIFT) - 1) >>
                                 VMPI_REGION_CHUNK_SHIFT);
-    uint64_t u;
-    while (!(u = random64()))
-        ;
-    h->uuid = u;
+    h->uuid = random64();
+    return h->uuid != 0;
 }
 
 /* Brings a blank region to READY (or waits for whoever does) and checks
  * the header. */
-static void setup_header(void)
+static int setup_header(void)
 {
     struct vmpi_region_hdr *h = (struct vmpi_region_hdr *)vmpi_region.base;
     const char *path = vmpi_region.path;
@@ -116,14 +130,15 @@ static void setup_header(void)
         if (v == VMPI_REGION_READY)
             break;
         if (v != 0 && v >> 32 != VMPI_REGION_INIT_TAG)
-            vmpi_fatal("ivshmem region %s is not a vmpi region (bad header)", path);
+            return fail(" is not a vmpi region (bad header)", path);
         if (v != 0 && (v != seen || !since)) {
             seen = v; /* someone is initializing: give them a lease */
             since = now_ms();
         }
         if (v == 0 || now_ms() - since > lease_ms) {
             if (atomic_compare_exchange_strong(&h->init, &v, token)) {
-                write_header(h, vmpi_region.size);
+                if (!write_header(h, vmpi_region.size))
+                    return fail(": getrandom failed: %s", path, strerror(errno));
                 atomic_store_explicit(&h->init, VMPI_REGION_READY, memory_order_release);
                 break;
             }
@@ -132,56 +147,58 @@ static void setup_header(void)
         sleep_ms(1);
     }
     if (h->magic != VMPI_REGION_MAGIC)
-        vmpi_fatal("ivshmem region %s is not a vmpi region (bad magic)", path);
+        return fail(" is not a vmpi region (bad magic)", path);
     if (h->version != VMPI_REGION_VERSION)
-        vmpi_fatal("ivshmem region %s has layout version %u; this vmpi uses version %u", path,
-                   h->version, VMPI_REGION_VERSION);
+        return fail(" has layout version %u; this vmpi uses version %u", path, h->version,
+                    VMPI_REGION_VERSION);
     uint32_t shift = h->chunk_shift, n = h->nchunks, first = h->first_chunk;
     uint64_t meta = sizeof *h + (uint64_t)n * sizeof(struct vmpi_region_chunk);
     if (shift < 16 || shift > 30 || n > (1u << 20) || ((uint64_t)n << shift) > vmpi_region.size ||
         first != (meta + (1ull << shift) - 1) >> shift || first >= n)
-        vmpi_fatal("ivshmem region %s: header describes an impossible layout (%u chunks of "
-                   "2^%u bytes in %zu bytes)",
-                   path, n, shift, vmpi_region.size);
+        return fail(": header describes an impossible layout (%u chunks of 2^%u bytes in %zu "
+                    "bytes)",
+                    path, n, shift, vmpi_region.size);
     chunk_shift = shift;
     nchunks = n;
     first_chunk = first;
     vmpi_region.uuid = h->uuid ? h->uuid : 1;
     table = (struct vmpi_region_chunk *)(vmpi_region.base + sizeof *h);
+    return 0;
 }
 
-bool vmpi_region_open(void)
+int vmpi_region_open(bool *found)
 {
     const char *env = getenv("VMPI_IVSHMEM_PATH");
-    char found[256];
+    char dev[256];
+    *found = false;
     if (!env || !*env) {
-        if (!pci_find(found, sizeof found))
-            return false;
-        env = found;
+        if (!pci_find(dev, sizeof dev))
+            return 0;
+        env = dev;
     }
     lease_ms = (unsigned)vmpi_env_u64("VMPI_IVSHMEM_LEASE_MS", 2000, 50, 600000);
     if ((size_t)snprintf(vmpi_region.path, sizeof vmpi_region.path, "%s", env) >=
         sizeof vmpi_region.path)
-        vmpi_fatal("VMPI_IVSHMEM_PATH is longer than %zu bytes", sizeof vmpi_region.path - 1);
+        return vmpi_err_make(MPI_ERR_OTHER, "VMPI_IVSHMEM_PATH is longer than %zu bytes",
+                             sizeof vmpi_region.path - 1);
     int fd = open(env, O_RDWR | O_CLOEXEC);
     if (fd < 0)
-        vmpi_fatal("ivshmem region %s: cannot open: %s", env, strerror(errno));
+        return fail(": cannot open: %s", env, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) || st.st_size < (off_t)VMPI_REGION_MIN) {
         close(fd);
-        vmpi_fatal("ivshmem region %s is too small (%lld bytes; at least %u MiB)", env,
-                   (long long)st.st_size, VMPI_REGION_MIN >> 20);
+        return fail(" is too small (%lld bytes; at least %u MiB)", env, (long long)st.st_size,
+                    VMPI_REGION_MIN >> 20);
     }
     void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     int e = errno;
     close(fd);
     if (p == MAP_FAILED)
-        vmpi_fatal("ivshmem region %s: cannot map %lld bytes: %s", env, (long long)st.st_size,
-                   strerror(e));
+        return fail(": cannot map %lld bytes: %s", env, (long long)st.st_size, strerror(e));
     vmpi_region.base = p;
     vmpi_region.size = (size_t)st.st_size;
-    setup_header();
-    return true;
+    *found = true;
+    return setup_header();
 }
 
 static bool key_is(const struct vmpi_region_chunk *c, const uint64_t key[2])
@@ -236,7 +253,7 @@ static uint32_t reclaim(void)
     uint32_t n = nchunks - first_chunk, freed = 0;
     uint64_t *st = malloc(2 * (size_t)n * sizeof *st);
     if (!st)
-        vmpi_fatal("out of memory");
+        return 0;
     for (uint32_t k = 0; k < n; k++) {
         st[2 * k] = atomic_load(&table[first_chunk + k].state);
         st[2 * k + 1] = atomic_load(&table[first_chunk + k].beat);
@@ -261,11 +278,16 @@ static void *beat_main(void *arg)
     while (!beat_stop) {
         for (uint32_t k = 0; k < vmpi_region.count; k++) {
             struct vmpi_region_chunk *c = &table[vmpi_region.head + k];
-            if (atomic_load(&c->state) != mystate[k] || !key_is(c, vmpi_region.key))
-                vmpi_fatal("ivshmem region %s: this job's area (chunk %u of %u..%u) was taken "
-                           "over or overwritten by someone else",
-                           vmpi_region.path, vmpi_region.head + k, vmpi_region.head,
-                           vmpi_region.head + vmpi_region.count - 1);
+            if (atomic_load(&c->state) != mystate[k] || !key_is(c, vmpi_region.key)) {
+                char msg[MPI_MAX_ERROR_STRING];
+                snprintf(msg, sizeof msg, "ivshmem region %s: this job's area (chunk %u of "
+                         "%u..%u) was taken over or overwritten by someone else",
+                         vmpi_region.path, vmpi_region.head + k, vmpi_region.head,
+                         vmpi_region.head + vmpi_region.count - 1);
+                pthread_mutex_unlock(&beat_mu);
+                lost_hook(msg);
+                return NULL;
+            }
             atomic_fetch_add(&c->beat, 1);
         }
         struct timespec ts;
@@ -279,7 +301,7 @@ static void *beat_main(void *arg)
     return NULL;
 }
 
-static void beat_start(void)
+static int beat_start(void)
 {
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -288,29 +310,29 @@ static void beat_start(void)
     pthread_condattr_destroy(&ca);
     beat_stop = false;
     if (pthread_create(&beat_thread, NULL, beat_main, NULL))
-        vmpi_fatal("ivshmem region %s: cannot start the heartbeat thread", vmpi_region.path);
+        return fail(": cannot start the heartbeat thread", vmpi_region.path);
     beat_running = true;
+    return 0;
 }
 
 /* Attaches to the area whose first chunk is i (checked against the table,
  * which anyone on the host can write). */
-static void attach(uint32_t i)
+static int attach(uint32_t i)
 {
     struct vmpi_region_chunk *h = &table[i];
     uint64_t s = atomic_load_explicit(&h->state, memory_order_acquire);
     uint32_t count = h->count;
     if (VMPI_CHUNK_KIND(s) != VMPI_CHUNK_HEAD || count == 0 || count > nchunks - i)
-        vmpi_fatal("ivshmem region %s: job table entry %u is inconsistent", vmpi_region.path, i);
+        return fail(": job table entry %u is inconsistent", vmpi_region.path, i);
     uint64_t *st = realloc(mystate, count * sizeof *st);
     if (!st)
-        vmpi_fatal("out of memory");
+        return vmpi_err_make(MPI_ERR_NO_MEM, "out of memory");
     mystate = st;
     mystate[0] = s;
     for (uint32_t k = 1; k < count; k++) {
         mystate[k] = atomic_load(&table[i + k].state);
         if (VMPI_CHUNK_KIND(mystate[k]) != VMPI_CHUNK_CONT || table[i + k].head != i)
-            vmpi_fatal("ivshmem region %s: job table entry %u is inconsistent",
-                       vmpi_region.path, i + k);
+            return fail(": job table entry %u is inconsistent", vmpi_region.path, i + k);
     }
     vmpi_region.head = i;
     vmpi_region.count = count;
@@ -318,39 +340,44 @@ static void attach(uint32_t i)
     vmpi_region.area = vmpi_region.base + ((size_t)i << chunk_shift);
     vmpi_region.area_bytes = (size_t)count << chunk_shift;
     attached = true;
+    return 0;
 }
 
-void vmpi_region_join(const uint64_t key[2], size_t bytes, bool claimant,
-                      void (*init)(char *area, void *arg), void *arg)
+int vmpi_region_join(const uint64_t key[2], size_t bytes, bool claimant,
+                     void (*init)(char *area, void *arg), void *arg,
+                     void (*lost)(const char *msg))
 {
     const char *path = vmpi_region.path;
+    int rc;
+    lost_hook = lost;
     vmpi_region.key[0] = key[0];
     vmpi_region.key[1] = key[1];
     uint64_t need64 = (bytes + (1ull << chunk_shift) - 1) >> chunk_shift;
     if (need64 > nchunks - first_chunk)
-        vmpi_fatal("ivshmem region %s is too small for this job: its area needs %llu MiB, "
-                   "the region has %llu MiB for job areas (vmpirun --ivshmem-size)",
-                   path, (unsigned long long)((need64 << chunk_shift) >> 20),
-                   (unsigned long long)(((uint64_t)(nchunks - first_chunk) << chunk_shift) >> 20));
+        return fail(" is too small for this job: its area needs %llu MiB, the region has %llu "
+                    "MiB for job areas (vmpirun --ivshmem-size)",
+                    path, (unsigned long long)((need64 << chunk_shift) >> 20),
+                    (unsigned long long)(((uint64_t)(nchunks - first_chunk) << chunk_shift) >>
+                                         20));
     uint32_t need = (uint32_t)need64;
     if (!claimant) {
         uint64_t t0 = now_ms();
         uint32_t i;
         while (!(i = find_head(key))) {
             if (now_ms() - t0 > 60000 + 4ull * lease_ms)
-                vmpi_fatal("ivshmem region %s: this job's area did not appear (its claimant "
-                           "died, or the job table was overwritten)",
-                           path);
+                return fail(": this job's area did not appear (its claimant died, or the job "
+                            "table was overwritten)",
+                            path);
             sleep_ms(1);
         }
-        attach(i);
+        if ((rc = attach(i)))
+            return rc;
         atomic_fetch_add(&table[i].users, 1);
-        beat_start();
-        return;
+        return beat_start();
     }
     mystate = malloc(need * sizeof *mystate);
     if (!mystate)
-        vmpi_fatal("out of memory");
+        return vmpi_err_make(MPI_ERR_NO_MEM, "out of memory");
     uint32_t start = claim_run(need);
     if (!start) {
         uint32_t freed = reclaim();
@@ -364,11 +391,11 @@ void vmpi_region_join(const uint64_t key[2], size_t bytes, bool claimant,
         uint32_t used = 0;
         for (uint32_t i = first_chunk; i < nchunks; i++)
             used += VMPI_CHUNK_KIND(atomic_load(&table[i].state)) != VMPI_CHUNK_FREE;
-        vmpi_fatal("ivshmem region %s has no room for this job's area (%u MiB): %u of %u MiB "
-                   "are held by live jobs (vmpirun --ivshmem-size)",
-                   path, (unsigned)((need64 << chunk_shift) >> 20),
-                   (unsigned)(((uint64_t)used << chunk_shift) >> 20),
-                   (unsigned)(((uint64_t)(nchunks - first_chunk) << chunk_shift) >> 20));
+        return fail(" has no room for this job's area (%u MiB): %u of %u MiB are held by live "
+                    "jobs (vmpirun --ivshmem-size)",
+                    path, (unsigned)((need64 << chunk_shift) >> 20),
+                    (unsigned)(((uint64_t)used << chunk_shift) >> 20),
+                    (unsigned)(((uint64_t)(nchunks - first_chunk) << chunk_shift) >> 20));
     }
     char *area = vmpi_region.base + ((size_t)start << chunk_shift);
     init(area, arg);
@@ -384,8 +411,9 @@ void vmpi_region_join(const uint64_t key[2], size_t bytes, bool claimant,
                                                                      : VMPI_CHUNK_HEAD);
         atomic_store_explicit(&c->state, to, memory_order_release);
     }
-    attach(start);
-    beat_start();
+    if ((rc = attach(start)))
+        return rc;
+    return beat_start();
 }
 
 void vmpi_region_close(void)

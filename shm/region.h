@@ -3,8 +3,10 @@
  *
  * Every VM of a host can write every byte of the region, so everything read
  * from it is untrusted: each value is checked before it is used as an
- * offset, length, index or count, and a value that cannot be right ends the
- * job with an error that names the region.
+ * offset, length, index or count, and a value that cannot be right is an
+ * error that names the region. The functions here return such errors (base
+ * error codes with their messages) and never end the job themselves: the
+ * caller decides. A job area's contents are described in area.h.
  *
  * Layout, version 1 (all offsets from the start of the region):
  *
@@ -93,42 +95,6 @@ struct vmpi_region_chunk {
 static_assert(sizeof(struct vmpi_region_chunk) == 64, "job table entries are one cache line");
 static_assert(offsetof(struct vmpi_region_chunk, key) == 16, "key after state and beat");
 
-/* The directory at the start of a job area. Written by the claimant before
- * the area is published; checked by every rank that joins.
- *
- *   0            struct vmpi_area_hdr (4096 bytes)
- *   vmtab_off    _Atomic uint64_t vmtab[nvm]: VM identities (hash, nonzero),
- *                claimed by CAS from 0
- *   vmlist_off   uint8_t vmlist[nranks]: VM slot + 1 of each rank on this
- *                host, 0 for the others
- *   cslot_off    nlocal collective slots (shm/cslot.h), slot i for the i-th
- *                rank (by world rank) of the host
- *   chan_off     the ivshmem channel's pairs: nlocal * nlocal * pair_stride
- *                bytes, pair (a, b) at chan_off + (a * nlocal + b) * pair_stride
- *   heap_off     nlocal heap slices of heap_bytes, slice i for the i-th rank
- *                (by world rank) of the host: MPI_Alloc_mem memory
- *
- * All offsets are from the start of the area and page-aligned. */
-#define VMPI_AREA_MAGIC 0x72616a2d69706d76ull /* "vmpi-jar" */
-#define VMPI_AREA_VERSION 3
-struct vmpi_area_hdr {
-    uint64_t magic;
-    uint32_t version;
-    uint32_t nranks;   /* ranks in the job */
-    uint32_t nvm;      /* VM table entries */
-    uint32_t nlocal;   /* ranks of the job the channel space is sized for */
-    uint64_t vmtab_off, vmlist_off;
-    uint64_t chan_off, pair_stride;
-    uint32_t ncells;   /* ring cells per pair */
-    uint32_t nslots;   /* bulk slots per pair */
-    uint64_t slot_bytes;
-    uint64_t heap_off, heap_bytes;
-    uint64_t area_bytes;
-    uint64_t cslot_off, cslot_bytes; /* VMPI_CSLOT_BYTES of the claimant */
-    char pad[4096 - 112];
-};
-static_assert(sizeof(struct vmpi_area_hdr) == 4096, "area directory is one page");
-
 /* This process's view of the region and of its job's area (private). */
 struct vmpi_region {
     char path[256];
@@ -145,18 +111,20 @@ struct vmpi_region {
 extern struct vmpi_region vmpi_region;
 
 /* Maps the region named by VMPI_IVSHMEM_PATH, or the BAR2 of an ivshmem
- * PCI device (1af4:1110), and initializes it if blank. Returns false when
- * there is none; a region that is too small, of another version or not a
- * region is a fatal error. */
-bool vmpi_region_open(void);
+ * PCI device (1af4:1110), and initializes it if blank. *found is false
+ * when there is none. An error code when a region that is named cannot be
+ * used (too small, of another version, not a region). */
+int vmpi_region_open(bool *found);
 
 /* The claimant (one rank of the job per region) claims `bytes` for the job
  * under key and calls init on the area (which may hold an earlier job's
  * bytes) before publishing it; the other ranks wait for the area to appear
- * and join it. Fatal when the region has no room even after reclaiming the
- * areas of dead jobs. Starts the heartbeat. */
-void vmpi_region_join(const uint64_t key[2], size_t bytes, bool claimant,
-                      void (*init)(char *area, void *arg), void *arg);
+ * and join it. An error code when the region has no room even after
+ * reclaiming the areas of dead jobs. Starts the heartbeat, which calls
+ * lost (from its own thread) if the area is taken from the job. */
+int vmpi_region_join(const uint64_t key[2], size_t bytes, bool claimant,
+                     void (*init)(char *area, void *arg), void *arg,
+                     void (*lost)(const char *msg));
 
 /* Stops the heartbeat, frees the area if this is its last user, unmaps. */
 void vmpi_region_close(void);

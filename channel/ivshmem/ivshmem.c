@@ -15,12 +15,22 @@
 #include "ivshmem.h"
 #include "../pair/pair.h"
 #include "../../shm/cslot.h"
+#include "../../shm/region.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static struct vmpi_area_hdr dir;
+/* This job's sections of the area, from its checked directory. */
+static struct {
+    bool joined;
+    uint32_t nlocal;      /* the host's ranks the sections are sized for */
+    uint64_t cslot_off;
+    uint64_t chan_off, pair_stride;
+    uint32_t ncells, nslots;
+    uint64_t slot_bytes;
+    uint64_t heap_off, heap_bytes;
+} dir;
 static char where[300];
 
 /* A block of this rank's heap slice (offsets within the slice). */
@@ -57,7 +67,7 @@ static bool iv_copy(struct vmpi_pair_peer *p, char *local, uint64_t remote, size
 }
 
 static const struct vmpi_pair_ops iv_ops = {iv_addr_of, iv_copy};
-static struct vmpi_pair_inst inst = {.chan = &vmpi_ivshmem_chan, .ops = &iv_ops, .where = where};
+static struct vmpi_pair_inst inst = {.ops = &iv_ops, .where = where};
 
 static int iv_poll(void)
 {
@@ -76,13 +86,14 @@ static void iv_finalize(void)
     blks = NULL;
     nblks = 0;
     heap = NULL;
+    dir.joined = false;
     free(area_group);
     area_group = NULL;
     area_ngroup = 0;
     vmpi_region_close();
 }
 
-struct vmpi_cslot *vmpi_ivshmem_cslot(int world)
+static struct vmpi_cslot *iv_cslot(int world)
 {
     for (int i = 0; i < area_ngroup; i++)
         if (area_group[i] == world)
@@ -91,17 +102,22 @@ struct vmpi_cslot *vmpi_ivshmem_cslot(int world)
     return NULL;
 }
 
-bool vmpi_ivshmem_heap_off(const void *p, size_t n, uint64_t *off)
+/* Memory of this rank's heap slice is exposed by its area offset. */
+static bool iv_expose(void *p, size_t n, struct vmpi_mem_reg *reg)
 {
     uint64_t a = iv_addr_of(p, n);
     if (a == VMPI_PAIR_NOADDR)
         return false;
-    *off = a;
+    *reg = (struct vmpi_mem_reg){.key = {.addr = a}};
     return true;
 }
 
-void *vmpi_ivshmem_heap_ptr(int world, uint64_t off, uint64_t n)
+/* Where [off, off + n) (area offsets, from another rank) lies in this
+ * process's mapping, when it is inside the heap slice of world rank
+ * `world` of this host's area; NULL otherwise. */
+static void *iv_map(int world, const struct vmpi_mem_key *key, uint64_t n)
 {
+    uint64_t off = key->addr;
     uint64_t lo;
     if (world == vmpi_job.rank && heap) {
         lo = heap_lo;
@@ -118,105 +134,115 @@ void *vmpi_ivshmem_heap_ptr(int world, uint64_t off, uint64_t n)
     return vmpi_region.area + off;
 }
 
-const struct vmpi_chan vmpi_ivshmem_chan = {
-    .name = "ivshmem",
-    .send = vmpi_pair_send,
-    .reserve = vmpi_pair_reserve,
-    .commit = vmpi_pair_commit,
-    .send_ctl = vmpi_pair_send_ctl,
-    .rndv_send = vmpi_pair_rndv_send,
-    .rndv_recv = vmpi_pair_rndv_recv,
-    .poll = iv_poll,
-    .busy = iv_busy,
-    .finalize = iv_finalize,
-};
-
-static uint64_t page_up(uint64_t v)
+/* Half the region, less this job's tables and channels (everything planned
+ * before the heap), shared by its ranks on this host (so a second job of
+ * the same shape still fits), between 16 MiB and 1 GiB per rank: window
+ * memory across VMs comes from here. Every rank maps the same region, so
+ * all compute the same value. */
+static uint64_t default_heap(uint64_t before, uint32_t nlocal)
 {
-    return (v + 4095) & ~4095ull;
-}
-
-/* Half the region, less this job's tables and channels (everything before
- * d->heap_off), shared by its ranks on this host (so a second job of the
- * same shape still fits), between 16 MiB and 1 GiB per rank: window memory
- * across VMs comes from here. Every rank maps the same region, so all
- * compute the same value. */
-static uint64_t default_heap(const struct vmpi_area_hdr *d)
-{
-    uint64_t n = d->nlocal ? d->nlocal : 1;
+    uint64_t n = nlocal ? nlocal : 1;
     uint64_t half = vmpi_region.size / 2;
-    uint64_t h = half > d->heap_off ? (half - d->heap_off) / n : 0;
+    uint64_t h = half > before ? (half - before) / n : 0;
     h = h < (16u << 20) ? 16u << 20 : h > (1u << 30) ? 1u << 30 : h;
     return h & ~4095ull;
 }
 
-void vmpi_ivshmem_plan(struct vmpi_area_hdr *d, int nranks, int nlocal)
+void vmpi_ivshmem_plan(struct vmpi_area_hdr *d, int nlocal)
 {
-    memset(d, 0, sizeof *d);
-    d->magic = VMPI_AREA_MAGIC;
-    d->version = VMPI_AREA_VERSION;
-    d->nranks = (uint32_t)nranks;
-    d->nlocal = (uint32_t)nlocal;
-    d->nvm = nlocal < 254 ? (uint32_t)nlocal : 254;
-    d->ncells = (uint32_t)vmpi_env_u64("VMPI_IVSHMEM_RING_CELLS", 2048, 64, 1u << 20);
-    if (d->ncells & (d->ncells - 1))
-        vmpi_fatal("VMPI_IVSHMEM_RING_CELLS=%u is not a power of two", d->ncells);
-    d->nslots = (uint32_t)vmpi_env_u64("VMPI_IVSHMEM_BULK_SLOTS", 8, 2, 1024);
-    d->slot_bytes = vmpi_env_u64("VMPI_IVSHMEM_BULK_SLOT_BYTES", 65536, 4096, 1u << 26) & ~63ull;
-    d->pair_stride = vmpi_pair_stride(d->ncells, d->nslots, d->slot_bytes);
-    d->vmtab_off = sizeof *d;
-    d->vmlist_off = d->vmtab_off + 8ull * d->nvm;
-    d->cslot_off = page_up(d->vmlist_off + (uint64_t)nranks);
-    d->cslot_bytes = VMPI_CSLOT_BYTES;
-    d->chan_off = d->cslot_off + (uint64_t)nlocal * VMPI_CSLOT_BYTES;
-    d->heap_off = d->chan_off + (uint64_t)nlocal * (uint64_t)nlocal * d->pair_stride;
-    d->heap_bytes = page_up(vmpi_env_u64("VMPI_IVSHMEM_HEAP", default_heap(d), 0, 1ull << 36));
-    d->area_bytes = d->heap_off + (uint64_t)nlocal * d->heap_bytes;
+    uint64_t ncells = vmpi_env_u64("VMPI_IVSHMEM_RING_CELLS", 2048, 64, 1u << 20);
+    if (ncells & (ncells - 1))
+        vmpi_fatal("VMPI_IVSHMEM_RING_CELLS=%llu is not a power of two",
+                   (unsigned long long)ncells);
+    uint64_t nslots = vmpi_env_u64("VMPI_IVSHMEM_BULK_SLOTS", 8, 2, 1024);
+    uint64_t sb = vmpi_env_u64("VMPI_IVSHMEM_BULK_SLOT_BYTES", 65536, 4096, 1u << 26) & ~63ull;
+    uint64_t stride = vmpi_pair_stride((uint32_t)ncells, (uint32_t)nslots, sb);
+    uint64_t n = (uint64_t)nlocal;
+    struct vmpi_area_sec *cs = vmpi_area_add(d, VMPI_AREA_CSLOT, n * VMPI_CSLOT_BYTES);
+    struct vmpi_area_sec *pr = vmpi_area_add(d, VMPI_AREA_PAIRS, n * n * stride);
+    uint64_t heap = (vmpi_env_u64("VMPI_IVSHMEM_HEAP", default_heap(d->area_bytes, d->nlocal), 0,
+                                  1ull << 36) + 4095) & ~4095ull;
+    struct vmpi_area_sec *hp = vmpi_area_add(d, VMPI_AREA_HEAP, n * heap);
+    if (!cs || !pr || !hp)
+        vmpi_fatal("ivshmem region %s: cannot lay out this job's area", vmpi_region.path);
+    cs->param[0] = VMPI_CSLOT_BYTES;
+    pr->param[0] = ncells;
+    pr->param[1] = nslots;
+    pr->param[2] = sb;
+    pr->param[3] = stride;
+    hp->param[0] = heap;
 }
 
-void vmpi_ivshmem_area_init(char *area, void *arg)
+void vmpi_ivshmem_area_init(char *area, const struct vmpi_area_hdr *d)
 {
-    const struct vmpi_area_hdr *d = arg;
-    memset(area, 0, d->chan_off);
-    memcpy(area, d, sizeof *d);
+    const struct vmpi_area_sec *cs = vmpi_area_section(d, VMPI_AREA_CSLOT),
+                               *pr = vmpi_area_section(d, VMPI_AREA_PAIRS);
+    memset(area + cs->off, 0, cs->len);
     for (uint64_t i = 0; i < (uint64_t)d->nlocal * d->nlocal; i++)
-        vmpi_pair_clear(area + d->chan_off + i * d->pair_stride, d->ncells, d->nslots,
-                        d->slot_bytes);
+        vmpi_pair_clear(area + pr->off + i * pr->param[3], (uint32_t)pr->param[0],
+                        (uint32_t)pr->param[1], pr->param[2]);
 }
 
-void vmpi_ivshmem_area_dir(struct vmpi_area_hdr *d, int nranks)
+void vmpi_ivshmem_area_dir(const struct vmpi_area_hdr *d)
 {
     snprintf(where, sizeof where, "ivshmem region %s", vmpi_region.path);
-    memcpy(d, vmpi_region.area, sizeof *d);
-    uint64_t pairs, heaps, end;
-    bool ok = d->magic == VMPI_AREA_MAGIC && d->version == VMPI_AREA_VERSION &&
-              d->nranks == (uint32_t)nranks && d->nlocal >= 1 && d->nlocal <= d->nranks &&
-              d->nlocal <= 65536 && d->nvm >= 1 && d->nvm <= 254 && d->ncells >= 64 &&
-              d->ncells <= (1u << 20) && !(d->ncells & (d->ncells - 1)) && d->nslots >= 2 &&
-              d->nslots <= 1024 && d->slot_bytes >= 4096 && d->slot_bytes <= (1u << 26) &&
-              d->slot_bytes % 64 == 0 && d->heap_bytes % 4096 == 0 &&
-              d->pair_stride >= vmpi_pair_stride(d->ncells, d->nslots, d->slot_bytes) &&
-              d->pair_stride % 4096 == 0 && d->vmtab_off == sizeof *d &&
-              d->vmlist_off == d->vmtab_off + 8ull * d->nvm &&
-              d->cslot_bytes == VMPI_CSLOT_BYTES &&
-              d->cslot_off >= d->vmlist_off + d->nranks && d->cslot_off % 4096 == 0 &&
-              d->chan_off >= d->cslot_off &&
-              d->chan_off - d->cslot_off >= (uint64_t)d->nlocal * VMPI_CSLOT_BYTES &&
-              d->chan_off % 4096 == 0 &&
-              !__builtin_mul_overflow((uint64_t)d->nlocal * d->nlocal, d->pair_stride, &pairs) &&
-              d->heap_off >= d->chan_off && d->heap_off - d->chan_off >= pairs &&
-              d->heap_off % 4096 == 0 &&
-              !__builtin_mul_overflow((uint64_t)d->nlocal, d->heap_bytes, &heaps) &&
-              !__builtin_add_overflow(d->heap_off, heaps, &end) && end <= d->area_bytes &&
-              d->area_bytes <= vmpi_region.area_bytes;
+    const struct vmpi_area_sec *cs = vmpi_area_section(d, VMPI_AREA_CSLOT),
+                               *pr = vmpi_area_section(d, VMPI_AREA_PAIRS),
+                               *hp = vmpi_area_section(d, VMPI_AREA_HEAP);
+    uint64_t n = d->nlocal, pairs, heaps;
+    bool ok = cs && pr && hp && n <= 65536 && cs->param[0] == VMPI_CSLOT_BYTES &&
+              cs->len >= n * VMPI_CSLOT_BYTES && pr->param[0] >= 64 &&
+              pr->param[0] <= (1u << 20) && !(pr->param[0] & (pr->param[0] - 1)) &&
+              pr->param[1] >= 2 && pr->param[1] <= 1024 && pr->param[2] >= 4096 &&
+              pr->param[2] <= (1u << 26) && pr->param[2] % 64 == 0 &&
+              pr->param[3] >= vmpi_pair_stride((uint32_t)pr->param[0], (uint32_t)pr->param[1],
+                                               pr->param[2]) &&
+              pr->param[3] % 4096 == 0 && !__builtin_mul_overflow(n * n, pr->param[3], &pairs) &&
+              pr->len >= pairs && hp->param[0] % 4096 == 0 &&
+              !__builtin_mul_overflow(n, hp->param[0], &heaps) && hp->len >= heaps;
     if (!ok)
         vmpi_fatal("%s: the directory of this job's area is corrupt or from another vmpi",
                    where);
-    dir = *d;
+    dir.joined = true;
+    dir.nlocal = d->nlocal;
+    dir.cslot_off = cs->off;
+    dir.chan_off = pr->off;
+    dir.ncells = (uint32_t)pr->param[0];
+    dir.nslots = (uint32_t)pr->param[1];
+    dir.slot_bytes = pr->param[2];
+    dir.pair_stride = pr->param[3];
+    dir.heap_off = hp->off;
+    dir.heap_bytes = hp->param[0];
 }
 
-void vmpi_ivshmem_init(const int *worlds, int n, const int *group, int ngroup, int me)
+static void *iv_add_peer(int world, size_t *eager_max)
 {
+    return vmpi_pair_add_peer(&inst, world, eager_max);
+}
+
+static const char *iv_describe(void)
+{
+    if (!vmpi_region.base)
+        return NULL;
+    snprintf(where, sizeof where, "ivshmem region %s", vmpi_region.path);
+    return where;
+}
+
+/* Sets up pairs with the peers, given every rank of this job in the area
+ * (the group, in world-rank order). Not collective: the detector joined
+ * the area. */
+static void iv_init(const struct vmpi_chan_up *up, const struct vmpi_chan_setup *s)
+{
+    const int *worlds = s->peers, *group = s->group;
+    int n = s->npeers, ngroup = s->ngroup, me = s->me;
+    inst.up = up;
+    if (!dir.joined) {
+        if (n)
+            vmpi_fatal("ivshmem: rank %d shares the region with this rank but the job's area "
+                       "was not joined",
+                       worlds[0]);
+        return;
+    }
     if (ngroup > (int)dir.nlocal)
         vmpi_fatal("%s: %d ranks of this job share the area, sized for %u", where, ngroup,
                    dir.nlocal);
@@ -263,12 +289,9 @@ void vmpi_ivshmem_init(const int *worlds, int n, const int *group, int ngroup, i
     }
 }
 
-bool vmpi_ivshmem_active(void)
-{
-    return inst.npeers > 0;
-}
-
-void *vmpi_ivshmem_alloc(size_t n)
+/* MPI_Alloc_mem from this rank's heap slice in the region: NULL when there
+ * is no region or no room. */
+static void *iv_alloc(size_t n)
 {
     if (!heap)
         return NULL;
@@ -292,7 +315,7 @@ void *vmpi_ivshmem_alloc(size_t n)
     return NULL;
 }
 
-bool vmpi_ivshmem_free(void *ptr)
+static bool iv_free(void *ptr)
 {
     char *c = ptr;
     if (!heap || c < heap || c >= heap + dir.heap_bytes)
@@ -317,3 +340,29 @@ bool vmpi_ivshmem_free(void *ptr)
     }
     return true;
 }
+
+static const struct vmpi_chan_mem iv_mem = {
+    .alloc = iv_alloc,
+    .free = iv_free,
+    .expose = iv_expose,
+    .map = iv_map,
+};
+
+const struct vmpi_chan vmpi_ivshmem_chan = {
+    .name = "ivshmem",
+    .reach = VMPI_REACH_REGION,
+    .init = iv_init,
+    .add_peer = iv_add_peer,
+    .send = vmpi_pair_send,
+    .reserve = vmpi_pair_reserve,
+    .commit = vmpi_pair_commit,
+    .send_ctl = vmpi_pair_send_ctl,
+    .rndv_send = vmpi_pair_rndv_send,
+    .rndv_recv = vmpi_pair_rndv_recv,
+    .poll = iv_poll,
+    .busy = iv_busy,
+    .finalize = iv_finalize,
+    .describe = iv_describe,
+    .cslot = iv_cslot,
+    .mem = &iv_mem,
+};

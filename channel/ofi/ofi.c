@@ -43,7 +43,6 @@
  * and some install signal handlers when loaded (libpsm2 catches SIGSEGV),
  * which would hide how a rank died. The handlers of fatal signals are
  * restored after libfabric has been loaded and opened. */
-#include "ofi.h"
 #include "../chan.h"
 #include "../../pmi/pmi.h"
 
@@ -118,7 +117,7 @@ struct xfer {
     struct xfer *next; /* in `posting` while chunks wait for queue room */
     int kind;
     struct ofi_peer *p;
-    struct vmpi_req *req;
+    struct vmpi_xfer *req;
     struct fid_mr *mr;
     void *desc;
     char *buf;       /* where the data is or goes */
@@ -137,7 +136,7 @@ struct xfer {
 /* A one-sided write or read of a window (vmpi_ofi_write/read), in pieces
  * of at most chunk_max bytes that may complete in any order. */
 struct rma_op {
-    struct vmpi_req *req;
+    struct vmpi_xfer *req;
     size_t left; /* pieces not yet completed */
     int world;
 };
@@ -180,6 +179,7 @@ static size_t inject_max, eager_max, chunk_max;
 static uint32_t ncredits;
 static uint64_t next_key = 1, next_xfer;
 
+static const struct vmpi_chan_up *up;
 static struct ofi_peer *peers;       /* the network peers */
 static struct ofi_peer **peer_of;    /* world rank -> its peer, or NULL */
 static int npeers;
@@ -414,7 +414,7 @@ static bool send_credit(struct ofi_peer *p)
 
 /* ---- rendezvous ---------------------------------------------------------- */
 
-static struct xfer *xfer_new(int kind, struct ofi_peer *p, struct vmpi_req *req, size_t len)
+static struct xfer *xfer_new(int kind, struct ofi_peer *p, struct vmpi_xfer *req, size_t len)
 {
     size_t n = len ? (len + chunk_max - 1) / chunk_max : 1;
     if (n >= (1ull << OFI_CHUNK_BITS))
@@ -437,18 +437,18 @@ static struct xfer *xfer_new(int kind, struct ofi_peer *p, struct vmpi_req *req,
 
 static void xfer_finish(struct xfer *x)
 {
-    struct vmpi_req *r = x->req;
+    struct vmpi_xfer *r = x->req;
     mr_close(x->mr);
     if (x->kind == X_SEND) {
-        vmpi_req_complete(r);
+        up->complete(r);
     } else {
         if (x->tmp) {
-            vmpi_req_deliver(r, 0, x->buf, x->len);
+            up->deliver(r, 0, x->buf, x->len);
             free(x->buf);
         }
         if (x->kind == X_READ)
             ctl(x->p, OFI_FIN, &x->scookie, sizeof x->scookie);
-        vmpi_req_recv_done(r);
+        up->complete(r);
     }
     nxfers--;
     free(x);
@@ -497,19 +497,19 @@ static void xfer_start(struct xfer *x)
     }
 }
 
-static int ofi_rndv_send(void *cs, struct vmpi_req *sreq, const struct vmpi_hdr *h)
+static int ofi_rndv_send(void *cs, struct vmpi_xfer *sreq, const struct vmpi_hdr *h)
 {
     struct ofi_peer *p = cs;
     if (!room(p))
         return 1;
-    struct ofi_rts rts = {.scookie = vmpi_req_cookie(sreq)};
+    struct ofi_rts rts = {.scookie = sreq->cookie};
     if (rma) {
-        void *data = (void *)vmpi_req_sdata(sreq);
+        void *data = (void *)up->sdata(sreq);
         struct reg *g = malloc(sizeof *g);
         if (!g)
             vmpi_fatal("ofi: out of memory");
         g->scookie = rts.scookie;
-        g->mr = mr_reg(data, sreq->len, FI_REMOTE_READ, NULL);
+        g->mr = mr_reg(data, sreq->size, FI_REMOTE_READ, NULL);
         g->next = p->regs;
         p->regs = g;
         rts.addr = mr_virt ? (uint64_t)(uintptr_t)data : 0;
@@ -520,7 +520,7 @@ static int ofi_rndv_send(void *cs, struct vmpi_req *sreq, const struct vmpi_hdr 
     return 0;
 }
 
-static void ofi_rndv_recv(void *cs, struct vmpi_req *r, const void *info_, size_t infolen)
+static void ofi_rndv_recv(void *cs, struct vmpi_xfer *r, const void *info_, size_t infolen)
 {
     struct ofi_peer *p = cs;
     struct ofi_rts rts;
@@ -529,13 +529,13 @@ static void ofi_rndv_recv(void *cs, struct vmpi_req *r, const void *info_, size_
     memcpy(&rts, info_, sizeof rts);
     if (rts.rma && !rma)
         vmpi_fatal("ofi: rank %d offers an RMA read this provider cannot do", p->world);
-    struct xfer *x = xfer_new(rts.rma ? X_READ : X_RECV, p, r, r->msglen);
+    struct xfer *x = xfer_new(rts.rma ? X_READ : X_RECV, p, r, r->size);
     size_t cap = 0;
-    x->buf = vmpi_req_rdata(r, &cap);
-    if (!x->buf || cap < r->msglen) {
-        x->buf = malloc(r->msglen ? r->msglen : 1);
+    x->buf = up->rdata(r, &cap);
+    if (!x->buf || cap < r->size) {
+        x->buf = malloc(r->size ? r->size : 1);
         if (!x->buf)
-            vmpi_fatal("ofi: out of memory for a %zu-byte receive", r->msglen);
+            vmpi_fatal("ofi: out of memory for a %zu-byte receive", r->size);
         x->tmp = true;
     }
     x->scookie = rts.scookie;
@@ -551,10 +551,10 @@ static void ofi_rndv_recv(void *cs, struct vmpi_req *r, const void *info_, size_
     xfer_start(x);
 }
 
-static struct vmpi_req *pending_send(struct ofi_peer *p, uint64_t cookie)
+static struct vmpi_xfer *pending_send(struct ofi_peer *p, uint64_t cookie)
 {
-    struct vmpi_req *s = vmpi_req_from_cookie(cookie);
-    if (!s || s->kind != VMPI_REQ_SEND || s->done || s->peer_world != p->world)
+    struct vmpi_xfer *s = up->send_of(cookie, p->world);
+    if (!s)
         vmpi_fatal("ofi: control packet from rank %d names no pending send", p->world);
     return s;
 }
@@ -574,21 +574,21 @@ static void channel_packet(struct ofi_peer *p, const struct vmpi_hdr *h, const v
             vmpi_fatal("ofi: FIN from rank %d names no exposed send", p->world);
         struct reg *g = *gp;
         *gp = g->next;
-        struct vmpi_req *s = pending_send(p, cookie);
+        struct vmpi_xfer *s = pending_send(p, cookie);
         mr_close(g->mr);
         free(g);
-        vmpi_req_complete(s);
+        up->complete(s);
     } else if (h->type == OFI_CTS) {
         struct ofi_cts cts;
         if (paylen != sizeof cts)
             vmpi_fatal("ofi: malformed CTS from rank %d", p->world);
         memcpy(&cts, pay, sizeof cts);
-        struct vmpi_req *s = pending_send(p, cts.scookie);
+        struct vmpi_xfer *s = pending_send(p, cts.scookie);
         if (cts.chunk != chunk_max || !(cts.tag & OFI_TAG_DATA))
             vmpi_fatal("ofi: CTS from rank %d with chunk size %llu (ours %zu)", p->world,
                        (unsigned long long)cts.chunk, chunk_max);
-        struct xfer *x = xfer_new(X_SEND, p, s, s->len);
-        x->buf = (char *)vmpi_req_sdata(s);
+        struct xfer *x = xfer_new(X_SEND, p, s, s->size);
+        x->buf = (char *)up->sdata(s);
         x->tag = cts.tag;
         x->mr = local_reg(x->buf, x->len, FI_SEND, &x->desc);
         xfer_start(x);
@@ -619,7 +619,7 @@ static bool deliver(struct ofi_peer *p, const struct vmpi_hdr *h, const void *pa
 {
     if (h->type >= VMPI_PKT_CHAN)
         channel_packet(p, h, pay, paylen);
-    else if (vmpi_core_incoming(p->world, h, pay, paylen) == VMPI_AGAIN)
+    else if (up->incoming(p->world, h, pay, paylen) == VMPI_AGAIN)
         return false;
     p->rx_seq++;
     if (++p->owed >= ncredits / 2 && !p->credit_unsent) {
@@ -745,7 +745,7 @@ static int cq_drain(void)
             mr_close(pc->mr);
             free(pc);
             if (--o->left == 0) {
-                vmpi_req_complete(o->req);
+                up->complete(o->req);
                 nrma--;
                 free(o);
             }
@@ -859,21 +859,7 @@ static void ofi_finalize(void)
     tx_free = rx_repost = NULL;
     npeers = 0;
     opened = closing = false;
-    vmpi_g.net = NULL;
 }
-
-const struct vmpi_chan vmpi_ofi_chan = {
-    .name = "ofi",
-    .send = ofi_send,
-    .reserve = ofi_reserve,
-    .commit = ofi_commit,
-    .send_ctl = ofi_send_ctl,
-    .rndv_send = ofi_rndv_send,
-    .rndv_recv = ofi_rndv_recv,
-    .poll = ofi_poll,
-    .busy = ofi_busy,
-    .finalize = ofi_finalize,
-};
 
 /* ---- start-up ------------------------------------------------------------ */
 
@@ -1067,9 +1053,14 @@ static size_t hex_decode(unsigned char *out, size_t cap, const char *in)
     return n / 2;
 }
 
-void vmpi_ofi_init(const int *worlds, int n, bool needed)
+/* Collective over the job when any rank uses the network (one PMI barrier
+ * for the address exchange). */
+static void ofi_init(const struct vmpi_chan_up *upcalls, const struct vmpi_chan_setup *s)
 {
-    if (!needed)
+    const int *worlds = s->peers;
+    int n = s->npeers;
+    up = upcalls;
+    if (!s->used)
         return;
     char key[VMPI_PMI_KEYLEN], val[VMPI_PMI_VALLEN];
     unsigned char addr[VMPI_PMI_VALLEN / 2];
@@ -1109,11 +1100,7 @@ void vmpi_ofi_init(const int *worlds, int n, bool needed)
         if (fi_av_insert(av, addr, 1, &p->addr, 0, NULL) != 1)
             vmpi_fatal("ofi: libfabric rejects the network address of rank %d", p->world);
         peer_of[p->world] = p;
-        vmpi_g.peers[p->world].chan = &vmpi_ofi_chan;
-        vmpi_g.peers[p->world].cstate = p;
-        vmpi_g.peers[p->world].eager_max = eager_max;
     }
-    vmpi_g.net = &vmpi_ofi_chan;
     /* Room for every peer's credits, plus CREDIT packets in flight. */
     size_t nrx = (size_t)n * (ncredits + 2);
     for (struct buf *b = slab_new(nrx), *next; b; b = next) {
@@ -1122,47 +1109,48 @@ void vmpi_ofi_init(const int *worlds, int n, bool needed)
     }
 }
 
-const char *vmpi_ofi_provider(void)
+static void *ofi_add_peer(int world, size_t *eager)
 {
-    return opened ? info->fabric_attr->prov_name : NULL;
+    *eager = eager_max;
+    return peer_of[world];
 }
 
-const char *vmpi_ofi_rndv_mode(void)
+static const char *ofi_describe(void)
 {
-    return rma ? "RMA read" : "pipelined sends";
+    static char line[160];
+    if (!opened)
+        return NULL;
+    snprintf(line, sizeof line, "ofi provider %s, rendezvous by %s",
+             info->fabric_attr->prov_name, rma ? "RMA read" : "pipelined sends");
+    return line;
 }
 
 /* ---- one-sided access ---------------------------------------------------- */
 
-bool vmpi_ofi_rma_to(int world)
+static bool ofi_reaches(int world)
 {
     return rma && world >= 0 && world < vmpi_job.size && peer_of && peer_of[world];
 }
 
-bool vmpi_ofi_rma_on(void)
+static bool ofi_expose(void *base, size_t len, struct vmpi_mem_reg *m)
 {
-    return opened && rma;
-}
-
-bool vmpi_ofi_expose(void *base, size_t len, struct vmpi_ofi_mem *m)
-{
-    if (!rma || !base || !len)
+    if (!opened || !rma || !base || !len)
         return false;
     struct fid_mr *mr = mr_reg(base, len, FI_REMOTE_READ | FI_REMOTE_WRITE, NULL);
-    m->mr = mr;
-    m->addr = mr_virt ? (uint64_t)(uintptr_t)base : 0;
-    m->key = fi_mr_key(mr);
+    m->handle = mr;
+    m->key.addr = mr_virt ? (uint64_t)(uintptr_t)base : 0;
+    m->key.key = fi_mr_key(mr);
     return true;
 }
 
-void vmpi_ofi_unexpose(struct vmpi_ofi_mem *m)
+static void ofi_unexpose(struct vmpi_mem_reg *m)
 {
-    mr_close(m->mr);
-    m->mr = NULL;
+    mr_close(m->handle);
+    m->handle = NULL;
 }
 
 static void rma_start(bool write, int world, char *buf, size_t len, uint64_t raddr,
-                      uint64_t key, struct vmpi_req *req)
+                      uint64_t key, struct vmpi_xfer *req)
 {
     struct ofi_peer *p = peer_of[world];
     struct rma_op *o = malloc(sizeof *o);
@@ -1197,14 +1185,41 @@ static void rma_start(bool write, int world, char *buf, size_t len, uint64_t rad
     }
 }
 
-void vmpi_ofi_write(int world, const void *buf, size_t len, uint64_t raddr, uint64_t key,
-                    struct vmpi_req *req)
+static void ofi_put(int world, const void *buf, size_t len, const struct vmpi_mem_key *key,
+                    uint64_t off, struct vmpi_xfer *x)
 {
-    rma_start(true, world, (char *)buf, len, raddr, key, req);
+    rma_start(true, world, (char *)buf, len, key->addr + off, key->key, x);
 }
 
-void vmpi_ofi_read(int world, void *buf, size_t len, uint64_t raddr, uint64_t key,
-                   struct vmpi_req *req)
+static void ofi_get(int world, void *buf, size_t len, const struct vmpi_mem_key *key,
+                    uint64_t off, struct vmpi_xfer *x)
 {
-    rma_start(false, world, buf, len, raddr, key, req);
+    rma_start(false, world, buf, len, key->addr + off, key->key, x);
 }
+
+static const struct vmpi_chan_mem ofi_mem = {
+    .expose = ofi_expose,
+    .unexpose = ofi_unexpose,
+    .reaches = ofi_reaches,
+    .put = ofi_put,
+    .get = ofi_get,
+};
+
+const struct vmpi_chan vmpi_ofi_chan = {
+    .name = "ofi",
+    .reach = VMPI_REACH_NET,
+    .slow_poll = true,
+    .init = ofi_init,
+    .add_peer = ofi_add_peer,
+    .send = ofi_send,
+    .reserve = ofi_reserve,
+    .commit = ofi_commit,
+    .send_ctl = ofi_send_ctl,
+    .rndv_send = ofi_rndv_send,
+    .rndv_recv = ofi_rndv_recv,
+    .poll = ofi_poll,
+    .busy = ofi_busy,
+    .finalize = ofi_finalize,
+    .describe = ofi_describe,
+    .mem = &ofi_mem,
+};

@@ -115,24 +115,24 @@ static void ctl_cookie(struct vmpi_pair_peer *p, int type, uint64_t cookie)
     vmpi_pair_send_ctl(p, &h, &cookie, sizeof cookie);
 }
 
-int vmpi_pair_rndv_send(void *cs, struct vmpi_req *sreq, const struct vmpi_hdr *h)
+int vmpi_pair_rndv_send(void *cs, struct vmpi_xfer *x, const struct vmpi_hdr *h)
 {
     struct vmpi_pair_peer *p = cs;
     struct pair_rts *rts = vmpi_pair_reserve(p, sizeof *rts);
     if (!rts)
         return 1;
-    rts->scookie = vmpi_req_cookie(sreq);
-    rts->addr = p->in->ops->addr_of(vmpi_req_sdata(sreq), sreq->len);
+    rts->scookie = x->cookie;
+    rts->addr = p->in->ops->addr_of(p->in->up->sdata(x), x->size);
     vmpi_pair_commit(p, h, sizeof *rts);
     return 0;
 }
 
 /* The receiver and the sender split a large contiguous transfer. Returns
  * false if it cannot be split (then the caller copies it whole). */
-static bool split_read(struct vmpi_pair_peer *p, struct vmpi_req *r, const struct pair_rts *rts)
+static bool split_read(struct vmpi_pair_peer *p, struct vmpi_xfer *r, const struct pair_rts *rts)
 {
-    size_t n = r->st_bytes, cap;
-    char *dst = vmpi_req_rdata(r, &cap);
+    size_t n = r->fit, cap;
+    char *dst = p->in->up->rdata(r, &cap);
     if (!dst || n < p->in->split_min || !p->single_seen || !p->split_ok ||
         p->nsplit == VMPI_PAIR_NSPLIT)
         return false;
@@ -159,7 +159,7 @@ static bool split_read(struct vmpi_pair_peer *p, struct vmpi_req *r, const struc
         if (!p->in->ops->copy(p, dst + half, rts->addr + half, n - half, false))
             vmpi_fatal("%s: single copy from rank %d stopped working", p->in->where, p->world);
         ctl_cookie(p, PAIR_FIN, rts->scookie);
-        vmpi_req_recv_done(r);
+        p->in->up->complete(r);
     } else {
         /* Only the sender may have moved the claim, and only to offer + 1. */
         if (offer != p->offer + 1)
@@ -175,10 +175,10 @@ static bool split_read(struct vmpi_pair_peer *p, struct vmpi_req *r, const struc
 }
 
 /* Single copy from the sender's memory; false if the kernel refuses. */
-static bool single_read(struct vmpi_pair_peer *p, struct vmpi_req *r, uint64_t addr)
+static bool single_read(struct vmpi_pair_peer *p, struct vmpi_xfer *r, uint64_t addr)
 {
-    size_t n = r->st_bytes, cap;
-    char *dst = vmpi_req_rdata(r, &cap);
+    size_t n = r->fit, cap;
+    char *dst = p->in->up->rdata(r, &cap);
     char *tmp = NULL;
     if (!dst) {
         dst = tmp = malloc(n ? n : 1);
@@ -191,20 +191,20 @@ static bool single_read(struct vmpi_pair_peer *p, struct vmpi_req *r, uint64_t a
     }
     p->single_seen = true;
     if (tmp) {
-        vmpi_req_deliver(r, 0, tmp, n);
+        p->in->up->deliver(r, 0, tmp, n);
         free(tmp);
     }
     return true;
 }
 
-static void stream_in_start(struct vmpi_pair_peer *p, struct vmpi_req *r)
+static void stream_in_start(struct vmpi_pair_peer *p, struct vmpi_xfer *r)
 {
     p->in_stream = r;
     r->off = 0;
     ctl_cookie(p, PAIR_CTS, r->rcookie);
 }
 
-void vmpi_pair_rndv_recv(void *cs, struct vmpi_req *r, const void *info, size_t infolen)
+void vmpi_pair_rndv_recv(void *cs, struct vmpi_xfer *r, const void *info, size_t infolen)
 {
     struct vmpi_pair_peer *p = cs;
     struct pair_rts rts;
@@ -216,7 +216,7 @@ void vmpi_pair_rndv_recv(void *cs, struct vmpi_req *r, const void *info, size_t 
             return;
         if (single_read(p, r, rts.addr)) {
             ctl_cookie(p, PAIR_FIN, rts.scookie);
-            vmpi_req_recv_done(r);
+            p->in->up->complete(r);
             return;
         }
         p->single = false;
@@ -245,10 +245,10 @@ static void slot_check(const struct vmpi_pair_peer *p, uint64_t v, uint64_t want
 /* Sender: fill free slots with the next chunks of out_stream. */
 static int stream_out(struct vmpi_pair_peer *p)
 {
-    struct vmpi_req *s = p->out_stream;
-    const char *src = vmpi_req_sdata(s);
+    struct vmpi_xfer *s = p->out_stream;
+    const char *src = p->in->up->sdata(s);
     int n = 0;
-    while (s->off < s->len) {
+    while (s->off < s->size) {
         uint64_t c = p->out_chunk;
         struct vmpi_pair_slot *sl = slot_at(p->in, p->bulk_out, c);
         if (c >= p->in->nslots) {
@@ -260,7 +260,7 @@ static int stream_out(struct vmpi_pair_peer *p)
             }
         }
         size_t sb = p->in->slot_bytes;
-        size_t k = s->len - s->off < sb ? s->len - s->off : sb;
+        size_t k = s->size - s->off < sb ? s->size - s->off : sb;
         memcpy(sl + 1, src + s->off, k);
         sl->len = k;
         atomic_store_explicit(&sl->full, c + 1, memory_order_release);
@@ -268,9 +268,9 @@ static int stream_out(struct vmpi_pair_peer *p)
         s->off += k;
         n++;
     }
-    if (s->off == s->len) {
+    if (s->off == s->size) {
         p->out_stream = NULL;
-        vmpi_req_complete(s);
+        p->in->up->complete(s);
     }
     return n;
 }
@@ -278,9 +278,9 @@ static int stream_out(struct vmpi_pair_peer *p)
 /* Receiver: drain filled slots into in_stream. */
 static int stream_in(struct vmpi_pair_peer *p)
 {
-    struct vmpi_req *r = p->in_stream;
+    struct vmpi_xfer *r = p->in_stream;
     int n = 0;
-    while (r->off < r->msglen) {
+    while (r->off < r->size) {
         uint64_t c = p->in_chunk;
         struct vmpi_pair_slot *sl = slot_at(p->in, p->bulk_in, c);
         uint64_t f = atomic_load_explicit(&sl->full, memory_order_acquire);
@@ -289,19 +289,19 @@ static int stream_in(struct vmpi_pair_peer *p)
             break;
         }
         uint64_t k = sl->len;
-        if (k == 0 || k > p->in->slot_bytes || k > r->msglen - r->off)
+        if (k == 0 || k > p->in->slot_bytes || k > r->size - r->off)
             vmpi_fatal("%s: corrupt bulk slot from rank %d (length %llu)", p->in->where, p->world,
                        (unsigned long long)k);
-        vmpi_req_deliver(r, r->off, sl + 1, (size_t)k);
+        p->in->up->deliver(r, r->off, sl + 1, (size_t)k);
         atomic_store_explicit(&sl->empty, c + 1, memory_order_release);
         p->in_chunk++;
         r->off += (size_t)k;
         n++;
     }
-    if (r->off == r->msglen) {
-        vmpi_req_recv_done(r);
+    if (r->off == r->size) {
+        p->in->up->complete(r);
         p->in_stream = NULL;
-        struct vmpi_req *next = p->in_wait;
+        struct vmpi_xfer *next = p->in_wait;
         if (next) {
             p->in_wait = next->next;
             if (!p->in_wait)
@@ -312,14 +312,14 @@ static int stream_in(struct vmpi_pair_peer *p)
     return n;
 }
 
-static struct vmpi_req *cookie_send(struct vmpi_pair_peer *p, const void *pay, size_t paylen)
+static struct vmpi_xfer *cookie_send(struct vmpi_pair_peer *p, const void *pay, size_t paylen)
 {
     uint64_t cookie;
     if (paylen != sizeof cookie)
         vmpi_fatal("%s: malformed control packet from rank %d", p->in->where, p->world);
     memcpy(&cookie, pay, sizeof cookie);
-    struct vmpi_req *s = vmpi_req_from_cookie(cookie);
-    if (!s || s->kind != VMPI_REQ_SEND || s->peer_world != p->world)
+    struct vmpi_xfer *s = p->in->up->send_of(cookie, p->world);
+    if (!s)
         vmpi_fatal("%s: control packet from rank %d names no pending send", p->in->where, p->world);
     return s;
 }
@@ -331,8 +331,8 @@ static void split_write(struct vmpi_pair_peer *p, const void *pay, size_t paylen
     if (paylen != sizeof sp)
         vmpi_fatal("%s: malformed SPLIT from rank %d", p->in->where, p->world);
     memcpy(&sp, pay, sizeof sp);
-    struct vmpi_req *s = cookie_send(p, &sp.scookie, sizeof sp.scookie);
-    if (sp.from > sp.to || sp.to > s->len)
+    struct vmpi_xfer *s = cookie_send(p, &sp.scookie, sizeof sp.scookie);
+    if (sp.from > sp.to || sp.to > s->size)
         vmpi_fatal("%s: SPLIT from rank %d names bytes outside the message", p->in->where, p->world);
     uint64_t offer = sp.offer;
     _Atomic uint64_t *claim = &p->claim_out->word[(offer / 2) % VMPI_PAIR_NSPLIT];
@@ -343,7 +343,7 @@ static void split_write(struct vmpi_pair_peer *p, const void *pay, size_t paylen
         return;
     }
     uint64_t done[2] = {sp.offer, 0};
-    done[1] = p->in->ops->copy(p, (char *)vmpi_req_sdata(s) + sp.from, sp.raddr + sp.from,
+    done[1] = p->in->ops->copy(p, (char *)p->in->up->sdata(s) + sp.from, sp.raddr + sp.from,
                        (size_t)(sp.to - sp.from), true);
     struct vmpi_hdr h = {.type = PAIR_PART_DONE};
     vmpi_pair_send_ctl(p, &h, done, sizeof done);
@@ -357,22 +357,22 @@ static void split_done(struct vmpi_pair_peer *p, const void *pay, size_t paylen)
         vmpi_fatal("%s: malformed PART_DONE from rank %d", p->in->where, p->world);
     memcpy(done, pay, sizeof done);
     unsigned slot = (unsigned)((done[0] / 2) % VMPI_PAIR_NSPLIT);
-    struct vmpi_req *r = p->split[slot].r;
+    struct vmpi_xfer *r = p->split[slot].r;
     if (!r || p->split[slot].offer != done[0])
         vmpi_fatal("%s: PART_DONE from rank %d names no open split", p->in->where, p->world);
     if (!done[1]) {
         /* The kernel let us read the sender but not it write us (ptrace
          * rules can differ by direction): copy that half here, stop splitting. */
         size_t cap, from = p->split[slot].from;
-        char *dst = vmpi_req_rdata(r, &cap);
-        if (!p->in->ops->copy(p, dst + from, p->split[slot].addr + from, r->st_bytes - from, false))
+        char *dst = p->in->up->rdata(r, &cap);
+        if (!p->in->ops->copy(p, dst + from, p->split[slot].addr + from, r->fit - from, false))
             vmpi_fatal("%s: single copy from rank %d stopped working", p->in->where, p->world);
         p->split_ok = false;
     }
     p->split[slot].r = NULL;
     p->nsplit--;
     ctl_cookie(p, PAIR_FIN, p->split[slot].scookie);
-    vmpi_req_recv_done(r);
+    p->in->up->complete(r);
 }
 
 static void channel_packet(struct vmpi_pair_peer *p, const struct vmpi_hdr *h, const void *pay,
@@ -386,9 +386,9 @@ static void channel_packet(struct vmpi_pair_peer *p, const struct vmpi_hdr *h, c
         split_done(p, pay, paylen);
         return;
     }
-    struct vmpi_req *s = cookie_send(p, pay, paylen);
+    struct vmpi_xfer *s = cookie_send(p, pay, paylen);
     if (h->type == PAIR_FIN) {
-        vmpi_req_complete(s);
+        p->in->up->complete(s);
     } else if (h->type == PAIR_CTS) {
         if (p->out_stream)
             vmpi_fatal("%s: rank %d sent a second CTS during a transfer", p->in->where, p->world);
@@ -438,7 +438,7 @@ __attribute__((noinline)) static int drain(struct vmpi_pair_peer *p)
         int rc = 0;
         if (h.type >= VMPI_PKT_CHAN)
             channel_packet(p, &h, pay, paylen);
-        else if ((rc = vmpi_core_incoming(p->world, &h, pay, paylen)) == VMPI_AGAIN)
+        else if ((rc = p->in->up->incoming(p->world, &h, pay, paylen)) == VMPI_AGAIN)
             break;
         vmpi_ring_release(&p->rx, len);
         n++;
@@ -517,7 +517,15 @@ void vmpi_pair_attach(struct vmpi_pair_inst *in, struct vmpi_pair_peer *p, int w
     p->claim_in = (struct vmpi_pair_claims *)(inb + vmpi_ring_bytes(in->ncells));
     p->bulk_out = (char *)(p->claim_out + 1);
     p->bulk_in = (char *)(p->claim_in + 1);
-    vmpi_g.peers[world].chan = in->chan;
-    vmpi_g.peers[world].cstate = p;
-    vmpi_g.peers[world].eager_max = eager_max < cap ? eager_max : cap;
+    p->eager_max = eager_max < cap ? eager_max : cap;
+}
+
+void *vmpi_pair_add_peer(struct vmpi_pair_inst *in, int world, size_t *eager_max)
+{
+    for (int i = 0; i < in->npeers; i++)
+        if (in->peers[i].world == world) {
+            *eager_max = in->peers[i].eager_max;
+            return &in->peers[i];
+        }
+    vmpi_fatal("%s: rank %d is not a peer of this channel", in->where, world);
 }

@@ -65,7 +65,7 @@ struct vmpi_pair_ops {
 
 /* One channel's pairs, owned by that channel. */
 struct vmpi_pair_inst {
-    const struct vmpi_chan *chan;
+    const struct vmpi_chan_up *up; /* given to the channel's init */
     const struct vmpi_pair_ops *ops;
     const char *where; /* for error messages: "smp", "ivshmem region <path>" */
     struct vmpi_pair_peer *peers;
@@ -85,21 +85,22 @@ struct vmpi_pair_peer {
     bool single;              /* try single copies */
     bool single_seen;         /* a single copy from this peer has worked */
     bool split_ok;            /* the sender's writes have not been refused */
+    size_t eager_max;         /* largest eager message to this peer */
     struct vmpi_ring_tx tx;
     struct vmpi_ring_rx rx;
     char *resv;               /* record reserved by reserve() */
     struct vmpi_pair_ctl *bl_head, *bl_tail; /* control packets waiting for ring room */
     char *bulk_out, *bulk_in;
     uint64_t out_chunk, in_chunk;
-    struct vmpi_req *out_stream;   /* send being streamed after its CTS */
-    struct vmpi_req *in_stream;    /* receive being filled */
-    struct vmpi_req *in_wait, *in_wait_tail; /* matched, waiting for in_stream */
+    struct vmpi_xfer *out_stream;  /* send being streamed after its CTS */
+    struct vmpi_xfer *in_stream;   /* receive being filled */
+    struct vmpi_xfer *in_wait, *in_wait_tail; /* matched, waiting for in_stream */
     struct vmpi_pair_claims *claim_in;  /* claims of the pair (peer, me) */
     struct vmpi_pair_claims *claim_out; /* claims of the pair (me, peer) */
     uint64_t offer;                /* last offer id made to this peer */
     int nsplit;                    /* receives whose second half the sender copies */
     struct {
-        struct vmpi_req *r;
+        struct vmpi_xfer *r;
         uint64_t scookie;
         uint64_t addr;             /* the sender's data, for a refused half */
         size_t from;
@@ -111,17 +112,19 @@ struct vmpi_pair_peer {
 uint64_t vmpi_pair_stride(uint32_t ncells, uint32_t nslots, uint64_t slot_bytes);
 /* Zeroes the control words of the pair block at base (not the bulk data). */
 void vmpi_pair_clear(char *base, uint32_t ncells, uint32_t nslots, uint64_t slot_bytes);
-/* Sets p up to send through the block `out` and receive through `in`, and
- * enters it in the peer table with eager messages up to eager_max bytes. */
+/* Sets p up to send through the block `out` and receive through `in`,
+ * with eager messages up to eager_max bytes (less if the ring is smaller). */
 void vmpi_pair_attach(struct vmpi_pair_inst *in, struct vmpi_pair_peer *p, int world, char *out,
                       char *inb, size_t eager_max);
+/* The channel's add_peer: the attached peer of world rank `world`. */
+void *vmpi_pair_add_peer(struct vmpi_pair_inst *in, int world, size_t *eager_max);
 
 int vmpi_pair_send(void *cs, const struct vmpi_hdr *h, const void *buf, size_t len);
 void *vmpi_pair_reserve(void *cs, size_t paylen);
 void vmpi_pair_commit(void *cs, const struct vmpi_hdr *h, size_t paylen);
 void vmpi_pair_send_ctl(void *cs, const struct vmpi_hdr *h, const void *pay, size_t paylen);
-int vmpi_pair_rndv_send(void *cs, struct vmpi_req *sreq, const struct vmpi_hdr *h);
-void vmpi_pair_rndv_recv(void *cs, struct vmpi_req *r, const void *info, size_t infolen);
+int vmpi_pair_rndv_send(void *cs, struct vmpi_xfer *x, const struct vmpi_hdr *h);
+void vmpi_pair_rndv_recv(void *cs, struct vmpi_xfer *r, const void *info, size_t infolen);
 int vmpi_pair_poll(struct vmpi_pair_inst *in);
 bool vmpi_pair_busy(const struct vmpi_pair_inst *in);
 void vmpi_pair_finalize(struct vmpi_pair_inst *in);

@@ -7,7 +7,6 @@
  * with one process_vm_readv (CMA) by the receiver, shared with the sender's
  * process_vm_writev for large messages; if the kernel refuses (ptrace rules)
  * or VMPI_SMP_CMA=0, the sender streams it through the bulk slots instead. */
-#include "smp.h"
 #include "../pair/pair.h"
 #include "../../pmi/pmi.h"
 #include "../../shm/cslot.h"
@@ -70,7 +69,7 @@ static bool smp_copy(struct vmpi_pair_peer *p, char *local, uint64_t remote, siz
 }
 
 static const struct vmpi_pair_ops smp_ops = {smp_addr_of, smp_copy};
-static struct vmpi_pair_inst inst = {.chan = &vmpi_smp_chan, .ops = &smp_ops, .where = "smp"};
+static struct vmpi_pair_inst inst = {.ops = &smp_ops, .where = "smp"};
 static char *seg;
 static size_t seg_size;
 static int *seg_worlds; /* local index -> world rank */
@@ -96,7 +95,7 @@ static void smp_finalize(void)
     seg_nlocal = 0;
 }
 
-struct vmpi_cslot *vmpi_smp_cslot(int world)
+static struct vmpi_cslot *smp_cslot(int world)
 {
     if (!seg)
         return NULL;
@@ -107,21 +106,18 @@ struct vmpi_cslot *vmpi_smp_cslot(int world)
     return NULL;
 }
 
-const struct vmpi_chan vmpi_smp_chan = {
-    .name = "smp",
-    .send = vmpi_pair_send,
-    .reserve = vmpi_pair_reserve,
-    .commit = vmpi_pair_commit,
-    .send_ctl = vmpi_pair_send_ctl,
-    .rndv_send = vmpi_pair_rndv_send,
-    .rndv_recv = vmpi_pair_rndv_recv,
-    .poll = smp_poll,
-    .busy = smp_busy,
-    .finalize = smp_finalize,
-};
-
-int vmpi_smp_init(const int *worlds, const int *pids, int nlocal, int me)
+static void *smp_add_peer(int world, size_t *eager_max)
 {
+    return vmpi_pair_add_peer(&inst, world, eager_max);
+}
+
+/* Collective over all ranks of the job (two PMI barriers); the group is
+ * this VM's ranks. */
+static void smp_init(const struct vmpi_chan_up *up, const struct vmpi_chan_setup *s)
+{
+    const int *worlds = s->group;
+    int nlocal = s->ngroup, me = s->me;
+    inst.up = up;
     uint32_t ncells = (uint32_t)vmpi_env_u64("VMPI_SMP_RING_CELLS", 2048, 64, 1u << 20);
     if (ncells & (ncells - 1))
         vmpi_fatal("VMPI_SMP_RING_CELLS=%u is not a power of two", ncells);
@@ -206,9 +202,25 @@ int vmpi_smp_init(const int *worlds, const int *pids, int nlocal, int me)
         struct vmpi_pair_peer *p = &inst.peers[inst.npeers++];
         char *out = seg + SMP_PAIRS(nlocal) + stride * ((uint64_t)me * nlocal + i);
         char *in = seg + SMP_PAIRS(nlocal) + stride * ((uint64_t)i * nlocal + me);
-        p->pid = pids[i];
+        p->pid = s->pid[worlds[i]];
         p->single = cma;
         vmpi_pair_attach(&inst, p, worlds[i], out, in, eager_max);
     }
-    return 0;
 }
+
+const struct vmpi_chan vmpi_smp_chan = {
+    .name = "smp",
+    .reach = VMPI_REACH_VM,
+    .init = smp_init,
+    .add_peer = smp_add_peer,
+    .send = vmpi_pair_send,
+    .reserve = vmpi_pair_reserve,
+    .commit = vmpi_pair_commit,
+    .send_ctl = vmpi_pair_send_ctl,
+    .rndv_send = vmpi_pair_rndv_send,
+    .rndv_recv = vmpi_pair_rndv_recv,
+    .poll = smp_poll,
+    .busy = smp_busy,
+    .finalize = smp_finalize,
+    .cslot = smp_cslot,
+};

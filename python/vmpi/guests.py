@@ -45,7 +45,8 @@ from dataclasses import dataclass, field
 from . import cloud
 from . import guest_image
 from . import netns
-from .launcher import Out, _host_starts, _signame, _vm_starts, emit_output, exit_failure
+from .outcome import Out, emit_output, exit_failure, signame
+from .placement import host_starts, vm_starts
 from . import pmi
 from . import shm
 from . import vms
@@ -130,7 +131,7 @@ class GuestJob:
         self.per_host = opts.vm_guests
         self.jobid = secrets.token_hex(16)
         self.shm_dir = shm.default_shm_dir()
-        starts = _vm_starts(_host_starts(self.n, self.nhosts), self.per_host)
+        starts = vm_starts(host_starts(self.n, self.nhosts), self.per_host)
         self.guests = [
             _Guest(g, g // self.per_host, f"h{g // self.per_host}-g{g % self.per_host}",
                    starts[g], starts[g + 1] - starts[g],
@@ -470,7 +471,7 @@ class GuestJob:
                 if self.exit_code is None:
                     self.exit_code = 128 + sig
                 if not self.tearing_down:
-                    self.say(f"caught {_signame(sig)}; stopping "
+                    self.say(f"caught {signame(sig)}; stopping "
                              f"{len(self.guests)} guest(s)")
                 self.teardown()
             now = time.monotonic()
@@ -557,51 +558,3 @@ def run(opts, program: str) -> int:
         finally:
             for s, h in old.items():
                 signal.signal(s, h)
-
-
-VM_USAGE = """\
-usage: vmpi vm image [--refresh]
-       vmpi vm run [vmpirun options] PROGRAM [ARGS...]
-       vmpi vm artefacts --out DIR [--job NAME] [--size SIZE] [--vf PCI]
-
-image      fetch (once; --refresh: again) the Debian kernel the guests boot,
-           unpack it into the cache and say what the guests are made of
-run        vmpirun with the ranks in QEMU guests: --vm-guests N per host
-           (default 1), --hosts H, --ivshmem-size SIZE (default 256M)
-artefacts  write the libvirt, QEMU and OpenStack snippets that give a cloud's
-           VMs one shared ivshmem device per job (docs/CLOUD.md)
-"""
-
-
-def vm_main(argv: list[str]) -> int:
-    """``vmpi vm ...``."""
-    if not argv or argv[0] in ("-h", "--help"):
-        sys.stdout.write(VM_USAGE)
-        return 0 if argv else 2
-    cmd, rest = argv[0], argv[1:]
-    if cmd == "run":
-        from .launcher import main as run_main
-        if "--vm-guests" not in rest and not any(a.startswith("--vm-guests=") for a in rest):
-            rest = ["--vm-guests", "1", *rest]
-        return run_main(rest)
-    if cmd == "artefacts":
-        return cloud.main(rest)
-    if cmd == "image":
-        if rest not in ([], ["--refresh"]):
-            sys.stderr.write(f"vmpi vm image: unknown argument {rest[0]!r}\n{VM_USAGE}")
-            return 2
-        try:
-            k = guest_image.kernel(refresh=bool(rest), log=lambda s: print(f"vmpi vm: {s}"))
-            init = guest_image.find_init()
-        except guest_image.ImageError as exc:
-            sys.stderr.write(f"vmpi vm: {exc}\n")
-            return 1
-        qemu = (shutil.which("qemu-system-x86_64")
-                or "not installed (apt-get install qemu-system-x86)")
-        print(f"kernel   {k.release}: {k.vmlinux}")
-        print(f"modules  {' '.join(os.path.basename(m) for m in k.modules)}")
-        print(f"init     {init}")
-        print(f"qemu     {qemu}")
-        return 0
-    sys.stderr.write(f"vmpi vm: unknown command {cmd!r}\n{VM_USAGE}")
-    return 2

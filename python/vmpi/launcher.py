@@ -53,7 +53,6 @@ The VMs and hosts are removed once no rank is left.
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import os
 import re
@@ -69,6 +68,8 @@ from dataclasses import dataclass, field
 
 from . import cloud
 from . import netns
+from .outcome import Out, emit_output, exit_failure, signame
+from .placement import host_starts, vm_starts
 from . import pmi
 from . import shm
 from . import vms
@@ -314,40 +315,6 @@ def _set_nonblocking(fd: int) -> None:
     fcntl.fcntl(fd, fcntl.F_SETFL, fl | os.O_NONBLOCK)
 
 
-class Out:
-    """Blocking, whole-buffer writes to one of our own output fds.
-
-    A closed reader (EPIPE) makes further output to that fd be dropped
-    instead of failing the job.
-    """
-
-    def __init__(self, fd: int):
-        self.fd = fd
-        self.broken = False
-        # (rank, stream) whose unterminated line was written last, if any
-        self.midline: tuple[int, int] | None = None
-
-    def write(self, data: bytes) -> None:
-        view = memoryview(data)
-        while view and not self.broken:
-            try:
-                k = os.write(self.fd, view)
-                view = view[k:]
-            except BlockingIOError:
-                # someone made our stdout non-blocking; wait until writable
-                sel = selectors.DefaultSelector()
-                try:
-                    sel.register(self.fd, selectors.EVENT_WRITE)
-                    sel.select(1.0)
-                finally:
-                    sel.close()
-            except (BrokenPipeError, OSError) as exc:
-                if isinstance(exc, BrokenPipeError) or exc.errno in (errno.EPIPE, errno.EBADF):
-                    self.broken = True
-                else:
-                    raise
-
-
 def _exit_status(pid: int) -> int | None:
     """Exit status of child ``pid`` if it has ended, without reaping it.
 
@@ -367,64 +334,7 @@ def _exit_status(pid: int) -> int | None:
     return -res.si_status
 
 
-def emit_output(out: Out, rank: int, stream: int, chunk: bytes, tag: bool) -> None:
-    """Write complete lines (or a final fragment) of one rank's stream to out."""
-    if not chunk:
-        return
-    if tag:
-        prefix = f"[1,{rank}]<{'stdout' if stream == 1 else 'stderr'}>: ".encode()
-        lines = chunk.split(b"\n")
-        if lines[-1] == b"":
-            lines.pop()
-        out.write(b"".join(prefix + line + b"\n" for line in lines))
-    else:
-        if out.midline is not None and out.midline != (rank, stream):
-            # another rank left its last line unterminated: end it there
-            # rather than glue this output to it
-            out.write(b"\n")
-        out.write(chunk)
-        out.midline = None if chunk.endswith(b"\n") else (rank, stream)
-
-
-def exit_failure(rc: int, initialized: bool, finalized: bool) -> tuple[int, str, bool] | None:
-    """What a rank's exit means for the job: None if nothing went wrong, else
-    (exit code, what happened, whether to tear the job down). ``rc`` is the
-    exit code, or -S for a rank killed by signal S."""
-    if rc < 0:
-        return 128 - rc, f"killed by signal {-rc} ({_signame(-rc)})", True
-    if not finalized:
-        if rc != 0 or initialized:
-            return rc or 1, f"exited with code {rc} without calling MPI_Finalize", True
-    elif rc != 0:
-        return rc, f"exited with code {rc} after MPI_Finalize", False
-    return None
-
-
-def _signame(sig: int) -> str:
-    try:
-        return signal.Signals(sig).name
-    except ValueError:
-        return f"signal {sig}"
-
-
 # --- the job -----------------------------------------------------------------
-
-
-def _host_starts(nranks: int, nhosts: int) -> list[int]:
-    """First rank of each host, then nranks: blocks, the first nranks % nhosts
-    hosts one rank larger than the others."""
-    q, extra = divmod(nranks, nhosts)
-    return [h * q + min(h, extra) for h in range(nhosts + 1)]
-
-
-def _vm_starts(host_start: list[int], nvms: int) -> list[int]:
-    """First rank of each VM (VM j of host h is number h*nvms + j), then the
-    number of ranks: each host's block split like ranks among hosts."""
-    starts = []
-    for h in range(len(host_start) - 1):
-        first = host_start[h]
-        starts += [first + s for s in _host_starts(host_start[h + 1] - first, nvms)[:-1]]
-    return starts + [host_start[-1]]
 
 
 @dataclass
@@ -450,8 +360,8 @@ class Job:
         # without --hosts, the machine is the one host of every rank; without
         # --vms, each host is one "VM": the unit of the local rank and size
         self.nvms = opts.vms or 1
-        self.host_start = _host_starts(self.n, opts.hosts or 1)
-        self.vm_start = _vm_starts(self.host_start, self.nvms)
+        self.host_start = host_starts(self.n, opts.hosts or 1)
+        self.vm_start = vm_starts(self.host_start, self.nvms)
         self.vm_of = [g for g in range(len(self.vm_start) - 1)
                       for _ in range(self.vm_start[g], self.vm_start[g + 1])]
         self.host_of = [g // self.nvms for g in self.vm_of]
@@ -812,7 +722,7 @@ class Job:
             live = sum(1 for r in self.ranks if r.pid and r.returncode is None)
             if self.exit_code is None:
                 self.exit_code = 128 + sig
-            self.say(f"caught {_signame(sig)}; terminating {live} rank(s)")
+            self.say(f"caught {signame(sig)}; terminating {live} rank(s)")
             self.teardown()
         elif sig == signal.SIGINT and self.interrupts > 1 and not self.killed:
             self.say("caught SIGINT again; killing all ranks")
@@ -960,7 +870,7 @@ def run(opts: Options) -> int:
         sys.stderr.write(f"{PROG}: {opts.program}: not an executable file\n")
         return 126
     if opts.vm_guests:
-        from . import guests   # it builds on this module
+        from . import guests   # only this mode needs QEMU and the guest image
         return guests.run(opts, os.path.abspath(path))
     ip = unshare = None
     try:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from vmpi import launcher, netns
+from vmpi import launcher, netns, placement
 
 from conftest import (finish, nobody_can_run_vmpirun, run_vmpirun, run_vmpirun_as_nobody,
                       start_vmpirun, wait_all_dead)
@@ -161,7 +161,7 @@ def test_block_placement_namespaces_and_addresses(monkeypatch):
 @pytest.mark.parametrize("n,h,starts", [(7, 3, [0, 3, 5, 7]), (4, 4, [0, 1, 2, 3, 4]),
                                         (1, 1, [0, 1]), (8, 3, [0, 3, 6, 8])])
 def test_host_blocks(n, h, starts):
-    assert launcher._host_starts(n, h) == starts
+    assert placement.host_starts(n, h) == starts
 
 
 @needs_netns

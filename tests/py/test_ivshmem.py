@@ -161,9 +161,17 @@ def _control_words(region, area):
     cells and positions, split-copy claims, bulk slot headers."""
     with open(region, "rb") as f:
         f.seek(area)
-        d = f.read(96)
-    nlocal, = struct.unpack_from("<I", d, 20)
-    chan_off, stride, ncells, nslots, slot_bytes = struct.unpack_from("<QQIIQ", d, 40)
+        d = f.read(4096)
+    # shm/area.h: the job's shape, then the section table (kind, off, len,
+    # param[4]); kind 4 is the ivshmem channel's pairs.
+    nlocal, nsec = struct.unpack_from("<I", d, 20)[0], struct.unpack_from("<I", d, 12)[0]
+    for i in range(nsec):
+        kind, _, chan_off, _, ncells, nslots, slot_bytes, stride = struct.unpack_from(
+            "<IIQQQQQQ", d, 32 + 56 * i)
+        if kind == 4:
+            break
+    else:
+        raise AssertionError("the area has no pairs section")
     ring = 64 + ncells * 64
     spans = []
     for pair in range(nlocal * nlocal):

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from vmpi import launcher, netns, shm, vms
+from vmpi import launcher, netns, placement, shm, vms
 
 from conftest import (ROOT, fake, finish, nobody_can_run_vmpirun, run_vmpirun,
                       run_vmpirun_as_nobody, start_vmpirun, wait_all_dead)
@@ -229,7 +229,7 @@ def test_uneven_vms_without_hosts(tmp_path, monkeypatch):
     (8, 2, 2, [0, 2, 4, 6, 8]), (5, 1, 2, [0, 3, 5]), (7, 2, 2, [0, 2, 4, 6, 7]),
     (10, 3, 2, [0, 2, 4, 6, 7, 9, 10]), (3, 1, 3, [0, 1, 2, 3]), (4, 2, 1, [0, 2, 4])])
 def test_vm_blocks(n, h, v, starts):
-    assert launcher._vm_starts(launcher._host_starts(n, h), v) == starts
+    assert placement.vm_starts(placement.host_starts(n, h), v) == starts
 
 
 def test_without_vms_nothing_changes(tmp_path, monkeypatch):

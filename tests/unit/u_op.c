@@ -209,12 +209,12 @@ COMPLEX_TEST(t_cldouble, long double _Complex, MPI_C_LONG_DOUBLE_COMPLEX)
         CHECK(vmpi_op_check(MPI_SUM, T(MT)) == MPI_ERR_OP, "SUM on %s", #MT);         \
     }
 
-PAIR_TEST(t_fi, vmpi_pair_fi, float, MPI_FLOAT_INT)
-PAIR_TEST(t_di, vmpi_pair_di, double, MPI_DOUBLE_INT)
-PAIR_TEST(t_li, vmpi_pair_li, long, MPI_LONG_INT)
-PAIR_TEST(t_si, vmpi_pair_si, short, MPI_SHORT_INT)
-PAIR_TEST(t_2i, vmpi_pair_2i, int, MPI_2INT)
-PAIR_TEST(t_ldi, vmpi_pair_ldi, long double, MPI_LONG_DOUBLE_INT)
+PAIR_TEST(t_fi, vmpi_minloc_fi, float, MPI_FLOAT_INT)
+PAIR_TEST(t_di, vmpi_minloc_di, double, MPI_DOUBLE_INT)
+PAIR_TEST(t_li, vmpi_minloc_li, long, MPI_LONG_INT)
+PAIR_TEST(t_si, vmpi_minloc_si, short, MPI_SHORT_INT)
+PAIR_TEST(t_2i, vmpi_minloc_2i, int, MPI_2INT)
+PAIR_TEST(t_ldi, vmpi_minloc_ldi, long double, MPI_LONG_DOUBLE_INT)
 
 /* ---- derived types --------------------------------------------------------- */
 
@@ -245,18 +245,18 @@ static void test_derived(void)
     /* MAXLOC over a strided DOUBLE_INT vector: more pairs than one chunk of
      * the packed path holds. */
     enum { NP = 1200 };
-    static struct vmpi_pair_di pin[2 * NP], pio[2 * NP], pwant[2 * NP];
-    dt = ok(vmpi_dtype_hvector(NP / 2, 1, 2 * sizeof(struct vmpi_pair_di), T(MPI_DOUBLE_INT),
+    static struct vmpi_minloc_di pin[2 * NP], pio[2 * NP], pwant[2 * NP];
+    dt = ok(vmpi_dtype_hvector(NP / 2, 1, 2 * sizeof(struct vmpi_minloc_di), T(MPI_DOUBLE_INT),
                                &dt), &dt, "vector of DOUBLE_INT");
     CHECK(vmpi_op_check(MPI_MAXLOC, dt) == MPI_SUCCESS, "MAXLOC on vector of DOUBLE_INT");
     for (int i = 0; i < 2 * NP; i++) {
-        pin[i] = (struct vmpi_pair_di){ (double)(rnd() % 3), (int)(rnd() % 50) };
-        pio[i] = pwant[i] = (struct vmpi_pair_di){ (double)(rnd() % 3), (int)(rnd() % 50) };
+        pin[i] = (struct vmpi_minloc_di){ (double)(rnd() % 3), (int)(rnd() % 50) };
+        pio[i] = pwant[i] = (struct vmpi_minloc_di){ (double)(rnd() % 3), (int)(rnd() % 50) };
     }
-    MPI_Aint ext = vmpi_dtype_extent(dt) / (MPI_Aint)sizeof(struct vmpi_pair_di);
+    MPI_Aint ext = vmpi_dtype_extent(dt) / (MPI_Aint)sizeof(struct vmpi_minloc_di);
     for (int k = 0; k < 2; k++)
         for (int j = 0; j < NP / 2; j++) {
-            struct vmpi_pair_di *a = &pin[k * ext + 2 * j], *b = &pwant[k * ext + 2 * j];
+            struct vmpi_minloc_di *a = &pin[k * ext + 2 * j], *b = &pwant[k * ext + 2 * j];
             if (a->v > b->v)
                 *b = *a;
             else if (a->v == b->v && a->i < b->i)
@@ -273,8 +273,8 @@ static void test_derived(void)
     static const MPI_Datatype pts[] = { MPI_SHORT_INT, MPI_2INT };
     for (int t = 0; t < 2; t++) {
         dt = ok(vmpi_dtype_contiguous(3, T(pts[t]), &dt), &dt, "contiguous pairs");
-        struct vmpi_pair_si sin[12], sio[12], swant[12];
-        struct vmpi_pair_2i tin[12], tio[12], twant[12];
+        struct vmpi_minloc_si sin[12], sio[12], swant[12];
+        struct vmpi_minloc_2i tin[12], tio[12], twant[12];
         memset(sin, 0, sizeof sin);
         memset(sio, 0, sizeof sio);
         for (int i = 0; i < 12; i++) {
@@ -287,7 +287,7 @@ static void test_derived(void)
             swant[i] = sin[i].v < sio[i].v ? sin[i] : sio[i];
             if (sin[i].v == sio[i].v)
                 swant[i].i = sin[i].i < sio[i].i ? sin[i].i : sio[i].i;
-            twant[i] = (struct vmpi_pair_2i){ swant[i].v, swant[i].i };
+            twant[i] = (struct vmpi_minloc_2i){ swant[i].v, swant[i].i };
         }
         if (t == 0)
             vmpi_op_apply(MPI_MINLOC, sin, sio, 4, dt);
@@ -338,7 +338,7 @@ static void test_replace_noop(void)
     CHECK(memcmp(io, want, sizeof io) == 0, "REPLACE copies data only");
 
     /* On a builtin with padding too, and on a plain contiguous type. */
-    struct vmpi_pair_di pin[4], pio[4];
+    struct vmpi_minloc_di pin[4], pio[4];
     memset(pin, 0x11, sizeof pin);
     memset(pio, 0x22, sizeof pio);
     vmpi_op_apply(MPI_REPLACE, pin, pio, 4, T(MPI_DOUBLE_INT));

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/vmpi.h"
+#include "comm/comm.h"
 
 static int failures;
 

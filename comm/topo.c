@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmpi.h"
+#include "comm.h"
 
 /* Attaches a Cartesian topology (copies of dims and periods, periods as 0/1). */
 int vmpi_topo_set_cart(struct vmpi_comm *c, int ndims, const int *dims, const int *periods)

@@ -1,0 +1,90 @@
+"""What a job's ranks leave behind, handled the same by both launchers
+(:mod:`vmpi.launcher` for processes, :mod:`vmpi.guests` for QEMU guests):
+their output, forwarded to the launcher's own stdout and stderr
+(:class:`Out`, :func:`emit_output`), and what their exits mean for the job
+(:func:`exit_failure`).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import selectors
+import signal
+
+__all__ = ["Out", "emit_output", "exit_failure", "signame"]
+
+
+class Out:
+    """Blocking, whole-buffer writes to one of our own output fds.
+
+    A closed reader (EPIPE) makes further output to that fd be dropped
+    instead of failing the job.
+    """
+
+    def __init__(self, fd: int):
+        self.fd = fd
+        self.broken = False
+        # (rank, stream) whose unterminated line was written last, if any
+        self.midline: tuple[int, int] | None = None
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view and not self.broken:
+            try:
+                k = os.write(self.fd, view)
+                view = view[k:]
+            except BlockingIOError:
+                # someone made our stdout non-blocking; wait until writable
+                sel = selectors.DefaultSelector()
+                try:
+                    sel.register(self.fd, selectors.EVENT_WRITE)
+                    sel.select(1.0)
+                finally:
+                    sel.close()
+            except (BrokenPipeError, OSError) as exc:
+                if isinstance(exc, BrokenPipeError) or exc.errno in (errno.EPIPE, errno.EBADF):
+                    self.broken = True
+                else:
+                    raise
+
+
+def emit_output(out: Out, rank: int, stream: int, chunk: bytes, tag: bool) -> None:
+    """Write complete lines (or a final fragment) of one rank's stream to out."""
+    if not chunk:
+        return
+    if tag:
+        prefix = f"[1,{rank}]<{'stdout' if stream == 1 else 'stderr'}>: ".encode()
+        lines = chunk.split(b"\n")
+        if lines[-1] == b"":
+            lines.pop()
+        out.write(b"".join(prefix + line + b"\n" for line in lines))
+    else:
+        if out.midline is not None and out.midline != (rank, stream):
+            # another rank left its last line unterminated: end it there
+            # rather than glue this output to it
+            out.write(b"\n")
+        out.write(chunk)
+        out.midline = None if chunk.endswith(b"\n") else (rank, stream)
+
+
+def exit_failure(rc: int, initialized: bool, finalized: bool) -> tuple[int, str, bool] | None:
+    """What a rank's exit means for the job: None if nothing went wrong, else
+    (exit code, what happened, whether to tear the job down). ``rc`` is the
+    exit code, or -S for a rank killed by signal S."""
+    if rc < 0:
+        return 128 - rc, f"killed by signal {-rc} ({signame(-rc)})", True
+    if not finalized:
+        if rc != 0 or initialized:
+            return rc or 1, f"exited with code {rc} without calling MPI_Finalize", True
+    elif rc != 0:
+        return rc, f"exited with code {rc} after MPI_Finalize", False
+    return None
+
+
+def signame(sig: int) -> str:
+    """A signal as messages name it: SIGTERM, or "signal 99" if unknown."""
+    try:
+        return signal.Signals(sig).name
+    except ValueError:
+        return f"signal {sig}"
