@@ -191,7 +191,7 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
     vmpi_p2p_post_recv(&r);
     while (!r.done)
         vmpi_progress();
-    vmpi_status_set(status, &r);
+    vmpi_req_status(status, &r);
     return recv_error("MPI_Recv", &r);
 }
 VMPI_WEAK(Recv);
@@ -388,7 +388,7 @@ static void empty_status(MPI_Status *st)
 static int req_finish(const char *fn, MPI_Request *h, struct vmpi_req *r, MPI_Status *st)
 {
     struct vmpi_req *op = r->persistent ? r->inner : r;
-    vmpi_status_set(st, op);
+    vmpi_req_status(st, op);
     int rc = op->kind == VMPI_REQ_RECV   ? recv_error(fn, op)
              : op->kind == VMPI_REQ_COLL ? coll_error(fn, op)
              : op->kind == VMPI_REQ_RMA  ? rma_error(fn, op)
@@ -806,7 +806,7 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
     while (!rr->done || !sr->done)
         vmpi_progress();
     vmpi_req_free(sr);
-    vmpi_status_set(status, rr);
+    vmpi_req_status(status, rr);
     rc = recv_error("MPI_Sendrecv", rr);
     vmpi_req_free(rr);
     return rc;
@@ -841,7 +841,7 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
         vmpi_progress();
     vmpi_req_free(sr);
     free(tmp);
-    vmpi_status_set(status, rr);
+    vmpi_req_status(status, rr);
     rc = recv_error("MPI_Sendrecv_replace", rr);
     vmpi_req_free(rr);
     return rc;
@@ -855,7 +855,7 @@ int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
     struct vmpi_dtype *dt = vmpi_dtype_get(datatype);
     VMPI_CHECK(dt, NULL, MPI_ERR_TYPE, "MPI_Get_count: invalid datatype %#x",
                (unsigned)datatype);
-    MPI_Count bytes = vmpi_status_get_count(status), size = vmpi_dtype_size(dt);
+    MPI_Count bytes = vmpi_req_status_count(status), size = vmpi_dtype_size(dt);
     if (size == 0)
         *count = 0;
     else if (bytes % size || bytes / size > 0x7fffffff)

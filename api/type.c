@@ -428,7 +428,7 @@ static int elements(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *
     VMPI_CHECK(status && status != MPI_STATUS_IGNORE, NULL, MPI_ERR_ARG,
                "%s: status is NULL or MPI_STATUS_IGNORE", fn);
     GET_TYPE(dt, datatype, NULL, fn, "datatype");
-    *n = vmpi_dtype_elements(dt, vmpi_status_get_count(status));
+    *n = vmpi_dtype_elements(dt, vmpi_req_status_count(status));
     return MPI_SUCCESS;
 }
 

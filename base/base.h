@@ -1,8 +1,9 @@
 /* The ground floor: what every layer of vmpi uses and nothing below it
  * provides. Errors and fatal exits, environment knobs, the message-path
- * copy, handle tables, and who this process is in the job. Prefix: vmpi_
- * followed by the facility (vmpi_err_, vmpi_env_, vmpi_htab_, vmpi_job),
- * and vmpi_fatal / vmpi_copy. Includes nothing of vmpi but <mpi.h>. */
+ * copy, hex text, handle tables, and who this process is in the job.
+ * Prefix: vmpi_ followed by the facility (vmpi_err_, vmpi_env_, vmpi_hex_,
+ * vmpi_htab_, vmpi_job), and vmpi_fatal / vmpi_copy. Includes nothing of
+ * vmpi but <mpi.h>. */
 #ifndef VMPI_BASE_BASE_H
 #define VMPI_BASE_BASE_H
 
@@ -67,6 +68,13 @@ void vmpi_fatal_hook(void (*abort_job)(const char *msg));
 /* The number in environment variable name, def when unset; fatal when it is
  * not a number in [lo, hi]. */
 uint64_t vmpi_env_u64(const char *name, uint64_t def, uint64_t lo, uint64_t hi);
+
+/* ---- hex text (base/hex.c) --------------------------------------------------- */
+/* out (2n + 1 bytes) = the n bytes at in as lowercase hex. */
+void vmpi_hex_encode(char *out, const unsigned char *in, size_t n);
+/* The bytes of hex string in, into out (at most cap): their count, or 0
+ * when in is not whole bytes of lowercase hex or does not fit. */
+size_t vmpi_hex_decode(unsigned char *out, size_t cap, const char *in);
 
 /* ---- handle tables (base/htab.c) -------------------------------------------
  * A growable table of object pointers indexed by handle index; freed slots

@@ -14,7 +14,7 @@
  *
  * Flow control: unexpected eager data is copied to the heap only while the
  * total held stays under vmpi_g.unexp_max (VMPI_UNEXPECTED_MAX bytes,
- * default 64 MiB). Past that, vmpi_core_incoming() answers VMPI_AGAIN and
+ * default 64 MiB). Past that, the incoming up-call answers VMPI_AGAIN and
  * the channel leaves the message in its ring, so the sender stalls when the
  * ring is full instead of the receiver's memory growing without bound.
  * The cap never blocks a peer that this rank is waiting for (a posted
@@ -621,7 +621,7 @@ static bool probe_found(struct unexp *u, struct vmpi_comm *c, MPI_Status *st)
     if (st != MPI_STATUS_IGNORE) {
         st->MPI_SOURCE = u->h.src;
         st->MPI_TAG = u->h.tag;
-        vmpi_status_set_count(st, (MPI_Count)u->h.len);
+        vmpi_req_status_set_count(st, (MPI_Count)u->h.len);
     }
     return true;
 }
@@ -651,7 +651,7 @@ int vmpi_p2p_wait(struct vmpi_req *r, MPI_Status *st)
 {
     while (!r->done)
         vmpi_progress();
-    vmpi_status_set(st, r);
+    vmpi_req_status(st, r);
     int err = r->st_error;
     vmpi_req_free(r);
     return err;

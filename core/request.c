@@ -94,7 +94,7 @@ void vmpi_req_complete(struct vmpi_req *r)
         vmpi_req_free(r);
 }
 
-void vmpi_status_set_count(MPI_Status *st, MPI_Count bytes)
+void vmpi_req_status_set_count(MPI_Status *st, MPI_Count bytes)
 {
     /* MPICH's layout: low 32 bits in count_lo, the rest shifted left by one
      * above the cancelled bit. */
@@ -103,13 +103,13 @@ void vmpi_status_set_count(MPI_Status *st, MPI_Count bytes)
         (st->count_hi_and_cancelled & 1) | (int)(((uint64_t)bytes >> 32) << 1);
 }
 
-MPI_Count vmpi_status_get_count(const MPI_Status *st)
+MPI_Count vmpi_req_status_count(const MPI_Status *st)
 {
     return (MPI_Count)(((uint64_t)((uint32_t)st->count_hi_and_cancelled >> 1) << 32) |
                        (uint32_t)st->count_lo);
 }
 
-void vmpi_status_set(MPI_Status *st, const struct vmpi_req *r)
+void vmpi_req_status(MPI_Status *st, const struct vmpi_req *r)
 {
     if (st == MPI_STATUS_IGNORE)
         return;
@@ -117,11 +117,11 @@ void vmpi_status_set(MPI_Status *st, const struct vmpi_req *r)
     if (r->kind == VMPI_REQ_RECV) {
         st->MPI_SOURCE = r->st_source;
         st->MPI_TAG = r->st_tag;
-        vmpi_status_set_count(st, (MPI_Count)r->st_bytes);
+        vmpi_req_status_set_count(st, (MPI_Count)r->st_bytes);
     } else {
         st->MPI_SOURCE = MPI_ANY_SOURCE;
         st->MPI_TAG = MPI_ANY_TAG;
-        vmpi_status_set_count(st, 0);
+        vmpi_req_status_set_count(st, 0);
     }
 }
 

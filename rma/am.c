@@ -361,7 +361,7 @@ static int serve_window(struct vmpi_win *w)
             MPI_Status st;
             if (!vmpi_p2p_peek(MPI_ANY_SOURCE, RMA_TAG_AM, w->comm, &st))
                 break;
-            size_t len = (size_t)vmpi_status_get_count(&st);
+            size_t len = (size_t)vmpi_req_status_count(&st);
             w->am_buf = malloc(len ? len : 1);
             if (!w->am_buf)
                 vmpi_fatal("rma: out of memory for a %zu-byte request", len);

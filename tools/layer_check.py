@@ -10,12 +10,19 @@ cannot pull a layer's internals into everyone. Inside channel/ each channel
 is a subfolder and channels do not see each other: only the contract
 (channel/*.h) and the shared pair protocol (channel/pair/) are common.
 
-Usage: python3 tools/layer_check.py [--root DIR]
+With --objects DIR (the library's object files of a build without
+link-time optimization, e.g. build-asan/CMakeFiles/vmpi_obj.dir, whose
+folders mirror the source tree) it also checks the calls themselves: no
+object uses a symbol defined in a higher layer or in a sibling channel, so
+a function declared by hand instead of included cannot call up either.
+
+Usage: python3 tools/layer_check.py [--root DIR] [--objects DIR]
 Prints one line per violation; exit 1 on any, 0 if clean, 2 if no files.
 """
 import argparse
 import collections
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -96,12 +103,44 @@ def find_cycles(graph):
     return cycles
 
 
+def symbol_violations(objdir):
+    """(object, line) for every symbol an object uses from a higher layer or
+    from a sibling channel, read with nm."""
+    defined, used = {}, []
+    for obj in sorted(objdir.rglob("*.o")):
+        rel = obj.relative_to(objdir)
+        if layer_of(rel) is None:
+            continue
+        out = subprocess.run(["nm", str(obj)], capture_output=True, text=True,
+                             check=True).stdout
+        for line in out.splitlines():
+            parts = line.split()
+            if len(parts) == 3 and parts[1].isupper() and parts[1] != "U":
+                defined[parts[2]] = rel
+            elif len(parts) == 2 and parts[0] == "U":
+                used.append((rel, parts[1]))
+    bad = []
+    for rel, sym in used:
+        home = defined.get(sym)
+        if home is None:
+            continue  # the C library, libfabric, ...
+        mine, theirs = layer_of(rel), layer_of(home)
+        if RANK[theirs] < RANK[mine]:
+            bad.append((rel, f"{rel}: {mine} calls {sym} of higher layer {theirs} ({home})"))
+        elif theirs == mine and sibling_violation(rel, home):
+            bad.append((rel, f"{rel}: calls {sym} of {home}, a sibling"))
+    return bad
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", type=Path,
                     default=Path(__file__).resolve().parent.parent,
                     help="repository root (default: the parent of tools/)")
-    root = ap.parse_args(argv).root.resolve()
+    ap.add_argument("--objects", type=Path,
+                    help="also check the symbols of these object files")
+    args = ap.parse_args(argv)
+    root = args.root.resolve()
 
     # Every .c/.h of every layer and of include/; io/ may not exist yet.
     files = sorted(p for top in RANK if (root / top).is_dir()
@@ -148,6 +187,12 @@ def main(argv=None):
     for cyc in find_cycles(graph):
         warnings.append("include cycle: " + " -> ".join(map(str, cyc)))
 
+    if args.objects:
+        objs = symbol_violations(args.objects.resolve())
+        violations += objs
+        for src, _ in objs:
+            pairs[("calls " + src.parts[0], "up")] += 1
+
     for _, line in violations:
         print(line)
     for line in warnings:
@@ -160,7 +205,8 @@ def main(argv=None):
         for (a, b), n in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0])):
             print(f"  {a} -> {b}: {n}")
         return 1
-    print(f"layer check: {len(files)} files, no upward includes")
+    print(f"layer check: {len(files)} files, no upward includes"
+          + (", no upward calls" if args.objects else ""))
     return 0
 
 

@@ -29,7 +29,7 @@
  * the receiver pre-posts tagged receives for the chunks straight into its
  * buffer, then sends CTS with their tag; the sender sends the chunks.
  *
- * One-sided access (rma/ windows, vmpi_ofi_write/read): window memory is
+ * One-sided access (the memory face: put and get to windows): window memory is
  * registered for remote reads and writes, and writes ask for delivery
  * completion, so a completed write is visible at the target: a flush needs
  * no message of its own.
@@ -1022,37 +1022,6 @@ static void open_endpoint(size_t npeer)
         sigaction(fatal_sigs[i], &saved[i], NULL);
 }
 
-static void hex_encode(char *out, const unsigned char *in, size_t n)
-{
-    static const char digits[] = "0123456789abcdef";
-    for (size_t i = 0; i < n; i++) {
-        out[2 * i] = digits[in[i] >> 4];
-        out[2 * i + 1] = digits[in[i] & 15];
-    }
-    out[2 * n] = '\0';
-}
-
-static size_t hex_decode(unsigned char *out, size_t cap, const char *in)
-{
-    size_t n = strlen(in);
-    if (n % 2 || n / 2 > cap)
-        return 0;
-    for (size_t i = 0; i < n / 2; i++) {
-        unsigned v = 0;
-        for (int k = 0; k < 2; k++) {
-            char c = in[2 * i + (size_t)k];
-            unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
-                         : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
-                                                : 16;
-            if (d > 15)
-                return 0;
-            v = v * 16 + d;
-        }
-        out[i] = (unsigned char)v;
-    }
-    return n / 2;
-}
-
 /* Collective over the job when any rank uses the network (one PMI barrier
  * for the address exchange). */
 static void ofi_init(const struct vmpi_chan_up *upcalls, const struct vmpi_chan_setup *s)
@@ -1072,7 +1041,7 @@ static void ofi_init(const struct vmpi_chan_up *upcalls, const struct vmpi_chan_
             ofi_die("cannot read the endpoint address", rc);
         if (2 * alen + 1 > sizeof val)
             vmpi_fatal("ofi: endpoint address of %zu bytes does not fit in PMI", alen);
-        hex_encode(val, addr, alen);
+        vmpi_hex_encode(val, addr, alen);
         snprintf(key, sizeof key, "vmpi-ofi-%d", vmpi_job.rank);
         if (vmpi_pmi_put(key, val))
             vmpi_fatal("ofi: cannot publish the endpoint address through PMI");
@@ -1094,7 +1063,7 @@ static void ofi_init(const struct vmpi_chan_up *upcalls, const struct vmpi_chan_
         if (vmpi_pmi_get(key, val, sizeof val))
             vmpi_fatal("ofi: rank %d published no network address (PMI key %s is missing)",
                        p->world, key);
-        size_t alen = hex_decode(addr, sizeof addr, val);
+        size_t alen = vmpi_hex_decode(addr, sizeof addr, val);
         if (!alen)
             vmpi_fatal("ofi: malformed network address of rank %d: %s", p->world, val);
         if (fi_av_insert(av, addr, 1, &p->addr, 0, NULL) != 1)

@@ -119,6 +119,13 @@ void vmpi_pair_attach(struct vmpi_pair_inst *in, struct vmpi_pair_peer *p, int w
 /* The channel's add_peer: the attached peer of world rank `world`. */
 void *vmpi_pair_add_peer(struct vmpi_pair_inst *in, int world, size_t *eager_max);
 
+/* The message operations of a channel that speaks the pair protocol, for
+ * its struct vmpi_chan initializer. */
+#define VMPI_PAIR_CHAN_OPS                                                          \
+    .send = vmpi_pair_send, .reserve = vmpi_pair_reserve, .commit = vmpi_pair_commit, \
+    .send_ctl = vmpi_pair_send_ctl, .rndv_send = vmpi_pair_rndv_send,                 \
+    .rndv_recv = vmpi_pair_rndv_recv
+
 int vmpi_pair_send(void *cs, const struct vmpi_hdr *h, const void *buf, size_t len);
 void *vmpi_pair_reserve(void *cs, size_t paylen);
 void vmpi_pair_commit(void *cs, const struct vmpi_hdr *h, size_t paylen);

@@ -68,7 +68,7 @@ from dataclasses import dataclass, field
 
 from . import cloud
 from . import netns
-from .outcome import Out, emit_output, exit_failure, signame
+from .outcome import Out, emit_output, exit_failure, signame, wait_writable
 from .placement import host_starts, vm_starts
 from . import pmi
 from . import shm
@@ -599,12 +599,7 @@ class Job:
                     self.say(f"{self.who(rank)} does not read its PMI socket; closing it")
                     self._close_pmi(r)
                     return
-                s = selectors.DefaultSelector()
-                try:
-                    s.register(r.sock, selectors.EVENT_WRITE)
-                    s.select(0.1)
-                finally:
-                    s.close()
+                wait_writable(r.sock, 0.1)
             except OSError:
                 return  # the rank is gone; its exit is handled elsewhere
 

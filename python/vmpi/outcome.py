@@ -12,7 +12,17 @@ import os
 import selectors
 import signal
 
-__all__ = ["Out", "emit_output", "exit_failure", "signame"]
+__all__ = ["Out", "emit_output", "exit_failure", "signame", "wait_writable"]
+
+
+def wait_writable(fd, timeout: float) -> None:
+    """Waits at most timeout seconds for fd (or a socket) to take writes."""
+    sel = selectors.DefaultSelector()
+    try:
+        sel.register(fd, selectors.EVENT_WRITE)
+        sel.select(timeout)
+    finally:
+        sel.close()
 
 
 class Out:
@@ -36,12 +46,7 @@ class Out:
                 view = view[k:]
             except BlockingIOError:
                 # someone made our stdout non-blocking; wait until writable
-                sel = selectors.DefaultSelector()
-                try:
-                    sel.register(self.fd, selectors.EVENT_WRITE)
-                    sel.select(1.0)
-                finally:
-                    sel.close()
+                wait_writable(self.fd, 1.0)
             except (BrokenPipeError, OSError) as exc:
                 if isinstance(exc, BrokenPipeError) or exc.errno in (errno.EPIPE, errno.EBADF):
                     self.broken = True

@@ -126,3 +126,50 @@ def test_real_tree():
     """The repository itself has no upward include (its output is printed)."""
     cp = check()
     assert cp.returncode == 0, cp.stdout
+
+
+def objects(tmp_path, sources):
+    """Object files compiled from {layer path: C text}, in the folder layout
+    CMake gives them (core/init.c -> core/init.c.o)."""
+    objdir = tmp_path / "obj"
+    for rel, text in sources.items():
+        src = tmp_path / "src" / rel
+        src.parent.mkdir(parents=True, exist_ok=True)
+        src.write_text(text)
+        obj = objdir / (rel + ".o")
+        obj.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["cc", "-c", "-o", str(obj), str(src)], check=True)
+    return objdir
+
+
+@pytest.mark.parametrize("caller,expect", [
+    ("core/init.c", "core/init.c.o: core calls vmpi_coll_init of higher layer coll"),
+    ("channel/smp/smp.c", "channel/smp/smp.c.o: channel calls vmpi_coll_init of higher layer"),
+])
+def test_upward_call_without_include_fails(tmp_path, caller, expect):
+    """A function declared by hand instead of included still cannot call up."""
+    objdir = objects(tmp_path, {
+        "coll/select.c": "void vmpi_coll_init(void) {}\n",
+        caller: "void vmpi_coll_init(void);\nvoid f(void) { vmpi_coll_init(); }\n",
+    })
+    cp = subprocess.run([sys.executable, str(SCRIPT), "--root", str(tree(tmp_path, CLEAN)),
+                         "--objects", str(objdir)], capture_output=True, text=True, timeout=60)
+    print(cp.stdout)
+    assert cp.returncode == 1
+    assert any(l.startswith(expect) for l in cp.stdout.splitlines())
+
+
+def test_sibling_channel_call_fails_and_downward_calls_pass(tmp_path):
+    objdir = objects(tmp_path, {
+        "base/err.c": "void vmpi_fatal(void) {}\n",
+        "channel/ofi/ofi.c": "int ofi_poll_all(void) { return 0; }\n",
+        "channel/pair/pair.c": "void vmpi_fatal(void);\nvoid vmpi_pair_poll(void) { vmpi_fatal(); }\n",
+        "channel/smp/smp.c": "void vmpi_pair_poll(void);\nint ofi_poll_all(void);\n"
+                             "void g(void) { vmpi_pair_poll(); ofi_poll_all(); }\n",
+    })
+    cp = subprocess.run([sys.executable, str(SCRIPT), "--root", str(tree(tmp_path, CLEAN)),
+                         "--objects", str(objdir)], capture_output=True, text=True, timeout=60)
+    print(cp.stdout)
+    assert cp.returncode == 1
+    lines = [l for l in cp.stdout.splitlines() if "calls" in l and ".o:" in l]
+    assert lines == ["channel/smp/smp.c.o: calls ofi_poll_all of channel/ofi/ofi.c.o, a sibling"]

@@ -1,0 +1,86 @@
+/* Groups (core/group.c, vmpi_group_) and the communicator object
+ * (core/comm.c, vmpi_comm_): what every layer above reads of a
+ * communicator. Building communicators is comm/'s (comm/comm.h). */
+#ifndef VMPI_CORE_COMMUNICATOR_H
+#define VMPI_CORE_COMMUNICATOR_H
+
+#include "../base/base.h"
+#include <mpi.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- groups and communicators (core/group.c, core/comm.c) --------------- */
+struct vmpi_group {
+    int handle;
+    int refcount;
+    int size;
+    int rank;   /* this process's rank in the group, or MPI_UNDEFINED */
+    int *world; /* group rank -> world rank */
+};
+
+/* A layer above core keeps its own per-communicator data in a slot of the
+ * communicator: vmpi_comm_slot_new gives it an index and takes the
+ * destructor run on non-NULL data when the communicator goes. */
+#define VMPI_COMM_SLOTS 4
+int vmpi_comm_slot_new(void (*destroy)(void *data));
+
+struct vmpi_comm {
+    int handle;
+    int refcount;
+    uint32_t ctx;  /* point-to-point context id; collectives use ctx + 1 */
+    uint32_t inst; /* instance number, new on every process (core/comm.c) */
+    int rank, size;
+    struct vmpi_group *group;
+    MPI_Errhandler errh;
+    int topo;      /* MPI_UNDEFINED or MPI_CART */
+    int ndims;
+    int *dims, *periods;
+    char name[MPI_MAX_OBJECT_NAME];
+    void *slot[VMPI_COMM_SLOTS]; /* the layers' own data (vmpi_comm_slot_new) */
+};
+
+struct vmpi_comm *vmpi_comm_get(MPI_Comm h); /* NULL: invalid */
+struct vmpi_group *vmpi_group_get(MPI_Group h);
+static inline int vmpi_comm_world_rank(const struct vmpi_comm *c, int r)
+{
+    return c->group->world[r];
+}
+int vmpi_comm_init(void);   /* builds MPI_COMM_WORLD and MPI_COMM_SELF */
+void vmpi_comm_finalize(void);
+
+/* Group arithmetic on plain arrays of world ranks (core/group.c). */
+int vmpi_group_incl(const int *w, int size, int n, const int *ranks, int *out);
+int vmpi_group_excl(const int *w, int size, int n, const int *ranks, int *out, int *outn);
+int vmpi_group_range_incl(const int *w, int size, int n, const int (*ranges)[3], int **out,
+                        int *outn);
+void vmpi_group_union(const int *a, int na, const int *b, int nb, int *out, int *outn);
+void vmpi_group_intersection(const int *a, int na, const int *b, int nb, int *out, int *outn);
+void vmpi_group_difference(const int *a, int na, const int *b, int nb, int *out, int *outn);
+int vmpi_group_translate(const int *a, int na, int n, const int *r1, const int *b, int nb,
+                       int *r2);
+int vmpi_group_compare(const int *a, int na, const int *b, int nb);
+struct vmpi_group *vmpi_group_new(int size, int *world);
+void vmpi_group_retain(struct vmpi_group *g);
+void vmpi_group_release(struct vmpi_group *g);
+void vmpi_group_finalize(void);
+
+/* The communicator object (core/comm.c); building communicators, which
+ * needs collectives, is comm/'s. */
+void vmpi_comm_retain(struct vmpi_comm *c);
+void vmpi_comm_release(struct vmpi_comm *c);
+int vmpi_comm_free(struct vmpi_comm *c); /* MPI_Comm_free: the handle goes now */
+int vmpi_comm_compare(const struct vmpi_comm *a, const struct vmpi_comm *b);
+/* A communicator over g (takes the caller's reference on g) with context id
+ * ctx, which it marks used on this process; NULL if out of memory (g is
+ * released). */
+struct vmpi_comm *vmpi_comm_new(struct vmpi_group *g, uint32_t ctx, uint32_t inst,
+                                MPI_Errhandler errh);
+/* Context ids: this process's bitmap of free ids (bit i of word w: id
+ * 2 * (32 w + i) is free), and instance numbers (see comm/comm.c). */
+#define VMPI_CTX_WORDS 64
+void vmpi_comm_ctx_free(uint32_t mask[VMPI_CTX_WORDS]);
+uint32_t vmpi_comm_inst_seen(void);
+void vmpi_comm_inst_saw(uint32_t inst);
+
+#endif
