@@ -1,7 +1,6 @@
 /* Environment: init and finalize, time, versions, errors, memory. */
 #include "api.h"
 #include "../locality/locality.h"
-#include "../pmi/pmi.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -87,11 +86,7 @@ int PMPI_Abort(MPI_Comm comm, int errorcode)
 {
     VMPI_ENTER("MPI_Abort");
     (void)comm; /* vmpi aborts the whole job, as the standard allows */
-    char msg[128];
-    snprintf(msg, sizeof msg, "MPI_Abort(errorcode %d) on rank %d", errorcode, vmpi_job.rank);
-    fflush(stdout);
-    vmpi_pmi_abort(errorcode, msg);
-    _exit(errorcode & 0xff ? errorcode & 0xff : 1);
+    vmpi_fatal_status(errorcode, "MPI_Abort(errorcode %d) called", errorcode);
 }
 VMPI_WEAK(Abort);
 

@@ -59,10 +59,16 @@ extern struct vmpi_job vmpi_job;
 int vmpi_err_make(int errclass, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int vmpi_err_class(int code);
 const char *vmpi_err_text(int code); /* NULL if code is not valid */
-/* Ends the job: prints the message with this rank, then calls the abort
- * hook (core sets it to tell the process manager) and exits. */
+/* Ends the job with exit status `status` (1 for vmpi_fatal): the message,
+ * with this rank, goes to stderr unless the process manager reports it
+ * itself (`reported`: vmpirun does, naming the rank's host and VM; Hydra
+ * does not), so it is printed once; then the abort hook (core sets it)
+ * tells the process manager. Printing comes first: the process manager
+ * may kill this process as soon as it hears. */
 _Noreturn void vmpi_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void vmpi_fatal_hook(void (*abort_job)(const char *msg));
+_Noreturn void vmpi_fatal_status(int status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void vmpi_fatal_hook(void (*abort_job)(int status, const char *msg), bool reported);
 
 /* ---- environment knobs (base/env.c) --------------------------------------- */
 /* The number in environment variable name, def when unset; fatal when it is

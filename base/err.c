@@ -14,7 +14,8 @@ struct vmpi_job vmpi_job;
 static char err_msgs[ERR_RING][MPI_MAX_ERROR_STRING];
 static int err_codes[ERR_RING];
 static unsigned err_next;
-static void (*abort_hook)(const char *msg);
+static void (*abort_hook)(int status, const char *msg);
+static bool abort_reported;
 
 int vmpi_err_class(int code)
 {
@@ -41,21 +42,36 @@ int vmpi_err_make(int errclass, const char *fmt, ...)
     return code;
 }
 
-void vmpi_fatal_hook(void (*abort_job)(const char *msg))
+void vmpi_fatal_hook(void (*abort_job)(int status, const char *msg), bool reported)
 {
     abort_hook = abort_job;
+    abort_reported = reported;
+}
+
+static _Noreturn void fatal(int status, const char *fmt, va_list ap)
+{
+    char msg[MPI_MAX_ERROR_STRING];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    fflush(stdout);
+    if (!abort_hook || !abort_reported) {
+        fprintf(stderr, "vmpi: rank %d: %s\n", vmpi_job.rank, msg);
+        fflush(stderr);
+    }
+    if (abort_hook)
+        abort_hook(status, msg);
+    _exit(status & 0xff ? status & 0xff : 1);
 }
 
 _Noreturn void vmpi_fatal(const char *fmt, ...)
 {
-    char msg[MPI_MAX_ERROR_STRING];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "vmpi: rank %d: %s\n", vmpi_job.rank, msg);
-    fflush(stderr);
-    if (abort_hook)
-        abort_hook(msg);
-    _exit(1);
+    fatal(1, fmt, ap);
+}
+
+_Noreturn void vmpi_fatal_status(int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fatal(status, fmt, ap);
 }

@@ -13,8 +13,8 @@ int vmpi_err_handle(struct vmpi_comm *comm, int code)
     if (comm && comm->errh == MPI_ERRORS_RETURN)
         return code;
     const char *text = vmpi_err_text(code);
-    vmpi_fatal("%s (error class %d); MPI_ERRORS_ARE_FATAL: aborting job",
-               text ? text : "unknown error", vmpi_err_class(code));
+    vmpi_fatal_status(vmpi_err_class(code), "%s (error class %d); MPI_ERRORS_ARE_FATAL: "
+                      "aborting job", text ? text : "unknown error", vmpi_err_class(code));
 }
 
 int vmpi_err(struct vmpi_comm *comm, int errclass, const char *fmt, ...)

@@ -33,9 +33,9 @@ static void job_id(void)
     vmpi_job.id[n] = '\0';
 }
 
-static void abort_job(const char *msg)
+static void abort_job(int status, const char *msg)
 {
-    vmpi_pmi_abort(1, msg);
+    vmpi_pmi_abort(status, msg);
 }
 
 /* The active channels are the first pollers, in channel-list order. */
@@ -59,12 +59,18 @@ static void progress_init(void)
 int vmpi_core_init(int required, int *provided)
 {
     int appnum;
-    if (vmpi_pmi_init(&vmpi_job.rank, &vmpi_job.size, &appnum))
-        vmpi_fatal("cannot connect to the process manager (PMI_FD/PMI_PORT)");
+    int rc = vmpi_pmi_init(&vmpi_job.rank, &vmpi_job.size, &appnum);
+    if (rc)
+        vmpi_fatal("%s", rc > 0 && vmpi_err_text(rc)
+                             ? vmpi_err_text(rc)
+                             : "cannot connect to the process manager (PMI_FD/PMI_PORT)");
     if (vmpi_job.size < 1 || vmpi_job.rank < 0 || vmpi_job.rank >= vmpi_job.size)
         vmpi_fatal("process manager gave rank %d of %d", vmpi_job.rank, vmpi_job.size);
     job_id();
-    vmpi_fatal_hook(abort_job);
+    /* vmpirun reports an abort's message itself, with the rank's host and
+     * VM (VMPI_PM_REPORTS_ABORT in the ranks' environment); Hydra does not. */
+    const char *rep = getenv("VMPI_PM_REPORTS_ABORT");
+    vmpi_fatal_hook(abort_job, rep && !strcmp(rep, "1") && strcmp(vmpi_pmi_kvsname(), "singleton"));
     /* vmpi serializes nothing internally, so MULTIPLE is not offered. */
     vmpi_g.thread_level = required < MPI_THREAD_SERIALIZED ? required : MPI_THREAD_SERIALIZED;
     if (vmpi_g.thread_level < MPI_THREAD_SINGLE)

@@ -1,6 +1,7 @@
 /* PMI-1 client. Commands are single text lines `cmd=NAME key=value ...\n`;
  * each gets one reply line (barrier_in is answered when all ranks entered). */
 #include "pmi.h"
+#include "../base/base.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -139,9 +140,29 @@ static int connect_port(const char *hostport)
     return fd;
 }
 
+/* The process manager that started this process among others without
+ * giving it a PMI-1 connection, described in buf, or NULL. Starting as a
+ * singleton there would run N copies of rank 0 of 1 that all exit 0. */
+static const char *foreign_manager(char *buf, size_t cap)
+{
+    const char *ns = getenv("PMIX_NAMESPACE");
+    int n;
+    if (ns || getenv("PMIX_RANK"))
+        snprintf(buf, cap, "a PMIx process manager (PMIX_NAMESPACE=%s: srun --mpi=pmix, Open "
+                 "MPI's mpirun or prterun)", ns ? ns : "unset");
+    else if (!env_int("OMPI_COMM_WORLD_SIZE", &n) && n > 1)
+        snprintf(buf, cap, "Open MPI's launcher (OMPI_COMM_WORLD_SIZE=%d)", n);
+    else if (!env_int("SLURM_STEP_NUM_TASKS", &n) && n > 1 && getenv("SLURM_PROCID"))
+        snprintf(buf, cap, "Slurm's srun without a PMI plugin (SLURM_STEP_NUM_TASKS=%d)", n);
+    else
+        return NULL;
+    return buf;
+}
+
 int vmpi_pmi_init(int *rank, int *size, int *appnum)
 {
     char line[1024], v[256];
+    const char *who;
     *appnum = 0;
     if (env_int("PMI_FD", &pmi_fd) == 0) {
         if (env_int("PMI_RANK", rank) || env_int("PMI_SIZE", size))
@@ -164,6 +185,12 @@ int vmpi_pmi_init(int *rank, int *size, int *appnum)
             else if (!field(line, "rank", v, sizeof v))
                 *rank = atoi(v);
         }
+    } else if ((who = foreign_manager(line, sizeof line))) {
+        return vmpi_err_make(MPI_ERR_OTHER,
+                             "MPI_Init: this process was started by %s, which vmpi cannot "
+                             "speak; vmpi speaks PMI-1 (vmpirun, mpiexec.hydra, srun "
+                             "--mpi=pmi2)",
+                             who);
     } else {
         pmi_fd = -1;
         *rank = 0;

@@ -2,13 +2,18 @@
 #ifndef VMPI_PMI_PMI_H
 #define VMPI_PMI_PMI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define VMPI_PMI_VALLEN 1024
 #define VMPI_PMI_KEYLEN 64
 
 /* Connects through PMI_FD or PMI_PORT; without either the process is a
- * singleton (rank 0 of 1) with a process-local key-value space. */
+ * singleton (rank 0 of 1) with a process-local key-value space, unless the
+ * environment shows a process manager that started it among others in a
+ * way vmpi cannot speak (PMIx, Open MPI's launcher, srun without PMI):
+ * then an error code whose message names it. -1 when the connection
+ * fails. */
 int vmpi_pmi_init(int *rank, int *size, int *appnum);
 int vmpi_pmi_put(const char *key, const char *val);
 /* Gets a key that some rank put before the last fence; 0 on success. */
@@ -16,7 +21,8 @@ int vmpi_pmi_get(const char *key, char *val, size_t len);
 int vmpi_pmi_fence(void);
 const char *vmpi_pmi_kvsname(void);
 int vmpi_pmi_universe_size(void);
-/* Tells the process manager to kill the job; returns if there is none. */
+/* Tells the process manager to kill the job with exit code `code`; returns
+ * if there is none. */
 void vmpi_pmi_abort(int code, const char *msg);
 int vmpi_pmi_finalize(void);
 

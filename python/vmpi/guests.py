@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from . import cloud
 from . import guest_image
 from . import netns
-from .outcome import Out, emit_output, exit_failure, signame
+from .outcome import Out, abort_message, emit_output, exit_failure, signame
 from .placement import host_starts, vm_starts
 from . import pmi
 from . import shm
@@ -248,6 +248,7 @@ class GuestJob:
                        k in ("MPI_LOCALRANKID", "MPI_LOCALNRANKS", "PWD", "OLDPWD"))}
         env.update(dict(self.o.env))
         env["VMPI_JOB_ID"] = self.jobid
+        env["VMPI_PM_REPORTS_ABORT"] = "1"
         # libfabric 1.17's tcp transport ("net") has a variable of its own;
         # without it, it may pick lo, which sorts first when eth0 reports no speed
         env.setdefault("FI_TCP_IFACE", "eth0")
@@ -313,8 +314,8 @@ class GuestJob:
             if isinstance(ev, pmi.Reply):
                 self._send(ev.rank, ev.data)
             elif isinstance(ev, pmi.Abort):
-                msg = f"{self.who(ev.rank)} called MPI_Abort(errorcode {ev.exitcode})"
-                self.fail(ev.exitcode & 0xFF or 1, msg + (f": {ev.message}" if ev.message else ""))
+                self.fail(ev.exitcode & 0xFF or 1,
+                          abort_message(self.who(ev.rank), ev.exitcode, ev.message))
             elif isinstance(ev, pmi.ProtocolError):
                 self.say(f"{self.who(ev.rank)}: PMI protocol error: {ev.text}")
 

@@ -14,6 +14,8 @@ grandchildren included, can be signalled as a whole) with
   it speaks the PMI-1 wire protocol (see :mod:`vmpi.pmi`);
 * ``VMPI_JOB_ID`` - 128 random bits in hex, the job key (shared-memory
   files are named ``vmpi-<VMPI_JOB_ID>-...``);
+* ``VMPI_PM_REPORTS_ABORT=1`` - a rank that aborts leaves its message to
+  vmpirun, which prints it once, naming the rank, its pid, host and VM;
 * ``VMPI_LOCAL_RANK``/``VMPI_LOCAL_SIZE`` (and Hydra's ``MPI_LOCALRANKID``/
   ``MPI_LOCALNRANKS``) - its place among the ranks of its machine;
 * the ``-x``/``--env`` variables.
@@ -68,7 +70,7 @@ from dataclasses import dataclass, field
 
 from . import cloud
 from . import netns
-from .outcome import Out, emit_output, exit_failure, signame, wait_writable
+from .outcome import Out, abort_message, emit_output, exit_failure, signame, wait_writable
 from .placement import host_starts, vm_starts
 from . import pmi
 from . import shm
@@ -456,6 +458,7 @@ class Job:
             "PMI_SIZE": str(self.n),
             "PMI_FD": str(pmi_fd),
             "VMPI_JOB_ID": self.jobid,
+            "VMPI_PM_REPORTS_ABORT": "1",
             "VMPI_LOCAL_RANK": local_rank,
             "VMPI_LOCAL_SIZE": local_size,
             "MPI_LOCALRANKID": local_rank,
@@ -609,9 +612,7 @@ class Job:
                 self._send(ev.rank, ev.data)
             elif isinstance(ev, pmi.Abort):
                 code = ev.exitcode & 0xFF or 1
-                msg = f"{self.who(ev.rank)} called MPI_Abort(errorcode {ev.exitcode})"
-                if ev.message:
-                    msg += f": {ev.message}"
+                msg = abort_message(self.who(ev.rank), ev.exitcode, ev.message)
                 # A rank that lost a peer aborts, often before the peer's own
                 # death reaches us: the death, if it comes soon, is the cause.
                 if self.abort is None:

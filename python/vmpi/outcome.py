@@ -12,7 +12,7 @@ import os
 import selectors
 import signal
 
-__all__ = ["Out", "emit_output", "exit_failure", "signame", "wait_writable"]
+__all__ = ["Out", "abort_message", "emit_output", "exit_failure", "signame", "wait_writable"]
 
 
 def wait_writable(fd, timeout: float) -> None:
@@ -85,6 +85,16 @@ def exit_failure(rc: int, initialized: bool, finalized: bool) -> tuple[int, str,
     elif rc != 0:
         return rc, f"exited with code {rc} after MPI_Finalize", False
     return None
+
+
+def abort_message(who: str, exitcode: int, message: str) -> str:
+    """What the launcher prints when a rank aborts the job through PMI: its
+    MPI_Abort (vmpi's message starts "MPI_Abort("), or an error that ended
+    it with its message, which vmpi leaves to us (VMPI_PM_REPORTS_ABORT)
+    so that it is printed once."""
+    if not message or message.startswith("MPI_Abort("):
+        return f"{who} called MPI_Abort(errorcode {exitcode})"
+    return f"{who} failed with exit code {exitcode & 0xFF or 1}: {message}"
 
 
 def signame(sig: int) -> str:

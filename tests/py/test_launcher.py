@@ -121,7 +121,7 @@ def test_abort_with_message(piddir):
     pids = read_pids(piddir, 3, timeout=0)
     assert cp.returncode == 5
     assert teardown < 5
-    assert (f"vmpirun: rank 2 (pid {pids[2][0]}) called MPI_Abort(errorcode 5): "
+    assert (f"vmpirun: rank 2 (pid {pids[2][0]}) failed with exit code 5: "
             "ran out of cheese (really); aborting job") in cp.stderr
     assert wait_all_dead(all_pids(pids)) == []
 

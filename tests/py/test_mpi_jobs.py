@@ -246,6 +246,32 @@ def test_errors_are_fatal_bad_rank_aborts_naming_mpi_send(jobs, tmp_path):
     assert shm_clean(before, [j for _, j in h.values()]) == []
 
 
+LAUNCHERS = [pytest.param([VMPIRUN, "-n", 2, "--timeout", 60], id="vmpirun"),
+             pytest.param(["mpiexec.hydra", "-n", 2], id="hydra",
+                          marks=pytest.mark.skipif(not shutil.which("mpiexec.hydra"),
+                                                   reason="no mpiexec.hydra (Debian mpich)"))]
+
+
+@pytest.mark.parametrize("launch", LAUNCHERS)
+def test_fatal_error_exits_with_its_class_and_says_so_once(jobs, tmp_path, launch):
+    """As MPICH does: the job's exit code is the error class (MPI_ERR_RANK,
+    6), and the message is printed once, by vmpirun (naming the rank's pid)
+    or, under Hydra, which does not print it, by the rank."""
+    cp, _ = run([*launch, jobs, "badrank"], cwd=tmp_path, timeout=120)
+    assert cp.returncode == 6, (cp.returncode, cp.stderr)
+    lines = [l for l in cp.stderr.splitlines() if "destination rank 99" in l]
+    assert len(lines) == 1, cp.stderr
+    assert "(error class 6)" in lines[0] and "rank 0" in lines[0], lines
+
+
+@pytest.mark.parametrize("launch", LAUNCHERS)
+def test_mpi_abort_says_so_once(jobs, tmp_path, launch):
+    cp, _ = run([*launch, jobs, "abort7"], cwd=tmp_path, timeout=120)
+    assert cp.returncode == 7, (cp.returncode, cp.stderr)
+    lines = [l for l in cp.stderr.splitlines() if "MPI_Abort(errorcode 7)" in l]
+    assert len(lines) == 1 and "rank 1" in lines[0], cp.stderr
+
+
 # --- (g) Hydra -------------------------------------------------------------------
 
 @pytest.mark.skipif(not shutil.which("mpiexec.hydra"), reason="no mpiexec.hydra (Debian mpich)")
@@ -315,3 +341,52 @@ def test_pkg_config_of_installed_tree(tmp_path):
                 cwd=tmp_path)
     assert cp.returncode == 0, cp.stdout + cp.stderr
     assert any(l.startswith("pingpong ok 1000 ") for l in cp.stdout.splitlines()), cp.stdout
+
+
+# --- (i) process managers vmpi cannot speak -----------------------------------------
+
+# The environments that PMIx (srun --mpi=pmix, Open MPI's mpirun, prterun),
+# Open MPI's own launcher and srun without a PMI plugin give each process.
+FOREIGN = [
+    ({"PMIX_NAMESPACE": "job7", "PMIX_RANK": "1"}, "a PMIx process manager (PMIX_NAMESPACE=job7"),
+    ({"OMPI_COMM_WORLD_SIZE": "4", "OMPI_COMM_WORLD_RANK": "2"},
+     "Open MPI's launcher (OMPI_COMM_WORLD_SIZE=4)"),
+    ({"SLURM_STEP_NUM_TASKS": "2", "SLURM_PROCID": "1"},
+     "Slurm's srun without a PMI plugin (SLURM_STEP_NUM_TASKS=2)"),
+]
+
+
+def _no_pm_env():
+    return {k: v for k, v in os.environ.items()
+            if not k.startswith(("PMI_", "PMIX_", "OMPI_", "SLURM_"))}
+
+
+@pytest.mark.parametrize("extra,who", FOREIGN)
+def test_unknown_process_manager_is_an_error_at_init_not_a_singleton(jobs, tmp_path, extra,
+                                                                      who):
+    """N silent singletons (each rank 0 of 1, exit 0) would be wrong results."""
+    cp = subprocess.run([str(jobs), "pingpong"], capture_output=True, text=True, timeout=60,
+                        cwd=tmp_path, env={**_no_pm_env(), **extra})
+    assert cp.returncode == 1, (cp.returncode, cp.stdout, cp.stderr)
+    assert f"MPI_Init: this process was started by {who}" in cp.stderr, cp.stderr
+    assert "vmpi speaks PMI-1" in cp.stderr, cp.stderr
+    assert "pingpong ok" not in cp.stdout
+
+
+def test_singleton_still_starts_without_a_process_manager(tmp_path):
+    """One task of srun or Open MPI is still a plain singleton."""
+    env = {**_no_pm_env(), "SLURM_STEP_NUM_TASKS": "1", "SLURM_PROCID": "0",
+           "OMPI_COMM_WORLD_SIZE": "1"}
+    cp = subprocess.run([str(BUILD / "tests" / "t_p2p_self")], capture_output=True, text=True,
+                        timeout=60, cwd=tmp_path, env=env)
+    assert cp.returncode == 0, cp.stderr
+    assert "was started by" not in cp.stderr, cp.stderr
+
+
+@pytest.mark.skipif(not shutil.which("mpirun.openmpi"), reason="Open MPI is not installed")
+def test_open_mpi_launcher_gets_an_error_from_every_rank(jobs, tmp_path):
+    cp, _ = run(["mpirun.openmpi", "--allow-run-as-root", "--oversubscribe", "-n", 2, jobs,
+                 "pingpong"], cwd=tmp_path, timeout=120)
+    assert cp.returncode != 0, cp.stdout
+    assert "this process was started by a PMIx process manager" in cp.stderr, cp.stderr
+    assert "pingpong ok" not in cp.stdout
