@@ -74,6 +74,9 @@ void vmpi_fatal_hook(void (*abort_job)(int status, const char *msg), bool report
 /* The number in environment variable name, def when unset; fatal when it is
  * not a number in [lo, hi]. */
 uint64_t vmpi_env_u64(const char *name, uint64_t def, uint64_t lo, uint64_t hi);
+/* The same for a size in bytes, which may end in K, M or G (binary units,
+ * either case), as vmpirun's --ivshmem-size does. */
+uint64_t vmpi_env_bytes(const char *name, uint64_t def, uint64_t lo, uint64_t hi);
 
 /* ---- hex text (base/hex.c) --------------------------------------------------- */
 /* out (2n + 1 bytes) = the n bytes at in as lowercase hex. */

@@ -77,7 +77,7 @@ int vmpi_core_init(int required, int *provided)
         vmpi_g.thread_level = MPI_THREAD_SINGLE;
     if (provided)
         *provided = vmpi_g.thread_level;
-    vmpi_g.unexp_max = vmpi_env_u64("VMPI_UNEXPECTED_MAX", (uint64_t)64 << 20, 0, UINT64_MAX);
+    vmpi_g.unexp_max = vmpi_env_bytes("VMPI_UNEXPECTED_MAX", (uint64_t)64 << 20, 0, UINT64_MAX);
     if (vmpi_p2p_init())
         vmpi_fatal("out of memory during MPI_Init");
     if (vmpi_dtype_init() || vmpi_comm_init())

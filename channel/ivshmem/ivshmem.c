@@ -155,12 +155,12 @@ void vmpi_ivshmem_plan(struct vmpi_area_hdr *d, int nlocal)
         vmpi_fatal("VMPI_IVSHMEM_RING_CELLS=%llu is not a power of two",
                    (unsigned long long)ncells);
     uint64_t nslots = vmpi_env_u64("VMPI_IVSHMEM_BULK_SLOTS", 8, 2, 1024);
-    uint64_t sb = vmpi_env_u64("VMPI_IVSHMEM_BULK_SLOT_BYTES", 65536, 4096, 1u << 26) & ~63ull;
+    uint64_t sb = vmpi_env_bytes("VMPI_IVSHMEM_BULK_SLOT_BYTES", 65536, 4096, 1u << 26) & ~63ull;
     uint64_t stride = vmpi_pair_stride((uint32_t)ncells, (uint32_t)nslots, sb);
     uint64_t n = (uint64_t)nlocal;
     struct vmpi_area_sec *cs = vmpi_area_add(d, VMPI_AREA_CSLOT, n * VMPI_CSLOT_BYTES);
     struct vmpi_area_sec *pr = vmpi_area_add(d, VMPI_AREA_PAIRS, n * n * stride);
-    uint64_t heap = (vmpi_env_u64("VMPI_IVSHMEM_HEAP", default_heap(d->area_bytes, d->nlocal), 0,
+    uint64_t heap = (vmpi_env_bytes("VMPI_IVSHMEM_HEAP", default_heap(d->area_bytes, d->nlocal), 0,
                                   1ull << 36) + 4095) & ~4095ull;
     struct vmpi_area_sec *hp = vmpi_area_add(d, VMPI_AREA_HEAP, n * heap);
     if (!cs || !pr || !hp)
@@ -256,8 +256,8 @@ static void iv_init(const struct vmpi_chan_up *up, const struct vmpi_chan_setup 
     inst.ncells = dir.ncells;
     inst.nslots = dir.nslots;
     inst.slot_bytes = dir.slot_bytes;
-    inst.split_min = vmpi_env_u64("VMPI_IVSHMEM_SPLIT_MIN", 131072, 8192, UINT64_MAX);
-    size_t eager_max = vmpi_env_u64("VMPI_IVSHMEM_EAGER_MAX", 8192, 0, 1u << 26);
+    inst.split_min = vmpi_env_bytes("VMPI_IVSHMEM_SPLIT_MIN", 131072, 8192, UINT64_MAX);
+    size_t eager_max = vmpi_env_bytes("VMPI_IVSHMEM_EAGER_MAX", 8192, 0, 1u << 26);
     if (dir.heap_bytes) {
         heap_lo = dir.heap_off + (uint64_t)me * dir.heap_bytes;
         heap = vmpi_region.area + heap_lo;

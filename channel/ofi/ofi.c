@@ -984,12 +984,12 @@ static void open_endpoint(size_t npeer)
     if (max_msg < 4096 + sizeof(struct ofi_wire))
         vmpi_fatal("ofi: provider %s sends at most %zu bytes per message",
                    info->fabric_attr->prov_name, max_msg);
-    eager_max = vmpi_env_u64("VMPI_OFI_EAGER_MAX", 16384, 0, 1u << 20);
+    eager_max = vmpi_env_bytes("VMPI_OFI_EAGER_MAX", 16384, 0, 1u << 20);
     if (eager_max + sizeof(struct ofi_wire) + sizeof(uint64_t) > max_msg)
         eager_max = max_msg - sizeof(struct ofi_wire) - sizeof(uint64_t);
     /* 256 KiB chunks keep several reads in flight: measured best of 64 KiB
      * to 4 MiB over TCP (docs/PERFORMANCE.md). */
-    chunk_max = vmpi_env_u64("VMPI_OFI_CHUNK", 256u << 10, 4096, 1ull << 30);
+    chunk_max = vmpi_env_bytes("VMPI_OFI_CHUNK", 256u << 10, 4096, 1ull << 30);
     if (chunk_max > max_msg)
         chunk_max = max_msg;
     uint64_t defcred = 1024 / npeer;

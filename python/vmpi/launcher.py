@@ -58,6 +58,7 @@ import contextlib
 import fcntl
 import os
 import re
+import resource
 import secrets
 import selectors
 import shutil
@@ -124,7 +125,8 @@ options:
   --version              show the version
 
 exit status: 0 if all ranks exit 0; else the status of the first rank that
-failed (128+S for a rank killed by signal S, the errorcode for MPI_Abort);
+failed (128+S for a rank killed by signal S, the errorcode for MPI_Abort,
+the error class for a fatal MPI error);
 124 on --timeout, 127 if PROGRAM is not found, 2 for bad options,
 1 if the --hosts or --vms namespaces cannot be made, 130/143 if vmpirun
 is interrupted by SIGINT/SIGTERM.  Messages name a rank by its pid in this
@@ -168,6 +170,33 @@ def _version() -> str:
         return __version__
     except ImportError:  # pragma: no cover
         return "unknown"
+
+
+# What one rank needs of the machine at least (its code, stacks, heap and
+# its share of shared memory), for refusing a job that cannot start.
+RANK_MIN_MEMORY = 8 << 20
+
+
+def rank_limit() -> tuple[int, str]:
+    """How many ranks this machine can start, and what bounds it: the
+    processes the kernel still allows, and the available memory."""
+    limits = []
+    try:
+        with open("/proc/sys/kernel/pid_max") as f:
+            limits.append((int(f.read()) // 2, "half the kernel's pid_max"))
+    except (OSError, ValueError):
+        pass
+    soft, _ = resource.getrlimit(resource.RLIMIT_NPROC)
+    if soft != resource.RLIM_INFINITY:
+        limits.append((soft, "the process limit (ulimit -u)"))
+    try:
+        with open("/proc/meminfo") as f:
+            kib = next(int(l.split()[1]) for l in f if l.startswith("MemAvailable:"))
+        limits.append((kib * 1024 // RANK_MIN_MEMORY,
+                       f"{kib >> 10} MiB available at {RANK_MIN_MEMORY >> 20} MiB a rank"))
+    except (OSError, ValueError, StopIteration):
+        pass
+    return min(limits, default=(1 << 20, "vmpirun's own bound"))
 
 
 def parse_args(argv: list[str]) -> Options:
@@ -279,6 +308,9 @@ def parse_args(argv: list[str]) -> Options:
             raise UsageError("--cleanup takes no program")
     elif o.program is None:
         raise UsageError("no program given")
+    elif o.nranks > (limit := rank_limit())[0]:
+        raise UsageError(f"-n {o.nranks}: this machine can start at most {limit[0]} ranks "
+                         f"({limit[1]})")
     elif o.hosts is not None and o.hosts > o.nranks:
         raise UsageError(f"--hosts {o.hosts}: more hosts than ranks ({o.nranks})")
     elif o.vms is not None and (o.hosts or 1) * o.vms > o.nranks:
@@ -383,6 +415,7 @@ class Job:
         self.tearing_down = False
         # (deadline, rank, code, message) of the first MPI_Abort, not yet acted on
         self.abort: tuple[float, int, int, str] | None = None
+        self.aborted: set[int] = set()  # ranks whose abort speaks for their exit
         self.term_at = 0.0
         self.killed = False
         self.pending_signals: list[int] = []
@@ -613,6 +646,7 @@ class Job:
             elif isinstance(ev, pmi.Abort):
                 code = ev.exitcode & 0xFF or 1
                 msg = abort_message(self.who(ev.rank), ev.exitcode, ev.message)
+                self.aborted.add(ev.rank)
                 # A rank that lost a peer aborts, often before the peer's own
                 # death reaches us: the death, if it comes soon, is the cause.
                 if self.abort is None:
@@ -703,8 +737,8 @@ class Job:
         self.read_output(r, 2, drain=True)
         if self.tearing_down:
             return  # we are killing it, or the job already failed
-        if self.abort is not None and self.abort[1] == r.rank:
-            return  # its abort speaks for it
+        if r.rank in self.aborted:
+            return  # its abort (the first of the job's, or a later one) speaks for it
         bad = exit_failure(rc, self.server.initialized(r.rank), self.server.finalized(r.rank))
         if bad is not None:
             code, what, teardown = bad

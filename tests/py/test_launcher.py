@@ -347,3 +347,11 @@ def test_job_shm_files_removed_even_if_ranks_crash():
     assert not any(p.exists() for p in created)
     jobid = created[0].name.split("-")[1]
     assert not [n for n in os.listdir("/dev/shm") if n.startswith(f"vmpi-{jobid}")]
+
+
+def test_more_ranks_than_the_machine_can_start_is_refused_at_once():
+    """Not a launcher that grows by hundreds of MB a second until killed."""
+    cp, secs = run_vmpirun("-n", 99999999, *fake("act", "*=ok"), timeout=20)
+    assert cp.returncode == 2, cp.stderr
+    assert "-n 99999999: this machine can start at most" in cp.stderr, cp.stderr
+    assert secs < 5

@@ -390,3 +390,16 @@ def test_open_mpi_launcher_gets_an_error_from_every_rank(jobs, tmp_path):
     assert cp.returncode != 0, cp.stdout
     assert "this process was started by a PMIx process manager" in cp.stderr, cp.stderr
     assert "pingpong ok" not in cp.stdout
+
+
+# --- (j) size knobs ----------------------------------------------------------------
+
+def test_size_knobs_take_units_and_refuse_garbage_naming_the_variable(jobs, tmp_path):
+    cp, _ = run([VMPIRUN, "-n", 2, "--timeout", 60, jobs, "pingpong"], cwd=tmp_path,
+                env={"VMPI_SMP_EAGER_MAX": "4k", "VMPI_UNEXPECTED_MAX": "1G"})
+    assert cp.returncode == 0, cp.stderr
+    cp, _ = run([VMPIRUN, "-n", 2, "--timeout", 60, jobs, "pingpong"], cwd=tmp_path,
+                env={"VMPI_SMP_EAGER_MAX": "4Q"})
+    assert cp.returncode == 1, cp.stderr
+    lines = [l for l in cp.stderr.splitlines() if "VMPI_SMP_EAGER_MAX=4Q is not a size" in l]
+    assert len(lines) == 1, cp.stderr
