@@ -514,7 +514,9 @@ class Job:
 
         A child in VM ``vm`` is born in that VM's PID namespace (the fork
         happens in :meth:`vmpi.vms.VMs.children_in`), where getppid()
-        reports 0 for a parent outside the namespace.
+        reports 0 for a parent outside the namespace; it is a rank, which
+        loses the capabilities that would let it leave the VM
+        (:func:`vmpi.vms.confine`).
         """
         parent = os.getpid()
         expected_ppid = parent if vm is None else 0
@@ -540,6 +542,7 @@ class Job:
                 net.enter(host)
             if vm is not None:
                 vmset.enter(vm)
+                vms.confine()
             if cpu is not None:
                 try:
                     os.sched_setaffinity(0, {cpu})

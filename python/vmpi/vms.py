@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import functools
 import os
 import re
@@ -87,6 +88,21 @@ CLONE_NEWIPC = 0x08000000
 CLONE_NEWPID = 0x20000000
 CAP_SYS_CHROOT = 18
 CAP_SYS_ADMIN = 21
+# What a rank in an emulated VM must not keep: the capabilities that undo
+# or reach past its namespaces (unmount its /dev/shm and see the machine's,
+# mount, setns, chroot, open files by handle, raw devices and memory,
+# modules, the network's configuration, ptrace without the usual checks).
+# Dropped from the bounding set, a root rank cannot get them back at exec.
+CONFINED_CAPS = {
+    "CAP_DAC_READ_SEARCH": 2, "CAP_SETPCAP": 8, "CAP_NET_ADMIN": 12, "CAP_NET_RAW": 13,
+    "CAP_SYS_MODULE": 16, "CAP_SYS_RAWIO": 17, "CAP_SYS_CHROOT": 18, "CAP_SYS_PTRACE": 19,
+    "CAP_SYS_ADMIN": 21, "CAP_SYS_BOOT": 22, "CAP_MKNOD": 27, "CAP_SYSLOG": 34,
+    "CAP_PERFMON": 38, "CAP_BPF": 39,
+}
+PR_CAPBSET_DROP = 24
+PR_SET_NO_NEW_PRIVS = 38
+PR_CAP_AMBIENT = 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
 MS_NOSUID = 0x2
 MS_NODEV = 0x4
 MS_NOEXEC = 0x8
@@ -140,6 +156,23 @@ def check_usable() -> str:
 @functools.cache
 def _libc():
     return ctypes.CDLL(None, use_errno=True)
+
+
+def confine() -> None:
+    """Makes the calling process (a rank's child before exec) unable to leave
+    its emulated VM: the capabilities above leave its bounding set (CAP_SETPCAP,
+    which dropping needs, last), no ambient ones stay, and no_new_privs stops a
+    set-uid program from bringing any back."""
+    prctl = _libc().prctl
+    for name, cap in sorted(CONFINED_CAPS.items(), key=lambda kv: kv[0] == "CAP_SETPCAP"):
+        if prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            err = ctypes.get_errno()
+            if err != errno.EINVAL:  # EINVAL: a capability this kernel does not know
+                raise OSError(err, f"cannot drop {name}: {os.strerror(err)}")
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    if prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"cannot set no_new_privs: {os.strerror(err)}")
 
 
 def _setns(fd: int, nstype: int, what: str) -> None:

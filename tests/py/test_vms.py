@@ -288,6 +288,49 @@ def test_dev_shm_is_private_to_each_vm(tmp_path):
     assert seen[0]["shm"] == seen[1]["shm"] == [f"vmpi-vmtest-{jobid}"]
 
 
+ESCAPE = """\
+    import ctypes, errno
+    libc = ctypes.CDLL(None, use_errno=True)
+    def tried(rc):
+        return "ok" if rc == 0 else errno.errorcode[ctypes.get_errno()]
+    caps = {l.split(":")[0]: l.split()[1] for l in open("/proc/self/status")
+            if l.startswith(("CapBnd", "CapEff", "NoNewPrivs"))}
+    out = {"umount": tried(libc.umount2(b"/dev/shm", 2)),            # MNT_DETACH
+           "mount": tried(libc.mount(b"none", b"/mnt", b"tmpfs", 0, None)),
+           "unshare": tried(libc.unshare(0x00020000)),                # CLONE_NEWNS
+           "chroot": tried(libc.chroot(b"/")),
+           "shm": sorted(os.listdir("/dev/shm")), "caps": caps}
+    with open(f"{D}/{R}.tmp", "w") as f:
+        json.dump(out, f)
+    os.rename(f"{D}/{R}.tmp", f"{D}/{R}.json")
+"""
+
+
+@needs_vms
+def test_a_rank_cannot_leave_its_emulated_vm(tmp_path):
+    """The escape a hostile tester found: as root with CAP_SYS_ADMIN a rank
+    could unmount its VM's /dev/shm and open the machine's, every job's
+    region file among them. Ranks now run without the capabilities that undo
+    namespaces; the machine's /dev/shm stays out of sight."""
+    marker = Path("/dev/shm") / f"vmpi-escape-marker-{secrets.token_hex(4)}"
+    marker.write_text("machine")
+    try:
+        cp, _ = run_vmpirun("-n", 2, "--vms", 2, *rank_py(ESCAPE), env={"DIR": str(tmp_path)},
+                            timeout=60)
+    finally:
+        marker.unlink()
+    assert cp.returncode == 0, cp.stderr
+    for r in range(2):
+        seen = json.loads((tmp_path / f"{r}.json").read_text())
+        assert seen["umount"] == seen["mount"] == seen["unshare"] == seen["chroot"] == "EPERM", seen
+        assert seen["shm"] == [], seen
+        bnd = int(seen["caps"]["CapBnd"], 16)
+        for name, cap in vms.CONFINED_CAPS.items():
+            assert not bnd >> cap & 1, (name, seen["caps"])
+        assert int(seen["caps"]["CapEff"], 16) & ~bnd == 0
+        assert seen["caps"]["NoNewPrivs"] == "1"
+
+
 REGION = """\
     import mmap
     path = os.environ["VMPI_IVSHMEM_PATH"]
