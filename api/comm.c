@@ -181,7 +181,9 @@ static int attr_host = MPI_PROC_NULL;
 static int attr_io = MPI_ANY_SOURCE;
 static int attr_wtime_global = 0;
 static int attr_universe;
-static int attr_lastusedcode = MPI_T_ERR_INVALID; /* no user error codes */
+/* MPI says the last used code is at least MPI_ERR_LASTCODE; with no user
+ * error codes (no MPI_Add_error_code) it is exactly that. */
+static int attr_lastusedcode = MPI_ERR_LASTCODE;
 static int attr_appnum = 0;
 
 int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)

@@ -116,8 +116,10 @@ void vmpi_topo_cart_shift(const struct vmpi_comm *c, int dir, int disp, int *src
  * The free dimensions (dims[i] == 0) get factors of rem = nnodes /
  * prod(fixed) that are as close to each other as possible: among all
  * non-increasing factorizations of rem into k factors we take the one with
- * the smallest max - min, ties broken by the smaller maximum (so 16 in 3 is
- * 4x2x2, 12 in 2 is 4x3). The search walks the divisors of rem. */
+ * the smallest max - min (16 in 3 is 4x2x2, 12 in 2 is 4x3). Ties go to the
+ * larger smallest factor, then the larger next-smallest and so on (5040 in 3
+ * is 21x16x15, not 20x18x14): the choice MPICH makes, so that programs get
+ * the same grids under both. The search walks the divisors of rem. */
 
 struct dsearch {
     int k, ndiv;
@@ -161,10 +163,25 @@ static long iroot(long x, int m)
     return lo;
 }
 
-/* Is a spread of at least lb with largest factor top worse than the best? */
+/* Is a spread of at least lb with largest factor top worse than the best?
+ * At the best spread the smallest factor is top - spread, so a smaller top
+ * loses the tie; an equal top still has to be compared factor by factor. */
 static int hopeless(const struct dsearch *s, long lb, int top)
 {
-    return s->found && (lb > s->best_spread || (lb == s->best_spread && top >= s->best[0]));
+    return s->found && (lb > s->best_spread || (lb == s->best_spread && top < s->best[0]));
+}
+
+/* Does the complete cur (spread given) beat the best so far? */
+static int better(const struct dsearch *s, long spread)
+{
+    if (!s->found || spread < s->best_spread)
+        return 1;
+    if (spread > s->best_spread)
+        return 0;
+    for (int i = s->k - 1; i >= 0; i--) /* from the smallest factor up */
+        if (s->cur[i] != s->best[i])
+            return s->cur[i] > s->best[i];
+    return 0;
 }
 
 /* Places factors pos.. (each <= maxd, non-increasing) of what is left, rem.
@@ -178,7 +195,7 @@ static void dsearch(struct dsearch *s, int pos, int rem, int maxd)
             return;
         s->cur[pos] = rem;
         long spread = (long)s->cur[0] - rem;
-        if (!hopeless(s, spread, s->cur[0])) {
+        if (better(s, spread)) {
             s->found = 1;
             s->best_spread = spread;
             memcpy(s->best, s->cur, sizeof(int) * (size_t)s->k);
@@ -200,8 +217,10 @@ static void dsearch(struct dsearch *s, int pos, int rem, int maxd)
         /* the smallest later factor is at most the (left-1)-th root of rem/d */
         int top = pos == 0 ? d : s->cur[0];
         long lb = (long)top - iroot(rem / d, left - 1);
-        if (hopeless(s, lb, top))
+        if (s->found && lb > s->best_spread)
             break; /* lb only grows with d */
+        if (hopeless(s, lb, top))
+            continue; /* a larger d may still win the tie (pos 0: top = d) */
         s->cur[pos] = d;
         dsearch(s, pos + 1, rem / d, d);
     }

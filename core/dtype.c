@@ -345,22 +345,25 @@ static int b_finish(struct build *b, bool pad, struct vmpi_dtype **out)
 {
     struct vmpi_dtype *dt = b->dt;
     if (!b->err) {
+        /* A side with neither marker nor data is 0, as MPICH has it: a
+         * struct of only (LB, 10) has ub 0 and extent -10. */
         dt->lb = dt->has_lb ? b->mlb : b->dlb_set ? b->dlb : 0;
         dt->ub = dt->has_ub ? b->mub : b->dub_set ? b->dub : 0;
-        /* A side with neither marker nor data collapses onto the other. */
-        if (!dt->has_lb && !b->dlb_set)
-            dt->lb = dt->ub;
-        if (!dt->has_ub && !b->dub_set)
-            dt->ub = dt->lb;
         if (!b->true_set)
             dt->true_lb = dt->true_ub = 0;
         MPI_Aint ext;
         if (__builtin_sub_overflow(dt->ub, dt->lb, &ext))
             b->err = MPI_ERR_ARG;
-        /* MPI-3.1 4.1.6 epsilon: a struct's extent is rounded up to its
-         * alignment, unless markers fix its bounds. */
-        else if (pad && !dt->has_lb && !dt->has_ub && ext % dt->align)
-            dt->ub = b_axpy(b, dt->ub, 1, dt->align - ext % dt->align);
+        /* MPI-1 3.12.3 epsilon: without a UB marker a struct's ub is its
+         * data's plus what rounds the extent (ub - lb, an LB marker's lb
+         * too) up to a multiple of the alignment; a UB marker fixes it. */
+        else if (pad && !dt->has_ub) {
+            MPI_Aint r = ext % dt->align;
+            if (r < 0)
+                r += dt->align; /* a negative extent rounds towards 0 */
+            if (r)
+                dt->ub = b_axpy(b, dt->ub, 1, dt->align - r);
+        }
     }
     if (!b->err && dt->nblk && dt->nblk < b->cap) {
         struct vmpi_dblk *nb = realloc(dt->blk, dt->nblk * sizeof *nb);

@@ -219,7 +219,9 @@ static void note_err(struct vmpi_win *w, int origin, int err)
 }
 
 /* Where the request's bytes lie here: [lo, hi) of this rank's window, or
- * for a dynamic window the attached region holding the address. */
+ * for a dynamic window the attached region holding the address, widened
+ * over the regions attached right next to it (one access may span two
+ * attachments that touch, as all its bytes are attached). */
 static bool bounds_for(struct vmpi_win *w, int64_t disp, char **at, const char **lo,
                        const char **hi)
 {
@@ -235,9 +237,23 @@ static bool bounds_for(struct vmpi_win *w, int64_t disp, char **at, const char *
     for (int i = 0; i < w->natt; i++) {
         uintptr_t b = (uintptr_t)w->att[i].base;
         if (a >= b && a - b <= w->att[i].size) {
+            const char *l = w->att[i].base, *h = l + w->att[i].size;
+            for (bool grew = true; grew;) {
+                grew = false;
+                for (int j = 0; j < w->natt; j++) {
+                    const char *jb = w->att[j].base, *je = jb + w->att[j].size;
+                    if (w->att[j].size && je == l) {
+                        l = jb;
+                        grew = true;
+                    } else if (w->att[j].size && jb == h) {
+                        h = je;
+                        grew = true;
+                    }
+                }
+            }
             *at = (char *)a;
-            *lo = w->att[i].base;
-            *hi = w->att[i].base + w->att[i].size;
+            *lo = l;
+            *hi = h;
             return true;
         }
     }

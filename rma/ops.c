@@ -25,6 +25,7 @@
 
 #include <limits.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,6 +88,63 @@ static void acc_unlock(struct vmpi_win_ctl *ctl)
 
 /* ---- applying an operation at the target ------------------------------------------ */
 
+/* Copies between the runs of L at `at` and a packed buffer: gathers the
+ * runs into `to`, or (to NULL) scatters `from` over them. */
+static void layout_copy(const struct rma_layout *L, char *at, char *to, const char *from)
+{
+    for (MPI_Count i = 0; i < L->count; i++)
+        for (size_t b = 0; b < L->nblk; b++) {
+            const struct vmpi_dblk *k = &L->blk[b];
+            for (MPI_Aint r = 0; r < k->rep; r++) {
+                char *run = at + i * L->extent + k->off + r * k->stride;
+                if (to) {
+                    memcpy(to, run, (size_t)k->len);
+                    to += k->len;
+                } else {
+                    memcpy(run, from, (size_t)k->len);
+                    from += k->len;
+                }
+            }
+        }
+}
+
+/* Accumulate or Get_accumulate on a padded pair (MPI_SHORT_INT,
+ * MPI_DOUBLE_INT, ...): value and index are separate runs with padding
+ * between them, so no run holds whole pairs for the kernel. Under the lock
+ * the target's pairs are gathered into packed form, combined there one
+ * whole pair at a time (in the builtin's C layout, which the kernel wants)
+ * and scattered back. total is a whole number of pairs. */
+static int apply_pairs(char *at, const struct rma_layout *L, size_t total, const char *in,
+                       void *out, MPI_Op op, const struct vmpi_dtype *bt,
+                       struct vmpi_win_ctl *ctl)
+{
+    size_t es = L->esize;
+    union { max_align_t align; unsigned char b[64]; } a, t;
+    if (vmpi_dtype_extent(bt) > (MPI_Aint)sizeof a.b)
+        return MPI_ERR_TYPE;
+    char *cur = malloc(total);
+    if (!cur)
+        return MPI_ERR_NO_MEM;
+    acc_lock(ctl);
+    layout_copy(L, at, cur, NULL);
+    if (out)
+        memcpy(out, cur, total);
+    if (op == MPI_REPLACE) {
+        layout_copy(L, at, NULL, in);
+    } else if (op != MPI_NO_OP) {
+        for (size_t off = 0; off < total; off += es) {
+            vmpi_dtype_unpack(a.b, 1, bt, 0, in + off, es);
+            vmpi_dtype_unpack(t.b, 1, bt, 0, cur + off, es);
+            vmpi_op_apply(op, a.b, t.b, 1, bt);
+            vmpi_dtype_pack(cur + off, t.b, 1, bt, 0, es);
+        }
+        layout_copy(L, at, NULL, cur);
+    }
+    acc_unlock(ctl);
+    free(cur);
+    return MPI_SUCCESS;
+}
+
 int vmpi_rma_apply(int kind, char *at, const char *lo, const char *hi,
                    const struct rma_layout *L, const void *in, const void *cmp, void *out,
                    MPI_Op op, struct vmpi_win_ctl *ctl)
@@ -111,9 +169,21 @@ int vmpi_rma_apply(int kind, char *at, const char *lo, const char *hi,
             return MPI_ERR_TYPE;
         if (kind != RMA_CAS && (vmpi_op_is_user(op) || vmpi_op_check(op, bt) != MPI_SUCCESS))
             return MPI_ERR_OP;
-        for (size_t b = 0; b < L->nblk; b++)
-            if (L->blk[b].len % (MPI_Aint)es)
+        /* A padded pair builtin is two runs (value, index): its runs hold
+         * parts of pairs, only their sum must be whole pairs. */
+        bool padded = bt->nblk > 1;
+        size_t total = 0;
+        for (size_t b = 0; b < L->nblk; b++) {
+            size_t n;
+            if ((!padded && L->blk[b].len % (MPI_Aint)es) ||
+                __builtin_mul_overflow((size_t)L->blk[b].len, (size_t)L->blk[b].rep, &n) ||
+                __builtin_add_overflow(total, n, &total))
                 return MPI_ERR_TYPE;
+        }
+        if (padded && (__builtin_mul_overflow(total, (size_t)L->count, &total) || total % es))
+            return MPI_ERR_TYPE;
+        if (padded && kind != RMA_CAS) /* CAS compares bytes: the runs do */
+            return apply_pairs(at, L, total, in, out, op, bt, ctl);
         acc_lock(ctl);
     }
     /* count elements of one dense run (a basic or contiguous type): one
@@ -246,9 +316,14 @@ static int direct_op(const char *fn, struct vmpi_win *w, const struct rma_op *o,
         vmpi_dtype_unpack(o->raddr, rcount, rdt, 0, otmp, tbytes);
     free(itmp);
     free(otmp);
-    if (rc != MPI_SUCCESS)
+    if (rc == MPI_ERR_RMA_RANGE)
         return vmpi_err(w->comm, rc, "%s: the target layout leaves rank %d's window", fn,
                         o->target);
+    if (rc == MPI_ERR_NO_MEM)
+        return vmpi_err(w->comm, rc, "%s: out of memory combining at rank %d", fn, o->target);
+    if (rc != MPI_SUCCESS)
+        return vmpi_err(w->comm, rc, "%s: the op or target type cannot be applied at rank %d",
+                        fn, o->target);
     return MPI_SUCCESS;
 }
 

@@ -55,6 +55,12 @@ int main(int argc, char **argv)
     check_attr(MPI_COMM_WORLD, MPI_HOST, MPI_PROC_NULL, "MPI_HOST");
     check_attr(MPI_COMM_WORLD, MPI_IO, MPI_ANY_SOURCE, "MPI_IO");
     check_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, -12345, "MPI_LASTUSEDCODE");
+    {
+        int *last = NULL;
+        OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last, &flag));
+        CHECK(flag && *last >= MPI_ERR_LASTCODE, "MPI_LASTUSEDCODE %d < MPI_ERR_LASTCODE %d",
+              *last, MPI_ERR_LASTCODE);
+    }
     /* a user tag at the bound works */
     {
         int v = rank, got = -1;

@@ -1,7 +1,8 @@
 /* np: 4 5 */
 /* Cartesian topologies on a 2x2 grid (periodic and not), a 1-D ring, dup,
- * Dims_create, Topo_test, and the error classes. With 5 ranks the last one
- * is outside the 2x2 grid and gets MPI_COMM_NULL. */
+ * Dims_create (against a brute force of its rule), Topo_test, and the error
+ * classes. With 5 ranks the last one is outside the 2x2 grid and gets
+ * MPI_COMM_NULL. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,73 @@ static void expect_err(int rc, int want, const char *what)
     int cls = -1;
     MPI_Error_class(rc, &cls);
     CHECK(cls == want, "%s: error class %d, want %d", what, cls, want);
+}
+
+/* Dims_create's rule, by brute force: of the non-increasing factorizations
+ * of n into k factors, the smallest max - min; ties go to the larger last
+ * factor, then the one before it, ... (what MPICH answers). */
+static int ref_cur[8], ref_best[8], ref_found;
+static void ref_walk(int pos, int k, int n, int maxd)
+{
+    if (pos == k - 1) {
+        if (n > maxd)
+            return;
+        ref_cur[pos] = n;
+        int take = !ref_found;
+        if (!take) {
+            int sc = ref_cur[0] - ref_cur[k - 1], sb = ref_best[0] - ref_best[k - 1];
+            take = sc < sb;
+            for (int i = k - 1; sc == sb && i >= 0; i--)
+                if (ref_cur[i] != ref_best[i]) {
+                    take = ref_cur[i] > ref_best[i];
+                    break;
+                }
+        }
+        if (take) {
+            memcpy(ref_best, ref_cur, sizeof(int) * (size_t)k);
+            ref_found = 1;
+        }
+        return;
+    }
+    for (int d = 1; d <= maxd && d <= n; d++)
+        if (n % d == 0) {
+            ref_cur[pos] = d;
+            ref_walk(pos + 1, k, n / d, d);
+        }
+}
+
+static void dims_cases(void)
+{
+    /* ties on max - min that MPICH's test topo/dims5 checks */
+    static const int cases[][8] = {
+        {5040, 3, 21, 16, 15},         {6240, 3, 26, 16, 15},
+        {10800, 3, 27, 20, 20},        {13104, 4, 14, 13, 9, 8},
+        {75600, 4, 21, 16, 15, 15},    {25920, 5, 10, 9, 8, 6, 6},
+        {155520, 6, 10, 9, 8, 6, 6, 6}, {16, 3, 4, 2, 2},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int n = cases[i][0], k = cases[i][1], d[6] = {0};
+        OK(MPI_Dims_create(n, k, d));
+        for (int j = 0; j < k; j++)
+            CHECK(d[j] == cases[i][2 + j], "dims_create(%d, %d)[%d] = %d, want %d", n, k, j,
+                  d[j], cases[i][2 + j]);
+    }
+    /* every n up to 1500 in 2..4 free dimensions against the brute force */
+    for (int k = 2; k <= 4; k++)
+        for (int n = 1; n <= 1500; n++) {
+            int d[4] = {0};
+            OK(MPI_Dims_create(n, k, d));
+            ref_found = 0;
+            ref_walk(0, k, n, n);
+            for (int j = 0; j < k; j++)
+                CHECK(d[j] == ref_best[j], "dims_create(%d, %d)[%d] = %d, want %d", n, k, j,
+                      d[j], ref_best[j]);
+        }
+    /* fixed entries stay; the free ones follow the rule among themselves */
+    int f[4] = {0, 7, 0, 0};
+    OK(MPI_Dims_create(7 * 5040, 4, f));
+    CHECK(f[0] == 21 && f[1] == 7 && f[2] == 16 && f[3] == 15,
+          "dims_create(35280, [0 7 0 0]) = %d %d %d %d", f[0], f[1], f[2], f[3]);
 }
 
 /* 2x2 grid, row-major: rank = 2*row + col */
@@ -152,6 +220,7 @@ int main(int argc, char **argv)
     OK(MPI_Dims_create(12, 3, d3));
     CHECK(d3[0] == 3 && d3[1] == 2 && d3[2] == 2, "dims_create(12, 3) = %d %d %d", d3[0],
           d3[1], d3[2]);
+    dims_cases();
     int d4[3] = {0, 3, 0};
     OK(MPI_Dims_create(6, 3, d4));
     CHECK(d4[0] == 2 && d4[1] == 3 && d4[2] == 1, "dims_create(6, [0 3 0]) = %d %d %d", d4[0],
