@@ -170,7 +170,7 @@ class GuestJob:
         return f"rank {rank} (guest {self.guests[self.ranks[rank].guest].name})"
 
     def _emit(self, rank: int, stream: int, chunk: bytes) -> None:
-        emit_output(self.out[stream], rank, stream, chunk, self.o.tag_output)
+        emit_output(self.out[stream], rank, stream, chunk, self.o.tag)
 
     def _output(self, rank: int, stream: int, data: bytes) -> None:
         buf = self.ranks[rank].bufs[stream]

@@ -57,8 +57,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import re
-import resource
 import secrets
 import selectors
 import shutil
@@ -69,8 +67,9 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from . import cloud
 from . import netns
+from .options import (PROG, USAGE, Options, ShowHelp, ShowVersion, UsageError, parse_args,
+                      version)
 from .outcome import Out, abort_message, emit_output, exit_failure, signame, wait_writable
 from .placement import host_starts, vm_starts
 from . import pmi
@@ -79,60 +78,6 @@ from . import vms
 
 __all__ = ["main", "parse_args", "Options", "UsageError"]
 
-PROG = "vmpirun"
-
-USAGE = f"""\
-usage: {PROG} -n N [options] PROGRAM [ARGS...]
-       {PROG} --cleanup [-v]
-
-Start N ranks of PROGRAM on this machine and serve them PMI-1.
-
-options:
-  -n, -np N              number of ranks (default 1)
-  --hosts H              emulate H hosts (1..N): each is a network namespace
-                         whose interface vmpi0 (host h: 198.18.0.0/15 address
-                         h+1) is on a virtual switch; ranks are placed in
-                         blocks, the first N%H hosts get one rank more
-                         (needs root)
-  --vms V                run each host (or the machine) as V emulated VMs
-                         (H*V <= N): each has its own mount, IPC, UTS and
-                         PID namespaces, /dev/shm and hostname h<i>-vm<j>;
-                         the VMs of a host share its network and its ivshmem
-                         region at /run/vmpi/ivshmem (VMPI_IVSHMEM_PATH);
-                         ranks are placed in blocks within each host
-                         (needs root)
-  --vm-guests N          run each host (or the machine) as N real QEMU guests
-                         (H*N <= -n) sharing one ivshmem-plain device
-                         per host, on a virtio network; needs qemu-system-x86
-                         and the guest image (vmpi vm image; README, "Real
-                         VMs") (needs root)
-  --ivshmem-size SIZE    size of each host's region with --vms or
-                         --vm-guests, in bytes or with a K, M or G suffix
-                         (default 1G with --vms, 256M with --vm-guests, which
-                         needs a power of two)
-  --bind core|none       pin rank r to the r-th allowed CPU, modulo the
-                         number of CPUs (default core); --bind-to is an alias
-  --tag-output           prefix each output line with [1,r]<stdout>: or
-                         [1,r]<stderr>:
-  -x NAME=VALUE, --env NAME=VALUE
-                         set an environment variable in every rank
-  -x NAME, --env NAME    export the launcher's value of NAME
-  --timeout SECONDS      abort the job if it runs longer (exit code 124)
-  --cleanup              remove /dev/shm/vmpi-* files, network namespaces
-                         and VMs of jobs that are gone
-  -v, --verbose          with --cleanup: say what is removed or kept
-  -h, --help             show this help
-  --version              show the version
-
-exit status: 0 if all ranks exit 0; else the status of the first rank that
-failed (128+S for a rank killed by signal S, the errorcode for MPI_Abort,
-the error class for a fatal MPI error);
-124 on --timeout, 127 if PROGRAM is not found, 2 for bad options,
-1 if the --hosts or --vms namespaces cannot be made, 130/143 if vmpirun
-is interrupted by SIGINT/SIGTERM.  Messages name a rank by its pid in this
-machine's PID namespace.
-"""
-
 TERM_GRACE = 2.0        # seconds between SIGTERM and SIGKILL in a teardown
 STUCK_GRACE = 5.0       # seconds after SIGKILL before giving up on a rank
 DRAIN_GRACE = 2.0       # seconds to wait for output EOF once all ranks exited
@@ -140,208 +85,23 @@ ABORT_GRACE = 0.2       # seconds an MPI_Abort waits for a rank death it may fol
 MAX_PARTIAL = 1 << 20   # an unterminated line longer than this is flushed
 READ_CHUNK = 1 << 16
 
-_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-class UsageError(Exception):
-    pass
-
-
-@dataclass
-class Options:
-    nranks: int = 1
-    hosts: int | None = None
-    vms: int | None = None
-    vm_guests: int | None = None
-    ivshmem_size: int | None = None
-    bind: str = "core"
-    tag_output: bool = False
-    env: list[tuple[str, str]] = field(default_factory=list)
-    timeout: float | None = None
-    cleanup: bool = False
-    verbose: bool = False
-    program: str | None = None
-    args: list[str] = field(default_factory=list)
-
-
-def _version() -> str:
-    try:
-        from . import __version__
-        return __version__
-    except ImportError:  # pragma: no cover
-        return "unknown"
-
-
-# What one rank needs of the machine at least (its code, stacks, heap and
-# its share of shared memory), for refusing a job that cannot start.
-RANK_MIN_MEMORY = 8 << 20
-
-
-def rank_limit() -> tuple[int, str]:
-    """How many ranks this machine can start, and what bounds it: the
-    processes the kernel still allows, and the available memory."""
-    limits = []
-    try:
-        with open("/proc/sys/kernel/pid_max") as f:
-            limits.append((int(f.read()) // 2, "half the kernel's pid_max"))
-    except (OSError, ValueError):
-        pass
-    soft, _ = resource.getrlimit(resource.RLIMIT_NPROC)
-    if soft != resource.RLIM_INFINITY:
-        limits.append((soft, "the process limit (ulimit -u)"))
-    try:
-        with open("/proc/meminfo") as f:
-            kib = next(int(l.split()[1]) for l in f if l.startswith("MemAvailable:"))
-        limits.append((kib * 1024 // RANK_MIN_MEMORY,
-                       f"{kib >> 10} MiB available at {RANK_MIN_MEMORY >> 20} MiB a rank"))
-    except (OSError, ValueError, StopIteration):
-        pass
-    return min(limits, default=(1 << 20, "vmpirun's own bound"))
-
-
-def parse_args(argv: list[str]) -> Options:
-    """Parse vmpirun's command line (options stop at PROGRAM)."""
-    o = Options()
-    i = 0
-    n = len(argv)
-    while i < n:
-        a = argv[i]
-        if a == "--":
-            i += 1
-            break
-        if not a.startswith("-") or a == "-":
-            break
-        if a.startswith("--") and "=" in a:
-            name, inline = a.split("=", 1)
-            has_inline = True
-        else:
-            name, inline, has_inline = a, "", False
-
-        def value() -> str:
-            nonlocal i
-            if has_inline:
-                return inline
-            i += 1
-            if i >= n:
-                raise UsageError(f"option {name} needs a value")
-            return argv[i]
-
-        def flag() -> None:
-            if has_inline:
-                raise UsageError(f"option {name} takes no value")
-
-        def count(what: str) -> int:
-            v = value()
+def bind_places(bind: str) -> list[set[int]]:
+    """Where --bind puts ranks, round-robin: each allowed CPU (core), the
+    allowed CPUs of each socket (socket), or nowhere (none)."""
+    allowed = sorted(os.sched_getaffinity(0))
+    if bind == "core":
+        return [{c} for c in allowed]
+    if bind == "socket":
+        by_socket: dict[int, set[int]] = {}
+        for c in allowed:
             try:
-                k = int(v)
-            except ValueError:
-                raise UsageError(f"{name}: not a number: {v!r}") from None
-            if k < 1:
-                raise UsageError(f"{name}: the number of {what} must be at least 1")
-            return k
-
-        if name in ("-n", "-np", "--np", "--n"):
-            o.nranks = count("ranks")
-        elif name == "--hosts":
-            o.hosts = count("hosts")
-            if o.hosts > netns.MAX_HOSTS:
-                raise UsageError(f"--hosts: at most {netns.MAX_HOSTS} hosts")
-        elif name == "--vms":
-            o.vms = count("VMs per host")
-        elif name == "--vm-guests":
-            o.vm_guests = count("guests per host")
-        elif name == "--ivshmem-size":
-            v = value()
-            try:
-                o.ivshmem_size = vms.parse_size(v)
-            except ValueError:
-                raise UsageError(f"--ivshmem-size: not a size: {v!r} "
-                                 "(bytes, or a number with K, M or G)") from None
-            page = os.sysconf("SC_PAGE_SIZE")
-            if o.ivshmem_size < page or o.ivshmem_size % page:
-                raise UsageError(f"--ivshmem-size: must be a positive multiple of the "
-                                 f"page size ({page} bytes)")
-        elif name in ("--bind", "--bind-to"):
-            v = value()
-            if v not in ("core", "none"):
-                raise UsageError(f"{name}: expected 'core' or 'none', got {v!r}")
-            o.bind = v
-        elif name == "--tag-output":
-            flag()
-            o.tag_output = True
-        elif name in ("-x", "--env"):
-            v = value()
-            var, eq, val = v.partition("=")
-            if not _NAME_RE.match(var):
-                raise UsageError(f"{name}: invalid variable name {var!r}")
-            if not eq:
-                if var not in os.environ:
-                    raise UsageError(f"{name} {var}: {var} is not set in the environment")
-                val = os.environ[var]
-            o.env.append((var, val))
-        elif name == "--timeout":
-            v = value()
-            try:
-                o.timeout = float(v)
-            except ValueError:
-                raise UsageError(f"--timeout: not a number: {v!r}") from None
-            if not o.timeout > 0:
-                raise UsageError("--timeout: must be positive")
-        elif name == "--cleanup":
-            flag()
-            o.cleanup = True
-        elif name in ("-v", "--verbose"):
-            flag()
-            o.verbose = True
-        elif name in ("-h", "--help"):
-            raise _Help()
-        elif name == "--version":
-            raise _Version()
-        else:
-            raise UsageError(f"unknown option {a!r}")
-        i += 1
-    if i < n:
-        o.program = argv[i]
-        o.args = list(argv[i + 1:])
-    if o.cleanup:
-        if o.program is not None:
-            raise UsageError("--cleanup takes no program")
-    elif o.program is None:
-        raise UsageError("no program given")
-    elif o.nranks > (limit := rank_limit())[0]:
-        raise UsageError(f"-n {o.nranks}: this machine can start at most {limit[0]} ranks "
-                         f"({limit[1]})")
-    elif o.hosts is not None and o.hosts > o.nranks:
-        raise UsageError(f"--hosts {o.hosts}: more hosts than ranks ({o.nranks})")
-    elif o.vms is not None and (o.hosts or 1) * o.vms > o.nranks:
-        if o.hosts:
-            raise UsageError(f"--hosts {o.hosts} --vms {o.vms}: more VMs ({o.hosts * o.vms}) "
-                             f"than ranks ({o.nranks})")
-        raise UsageError(f"--vms {o.vms}: more VMs than ranks ({o.nranks})")
-    if o.vm_guests is not None and o.program is not None:
-        if o.vms is not None:
-            raise UsageError("--vm-guests and --vms exclude each other")
-        if (o.hosts or 1) * o.vm_guests > o.nranks:
-            raise UsageError(f"--vm-guests {o.vm_guests}: more guests "
-                             f"({(o.hosts or 1) * o.vm_guests}) than ranks ({o.nranks})")
-        if o.ivshmem_size is not None and (o.ivshmem_size & (o.ivshmem_size - 1)
-                                           or o.ivshmem_size < cloud.MIN_SIZE):
-            raise UsageError("--ivshmem-size: with --vm-guests, a power of two (ivshmem-plain's "
-                             f"rule) of at least {cloud.MIN_SIZE >> 20}M (vmpi's smallest region)")
-    if o.ivshmem_size is not None and o.vms is None and o.vm_guests is None:
-        raise UsageError("--ivshmem-size needs --vms or --vm-guests")
-    return o
-
-
-class _Help(Exception):
-    pass
-
-
-class _Version(Exception):
-    pass
-
-
-# --- small I/O helpers -------------------------------------------------------
+                with open(f"/sys/devices/system/cpu/cpu{c}/topology/physical_package_id") as f:
+                    pkg = int(f.read())
+            except (OSError, ValueError):
+                pkg = 0
+            by_socket.setdefault(pkg, set()).add(c)
+        return [by_socket[k] for k in sorted(by_socket)]
+    return []
 
 
 def _set_nonblocking(fd: int) -> None:
@@ -509,7 +269,7 @@ class Job:
             env["VMPI_IVSHMEM_PATH"] = vms.IVSHMEM_PATH
         return env
 
-    def _preexec(self, cpu: int | None, host: int | None, vm: int | None = None):
+    def _preexec(self, cpus: set[int] | None, host: int | None, vm: int | None = None):
         """The preexec function of a child: of a rank, or of a VM's holder.
 
         A child in VM ``vm`` is born in that VM's PID namespace (the fork
@@ -520,7 +280,7 @@ class Job:
         """
         parent = os.getpid()
         expected_ppid = parent if vm is None else 0
-        net, vmset = self.net, self.vms
+        net, vmset, wdir = self.net, self.vms, self.o.wdir
         prctl = None
         try:
             import ctypes
@@ -543,20 +303,25 @@ class Job:
             if vm is not None:
                 vmset.enter(vm)
                 vms.confine()
-            if cpu is not None:
+            if wdir is not None:
+                os.chdir(wdir)
+            if cpus:
                 try:
-                    os.sched_setaffinity(0, {cpu})
+                    os.sched_setaffinity(0, cpus)
                 except OSError:
                     pass  # the CPU went away; run unbound rather than not at all
         return fn
 
     def launch(self) -> None:
-        cpus = sorted(os.sched_getaffinity(0)) if self.o.bind == "core" else []
+        places = bind_places(self.o.bind)
         argv = [self.program_path] + self.o.args
         for r in self.ranks:
             parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
             child_fd = child_sock.fileno()
-            cpu = cpus[r.rank % len(cpus)] if cpus else None
+            cpu = places[r.rank % len(places)] if places else None
+            if self.o.report_bindings:
+                self.say(f"rank {r.rank} bound to "
+                         + (f"CPU(s) {','.join(map(str, sorted(cpu)))}" if cpu else "no CPU"))
             host = self.host_of[r.rank] if self.net else None
             vm = self.vm_of[r.rank] if self.vms else None
             try:
@@ -660,7 +425,7 @@ class Job:
     def _emit(self, r: _Rank, stream: int, chunk: bytes) -> None:
         """Write complete lines (or a final fragment) of one rank's stream."""
         emit_output(self.stdout if stream == 1 else self.stderr, r.rank, stream, chunk,
-                    self.o.tag_output)
+                    self.o.tag)
 
     def read_output(self, r: _Rank, stream: int, drain: bool = False) -> None:
         fd = r.out_fd if stream == 1 else r.err_fd
@@ -690,7 +455,7 @@ class Job:
                 self._emit(r, stream, bytes(buf[:nl + 1]))
                 del buf[:nl + 1]
             elif len(buf) > MAX_PARTIAL:
-                self._emit(r, stream, bytes(buf) + (b"\n" if self.o.tag_output else b""))
+                self._emit(r, stream, bytes(buf) + (b"\n" if self.o.tag else b""))
                 buf.clear()
             if not drain:
                 return
@@ -1002,11 +767,11 @@ def main(argv: list[str] | None = None) -> int:
         argv = sys.argv[1:]
     try:
         opts = parse_args(argv)
-    except _Help:
+    except ShowHelp:
         sys.stdout.write(USAGE)
         return 0
-    except _Version:
-        sys.stdout.write(f"{PROG} (vmpi) {_version()}\n")
+    except ShowVersion:
+        sys.stdout.write(f"{PROG} (vmpi) {version()}\n")
         return 0
     except UsageError as exc:
         sys.stderr.write(f"{PROG}: {exc}\n{USAGE}")

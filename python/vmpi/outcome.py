@@ -54,12 +54,14 @@ class Out:
                     raise
 
 
-def emit_output(out: Out, rank: int, stream: int, chunk: bytes, tag: bool) -> None:
-    """Write complete lines (or a final fragment) of one rank's stream to out."""
+def emit_output(out: Out, rank: int, stream: int, chunk: bytes, tag: str) -> None:
+    """Write complete lines (or a final fragment) of one rank's stream to out,
+    each line prefixed as tag says: "ompi" [1,r]<stdout>:, "rank" [r], "" none."""
     if not chunk:
         return
     if tag:
-        prefix = f"[1,{rank}]<{'stdout' if stream == 1 else 'stderr'}>: ".encode()
+        prefix = (f"[1,{rank}]<{'stdout' if stream == 1 else 'stderr'}>: " if tag == "ompi"
+                  else f"[{rank}] ").encode()
         lines = chunk.split(b"\n")
         if lines[-1] == b"":
             lines.pop()

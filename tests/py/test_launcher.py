@@ -3,6 +3,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -12,7 +13,7 @@ import pytest
 
 from vmpi import launcher
 
-from conftest import (PYDIR, alive, fake, read_pids, run_vmpirun, since_last_pidfile,
+from conftest import (PYDIR, ROOT, alive, fake, read_pids, run_vmpirun, since_last_pidfile,
                       vmpirun_cmd, wait_all_dead)
 
 
@@ -296,7 +297,7 @@ def test_bad_option_prints_usage_and_exits_2():
 
 
 @pytest.mark.parametrize("args", [["-n", "zero", "true"], ["-n", "0", "true"], ["-n", "2"], [],
-                                  ["--bind", "socket", "true"], ["--timeout", "-1", "true"],
+                                  ["--bind", "numa", "true"], ["--timeout", "-1", "true"],
                                   ["-n"], ["--tag-output=yes", "true"], ["--cleanup", "prog"],
                                   ["-x", "1BAD=x", "true"]])
 def test_bad_options_in_process(args, capsys):
@@ -307,7 +308,7 @@ def test_bad_options_in_process(args, capsys):
 def test_parse_args():
     o = launcher.parse_args(["-np", "3", "--bind=none", "--tag-output", "-x", "A=1=2",
                              "--env", "B=", "--timeout", "2.5", "prog", "-n", "7", "--x"])
-    assert (o.nranks, o.bind, o.tag_output, o.timeout) == (3, "none", True, 2.5)
+    assert (o.nranks, o.bind, o.tag, o.timeout) == (3, "none", "ompi", 2.5)
     assert o.env == [("A", "1=2"), ("B", "")]
     assert (o.program, o.args) == ("prog", ["-n", "7", "--x"])
     o = launcher.parse_args(["--cleanup", "-v"])
@@ -355,3 +356,54 @@ def test_more_ranks_than_the_machine_can_start_is_refused_at_once():
     assert cp.returncode == 2, cp.stderr
     assert "-n 99999999: this machine can start at most" in cp.stderr, cp.stderr
     assert secs < 5
+
+
+# --- job scripts of MPICH (Hydra) and Open MPI ---------------------------------------
+
+def test_hydra_and_open_mpi_options_parse():
+    o = launcher.parse_args(["-np", "4", "-ppn", "2", "-genv", "A", "1 2", "-env", "B", "x",
+                             "-genvall", "--oversubscribe", "--allow-run-as-root",
+                             "--map-by", "core", "-bind-to", "socket", "--report-bindings",
+                             "-l", "-hosts", "localhost", "-H", "127.0.0.1:4", "prog", "a"])
+    assert (o.nranks, o.bind, o.report_bindings, o.tag) == (4, "socket", True, "rank")
+    assert o.env == [("A", "1 2"), ("B", "x")]
+    assert (o.program, o.args) == ("prog", ["a"])
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["-hosts", "node17,localhost", "true"], "-hosts: node17 is not this machine"),
+    (["-H", "198.51.100.7", "true"], "-H: 198.51.100.7 is not this machine"),
+    (["-n", "2", "./a", ":", "-n", "3", "./b"], "an MPMD job, which vmpirun does not support"),
+    (["-configfile", "cfg"], "MPMD jobs are not supported yet"),
+    (["--map-by", "diagonal", "true"], "--map-by: expected one of core, socket, slot, node"),
+    (["-wdir", "/nonexistent/dir", "true"], "-wdir /nonexistent/dir: not a directory"),
+    (["-genv", "A"], "option -genv needs a value"),
+])
+def test_other_launchers_options_refused_clearly(args, msg, capsys):
+    assert launcher.main(args) == 2
+    assert msg in capsys.readouterr().err
+
+
+def test_hostfile_of_this_machine_wdir_label_and_env(tmp_path):
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text(f"localhost:2\n{socket.gethostname()} slots=2  # this machine\n")
+    wdir = tmp_path / "wd"
+    wdir.mkdir()
+    cp, _ = run_vmpirun("-np", 2, "-f", hostfile, "-wdir", wdir, "-l", "-genv", "GREETING",
+                        "hello there", "sh", "-c", 'echo "$GREETING $(pwd)"')
+    assert cp.returncode == 0, cp.stderr
+    assert sorted(cp.stdout.splitlines()) == [f"[0] hello there {wdir}",
+                                              f"[1] hello there {wdir}"]
+
+
+def test_mpiexec_timeout_and_report_bindings():
+    cp, secs = run_vmpirun("-n", 2, "--report-bindings", "sleep", "30",
+                           env={"MPIEXEC_TIMEOUT": "1"}, timeout=20)
+    assert cp.returncode == 124, cp.stderr
+    assert secs < 10
+    assert re.search(r"^vmpirun: rank 0 bound to CPU\(s\) \d+$", cp.stderr, re.M), cp.stderr
+
+
+def test_mpirun_is_installed_beside_mpiexec():
+    build = Path(os.environ.get("VMPI_BUILD", ROOT / "build"))
+    assert os.path.realpath(build / "bin" / "mpirun") == os.path.realpath(build / "bin" / "vmpirun")
