@@ -270,16 +270,17 @@ static void json_row(FILE *f, const struct cfg *c, const struct result *r)
             r->p999, (unsigned long long)r->vcsw, (unsigned long long)r->ivcsw);
 }
 
-static void usage(void)
+/* To stdout with status 0 when asked for (--help), else to stderr with 2. */
+static void usage(int status)
 {
-    fprintf(stderr,
+    fprintf(status ? stderr : stdout,
             "usage: lockbench [--lock NAME|all] [--threads T] [--procs] [--cs C]\n"
             "       [--delay D] [--duration S] [--park futex|yield|both] [--spin-max N]\n"
             "       [--cutoff N] [--far-spin N] [--wake-n N] [--time-cap-ns N]\n"
             "       [--steal-ns N|off] [--steal-spin N]\n"
             "       [--json] [--sweep FILE] [--max-threads T]\n"
             "locks: tas ticket pticket spark oticket mcs mutex\n");
-    exit(2);
+    exit(status);
 }
 
 int main(int argc, char **argv)
@@ -295,7 +296,7 @@ int main(int argc, char **argv)
         {"far-spin", 1, 0, 'f'}, {"wake-n", 1, 0, 'n'},   {"time-cap-ns", 1, 0, 'T'},
         {"steal-ns", 1, 0, 'x'}, {"steal-spin", 1, 0, 'X'},
         {"json", 0, 0, 'j'},     {"sweep", 1, 0, 'S'},    {"max-threads", 1, 0, 'M'},
-        {"help", 0, 0, 'h'},     {0, 0, 0, 0}};
+        {"help", 0, 0, 'h'},     {"version", 0, 0, 'V'},  {0, 0, 0, 0}};
     int o;
     while ((o = getopt_long(argc, argv, "l:t:Pc:d:D:k:s:u:f:n:T:x:X:jS:M:h", opts, NULL)) != -1) {
         switch (o) {
@@ -305,7 +306,7 @@ int main(int argc, char **argv)
             } else {
                 cfg.kind = vmpi_lock_kind_parse(optarg);
                 if (cfg.kind < 0)
-                    usage();
+                    usage(2);
                 all = 0;
             }
             break;
@@ -322,7 +323,7 @@ int main(int argc, char **argv)
             else if (strcmp(optarg, "both") == 0)
                 both = 1;
             else
-                usage();
+                usage(2);
             break;
         case 's': cfg.p.spin_max = (uint32_t)strtoul(optarg, NULL, 0); break;
         case 'u': cfg.p.cutoff = (uint32_t)strtoul(optarg, NULL, 0); break;
@@ -337,13 +338,15 @@ int main(int argc, char **argv)
         case 'j': cfg.json = 1; break;
         case 'S': sweep = optarg; break;
         case 'M': maxt = atoi(optarg); break;
-        default: usage();
+        case 'h': usage(0); break;
+        case 'V': printf("lockbench (vmpi) %s\n", VMPI_VERSION); return 0;
+        default: usage(2);
         }
     }
     if (optind != argc || cfg.threads < 1 || cfg.threads > MAXW || maxt < 1 ||
         maxt > MAXW || cfg.cs < 0 || cfg.cs > MAXCS || cfg.delay < 0 ||
         !(cfg.duration > 0))
-        usage();
+        usage(2);
 
     size_t lbytes = 0;
     for (int k = 0; k < VMPI_LOCK_NKINDS; k++)

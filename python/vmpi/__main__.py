@@ -87,6 +87,10 @@ def main(argv=None) -> int:
     if argv and argv[0] in ("-h", "--help"):
         sys.stdout.write(USAGE)
         return 0
+    if argv and argv[0] == "--version":
+        from .options import version
+        sys.stdout.write(f"vmpi {version()}\n")
+        return 0
     sys.stderr.write(USAGE)
     return 2
 

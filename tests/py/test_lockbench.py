@@ -71,3 +71,11 @@ def test_sweep_and_plot(tmp_path):
                    check=True)
     text = svg.read_text()
     assert text.startswith("<svg") and "strict FIFO" in text and "(yield)" in text
+
+
+def test_help_and_version_exit_0_bad_option_exits_2():
+    for args, code, stream in ((["--help"], 0, "stdout"), (["--version"], 0, "stdout"),
+                               (["--frob"], 2, "stderr")):
+        cp = subprocess.run([str(LOCKBENCH), *args], capture_output=True, text=True, timeout=30)
+        assert cp.returncode == code, (args, cp.stderr)
+        assert ("usage: lockbench" in getattr(cp, stream)) or "lockbench (vmpi)" in cp.stdout
