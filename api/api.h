@@ -48,4 +48,11 @@ static inline void vmpi_api_leave(int *scope)
             return vmpi_err((comm), (cls), __VA_ARGS__);    \
     } while (0)
 
+/* The MPI_Info argument of a call that takes hints: MPI_INFO_NULL or a valid
+ * info object, else MPI_ERR_INFO. Hints vmpi does not use are ignored, as
+ * the standard allows (MPI-3.1 9). */
+#define VMPI_CHECK_INFO(info, comm, fname)                                           \
+    VMPI_CHECK((info) == MPI_INFO_NULL || vmpi_info_get(info), comm, MPI_ERR_INFO, \
+               "%s: info is not a valid info object (%#x)", fname, (unsigned)(info))
+
 #endif

@@ -19,7 +19,8 @@ _Noreturn void vmpi_api_not_initialized(const char *fname)
     _exit(1);
 }
 
-static int init_common(const char *fname, int required, int *provided)
+static int init_common(const char *fname, int *argc, char ***argv, int required,
+                       int *provided)
 {
     if (vmpi_g.state != 0) {
         fprintf(stderr, "vmpi: %s called %s\n", fname,
@@ -28,22 +29,19 @@ static int init_common(const char *fname, int required, int *provided)
     }
     main_thread = pthread_self();
     int rc = vmpi_core_init(required, provided);
+    vmpi_info_env_init(argc ? *argc : 0, argv ? *argv : NULL, required);
     vmpi_coll_init();
     return rc;
 }
 
 int PMPI_Init(int *argc, char ***argv)
 {
-    (void)argc;
-    (void)argv;
-    return init_common("MPI_Init", MPI_THREAD_SINGLE, NULL);
+    return init_common("MPI_Init", argc, argv, MPI_THREAD_SINGLE, NULL);
 }
 VMPI_WEAK(Init);
 
 int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-    (void)argc;
-    (void)argv;
     if (!provided) {
         fprintf(stderr, "vmpi: MPI_Init_thread: provided is NULL\n");
         _exit(1);
@@ -53,7 +51,7 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
                 required);
         _exit(1);
     }
-    return init_common("MPI_Init_thread", required, provided);
+    return init_common("MPI_Init_thread", argc, argv, required, provided);
 }
 VMPI_WEAK(Init_thread);
 
@@ -129,17 +127,38 @@ int PMPI_Get_version(int *version, int *subversion)
 }
 VMPI_WEAK(Get_version);
 
+/* vmpi's version (CMake's project version, VMPI_VERSION), the channels of
+ * the build and, once MPI_Init has run, the ones this rank set up (the
+ * locality layer's description), and libfabric: the network channel loads
+ * it with dlopen only when a job needs the network, so the version of the
+ * headers it was built against is what is known here. May be called before
+ * MPI_Init (MPI-3.1 8.7). */
 int PMPI_Get_library_version(char *version, int *resultlen)
 {
     if (!version || !resultlen)
         return MPI_ERR_ARG;
+    char chans[1024];
+    vmpi_locality_describe(chans, sizeof chans);
     int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
-                     "vmpi %s (MPI %d.%d, MPICH ABI; channels: smp)", VMPI_VERSION_STRING,
-                     MPI_VERSION, MPI_SUBVERSION);
+                     "vmpi %s (MPI %d.%d, MPICH ABI); %s; libfabric: loaded at run time when "
+                     "the job needs the network, built against %s",
+                     VMPI_VERSION, MPI_VERSION, MPI_SUBVERSION, chans, VMPI_LIBFABRIC_BUILD);
     *resultlen = n < MPI_MAX_LIBRARY_VERSION_STRING ? n : MPI_MAX_LIBRARY_VERSION_STRING - 1;
     return MPI_SUCCESS;
 }
 VMPI_WEAK(Get_library_version);
+
+/* Profiling control (MPI-3.1 14.2.4). vmpi has no profiling levels of its
+ * own, so every level is accepted and changes nothing, which the standard
+ * allows ("MPI libraries themselves make no use of this routine"); the call
+ * exists for tools that intercept it through the profiling interface. */
+int PMPI_Pcontrol(const int level, ...)
+{
+    VMPI_ENTER("MPI_Pcontrol");
+    (void)level;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Pcontrol);
 
 int PMPI_Query_thread(int *provided)
 {
@@ -182,6 +201,9 @@ static const char *const class_text[] = {
     [MPI_ERR_PENDING] = "pending request",
     [MPI_ERR_REQUEST] = "invalid request",
     [MPI_ERR_INFO] = "invalid info object",
+    [MPI_ERR_INFO_KEY] = "invalid info key",
+    [MPI_ERR_INFO_VALUE] = "invalid info value",
+    [MPI_ERR_INFO_NOKEY] = "info key not found",
     [MPI_ERR_KEYVAL] = "invalid keyval",
     [MPI_ERR_NO_MEM] = "out of memory",
     [MPI_ERR_SIZE] = "invalid size",
@@ -223,9 +245,7 @@ int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
     VMPI_ENTER("MPI_Alloc_mem");
     VMPI_CHECK(size >= 0, NULL, MPI_ERR_SIZE, "MPI_Alloc_mem: size %ld is negative",
                (long)size);
-    VMPI_CHECK(info == MPI_INFO_NULL, NULL, MPI_ERR_INFO,
-               "MPI_Alloc_mem: info %#x is not MPI_INFO_NULL (vmpi has no info objects)",
-               (unsigned)info);
+    VMPI_CHECK_INFO(info, NULL, "MPI_Alloc_mem"); /* no hint is used */
     VMPI_CHECK(baseptr, NULL, MPI_ERR_ARG, "MPI_Alloc_mem: baseptr is NULL");
     /* Memory in the host region lets another VM's rank copy a message out
      * of it directly (channel/ivshmem/). */

@@ -336,6 +336,24 @@ int PMPI_Get_address(const void *location, MPI_Aint *address)
 }
 VMPI_WEAK(Get_address);
 
+/* Address arithmetic (MPI-3.1 4.1.5): addresses from MPI_Get_address are
+ * plain virtual addresses here, so adding a displacement and taking a
+ * difference are the machine's. Unsigned arithmetic: it wraps instead of
+ * overflowing, as address arithmetic does. */
+MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp)
+{
+    VMPI_ENTER("MPI_Aint_add");
+    return (MPI_Aint)((uintptr_t)base + (uintptr_t)disp);
+}
+VMPI_WEAK(Aint_add);
+
+MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
+{
+    VMPI_ENTER("MPI_Aint_diff");
+    return (MPI_Aint)((uintptr_t)addr1 - (uintptr_t)addr2);
+}
+VMPI_WEAK(Aint_diff);
+
 /* ---- pack / unpack ------------------------------------------------------- */
 
 /* Checks what MPI_Pack, MPI_Unpack and MPI_Pack_size share and returns the

@@ -22,9 +22,7 @@ static int make(const char *fn, void *base, MPI_Aint size, int disp_unit, MPI_In
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
     PTR_ARG(win, c, fn, "win");
-    VMPI_CHECK(info == MPI_INFO_NULL, c, MPI_ERR_INFO,
-               "%s: info %#x is not MPI_INFO_NULL (vmpi has no info objects)", fn,
-               (unsigned)info);
+    VMPI_CHECK_INFO(info, c, fn); /* no hint is used (no_locks, accumulate_ordering, ...) */
     VMPI_CHECK(size >= 0, c, MPI_ERR_SIZE, "%s: size %ld is negative", fn, (long)size);
     VMPI_CHECK(disp_unit > 0, c, MPI_ERR_DISP, "%s: disp_unit %d is not positive", fn,
                disp_unit);

@@ -99,6 +99,7 @@ int vmpi_core_finalize(void)
     vmpi_locality_finalize();
     vmpi_p2p_finalize();
     vmpi_comm_finalize();
+    vmpi_info_finalize();
     vmpi_dtype_finalize();
     vmpi_req_pool_finalize();
     vmpi_pmi_finalize();

@@ -24,12 +24,18 @@ static bool holes; /* removed entries (fn NULL) to squeeze out */
 
 void vmpi_progress_add(int (*fn)(void), unsigned mask, unsigned flags)
 {
-    for (unsigned i = 0; i < npollers; i++)
+    unsigned at = npollers;
+    for (unsigned i = 0; i < npollers; i++) {
         if (pollers[i].fn == fn)
             return;
-    if (npollers == MAX_POLLERS)
+        if (!pollers[i].fn && at == npollers)
+            at = i; /* a removed entry not squeezed out yet (inside a poller) */
+    }
+    if (at == MAX_POLLERS)
         vmpi_fatal("more than %d progress pollers", MAX_POLLERS);
-    pollers[npollers++] = (struct poller){fn, mask, flags};
+    pollers[at] = (struct poller){fn, mask, flags};
+    if (at == npollers)
+        npollers++;
     if (flags & VMPI_POLL_WAIT)
         nwaiting++;
 }

@@ -1,8 +1,9 @@
 /* core/: what the layers above it (coll/, comm/, rma/, api/) use. One
  * header per part, all included here: dtype.h (datatypes, operations),
- * communicator.h (groups, the communicator object), request.h (requests,
- * point-to-point), progress.h (the progress engine); this file adds handles,
- * errors raised on a communicator, the process-wide state and start-up.
+ * communicator.h (groups, the communicator object), info.h (info objects),
+ * request.h (requests, point-to-point), progress.h (the progress engine);
+ * this file adds handles, errors raised on a communicator, the
+ * process-wide state and start-up.
  * Layers below core (locality/, channel/, shm/, pmi/, base/) never include
  * it. Public MPI names appear only in api/; everything here is vmpi_<part>_. */
 #ifndef VMPI_CORE_VMPI_H
@@ -29,7 +30,7 @@
 enum { VMPI_HK_INVALID = 0, VMPI_HK_BUILTIN = 1, VMPI_HK_DIRECT = 2, VMPI_HK_INDIRECT = 3 };
 enum {
     VMPI_OBJ_COMM = 1, VMPI_OBJ_GROUP = 2, VMPI_OBJ_DTYPE = 3, VMPI_OBJ_ERRH = 5,
-    VMPI_OBJ_OP = 6, VMPI_OBJ_WIN = 8, VMPI_OBJ_REQ = 11
+    VMPI_OBJ_OP = 6, VMPI_OBJ_INFO = 7, VMPI_OBJ_WIN = 8, VMPI_OBJ_REQ = 11
 };
 
 /* ---- errors (core/err.c) ----------------------------------------------------
@@ -42,6 +43,7 @@ int vmpi_err_handle(struct vmpi_comm *comm, int code); /* apply errhandler to an
 
 #include "dtype.h"
 #include "communicator.h"
+#include "info.h"
 #include "request.h"
 #include "progress.h"
 

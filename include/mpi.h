@@ -94,6 +94,10 @@ typedef struct MPI_Status {
 #define MPI_REQUEST_NULL     ((MPI_Request)0x2c000000)
 #define MPI_WIN_NULL         ((MPI_Win)0x20000000)
 
+/* The predefined info object describing how the program was started
+ * (MPI-3.1 8.1.2): builtin kind, object type info, index 1. */
+#define MPI_INFO_ENV         ((MPI_Info)0x5c000001)
+
 /* ------------------------------------------------------------------------ */
 /* Predefined communicators, groups, error handlers                         */
 /* ------------------------------------------------------------------------ */
@@ -226,6 +230,13 @@ typedef struct MPI_Status {
 #define MPI_MAX_ERROR_STRING            512
 #define MPI_MAX_OBJECT_NAME             128
 #define MPI_MAX_LIBRARY_VERSION_STRING  8192
+
+/* Info keys: at most MPI_MAX_INFO_KEY - 1 characters, so that a buffer of
+ * MPI_MAX_INFO_KEY bytes holds any key with its NUL (as with MPICH); values:
+ * at most MPI_MAX_INFO_VAL characters (MPI_Info_get takes the buffer's
+ * length). */
+#define MPI_MAX_INFO_KEY                255
+#define MPI_MAX_INFO_VAL               1024
 
 /* ------------------------------------------------------------------------ */
 /* Enumerated results and arguments                                         */
@@ -417,9 +428,26 @@ VMPI_API(int,    MPI_Comm_get_errhandler, (MPI_Comm comm,
                                            MPI_Errhandler *errhandler))
 VMPI_API(int,    MPI_Errhandler_free, (MPI_Errhandler *errhandler))
 
+/* Profiling control (MPI-3.1 14.2.4); vmpi has no profiling levels. */
+VMPI_API(int,    MPI_Pcontrol, (const int level, ...))
+
 /* baseptr is really a void ** passed as void * (MPI-3.1 8.2). */
 VMPI_API(int,    MPI_Alloc_mem, (MPI_Aint size, MPI_Info info, void *baseptr))
 VMPI_API(int,    MPI_Free_mem, (void *base))
+
+/* --- Info objects (MPI-3.1 9) -------------------------------------------- */
+
+VMPI_API(int, MPI_Info_create, (MPI_Info *info))
+VMPI_API(int, MPI_Info_dup, (MPI_Info info, MPI_Info *newinfo))
+VMPI_API(int, MPI_Info_free, (MPI_Info *info))
+VMPI_API(int, MPI_Info_set, (MPI_Info info, const char *key, const char *value))
+VMPI_API(int, MPI_Info_get, (MPI_Info info, const char *key, int valuelen,
+                             char *value, int *flag))
+VMPI_API(int, MPI_Info_get_nkeys, (MPI_Info info, int *nkeys))
+VMPI_API(int, MPI_Info_get_nthkey, (MPI_Info info, int n, char *key))
+VMPI_API(int, MPI_Info_get_valuelen, (MPI_Info info, const char *key,
+                                      int *valuelen, int *flag))
+VMPI_API(int, MPI_Info_delete, (MPI_Info info, const char *key))
 
 /* --- Point-to-point: blocking ------------------------------------------ */
 
@@ -558,6 +586,9 @@ VMPI_API(int, MPI_Type_get_name, (MPI_Datatype datatype, char *type_name,
 VMPI_API(int, MPI_Type_set_name, (MPI_Datatype datatype,
                                   const char *type_name))
 VMPI_API(int, MPI_Get_address, (const void *location, MPI_Aint *address))
+/* Address arithmetic (MPI-3.1 4.1.5). */
+VMPI_API(MPI_Aint, MPI_Aint_add, (MPI_Aint base, MPI_Aint disp))
+VMPI_API(MPI_Aint, MPI_Aint_diff, (MPI_Aint addr1, MPI_Aint addr2))
 
 VMPI_API(int, MPI_Pack, (const void *inbuf, int incount,
                          MPI_Datatype datatype, void *outbuf, int outsize,

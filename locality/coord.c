@@ -240,6 +240,27 @@ int vmpi_locality_active(const struct vmpi_locality_chan **list)
     return nactive;
 }
 
+void vmpi_locality_describe(char *out, size_t cap)
+{
+    char names[128];
+    channel_names(names, sizeof names);
+    size_t n = (size_t)snprintf(out, cap, "channels built: %s", names);
+    const char *sep = "; set up on this rank: ";
+    for (int k = 0; vmpi_channels[k] && n < cap; k++) {
+        if (!(started & (1u << k)))
+            continue;
+        const char *d = vmpi_channels[k]->describe ? vmpi_channels[k]->describe() : NULL;
+        n += (size_t)snprintf(out + n, cap - n, "%s%s%s%s%s", sep, vmpi_channels[k]->name,
+                              d ? " (" : "", d ? d : "", d ? ")" : "");
+        sep = ", ";
+    }
+    sep = "; reaching its peers: ";
+    for (int i = 0; i < nactive && n < cap; i++) {
+        n += (size_t)snprintf(out + n, cap - n, "%s%s", sep, active[i].chan->name);
+        sep = ", ";
+    }
+}
+
 bool vmpi_locality_busy(void)
 {
     for (int i = 0; i < nactive; i++)

@@ -50,6 +50,11 @@ struct vmpi_locality_chan {
     unsigned poll_mask;
 };
 int vmpi_locality_active(const struct vmpi_locality_chan **list);
+/* What MPI_Get_library_version tells of the channels, into out (cap
+ * bytes, always terminated): the channels of this build, in list order,
+ * and, between MPI_Init and MPI_Finalize, the ones this rank started with
+ * what each says of itself (its describe line). */
+void vmpi_locality_describe(char *out, size_t cap);
 /* Some active channel still has packets or transfers queued. */
 bool vmpi_locality_busy(void);
 /* Ranks of the job on this rank's kernel, this one included (they compete
