@@ -90,6 +90,48 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 }
 VMPI_WEAK(Comm_dup);
 
+/* Communicator hints: vmpi uses none, which MPI-3.1 6.4.4 allows, so a
+ * hint is checked and dropped, and MPI_Comm_get_info reports the hints in
+ * use: none, as a new empty object the caller frees. */
+int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+    static const char fn[] = "MPI_Comm_dup_with_info";
+    VMPI_ENTER(fn);
+    COMM_ARG(c, comm, fn, "comm");
+    VMPI_CHECK_INFO(info, c, fn);
+    PTR_ARG(newcomm, c, fn, "newcomm");
+    struct vmpi_comm *n;
+    int rc = vmpi_comm_dup(c, &n);
+    if (rc != MPI_SUCCESS)
+        return vmpi_err_handle(c, rc);
+    *newcomm = n->handle;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Comm_dup_with_info);
+
+int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
+{
+    static const char fn[] = "MPI_Comm_set_info";
+    VMPI_ENTER(fn);
+    COMM_ARG(c, comm, fn, "comm");
+    VMPI_CHECK_INFO(info, c, fn);
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Comm_set_info);
+
+int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
+{
+    static const char fn[] = "MPI_Comm_get_info";
+    VMPI_ENTER(fn);
+    COMM_ARG(c, comm, fn, "comm");
+    PTR_ARG(info_used, c, fn, "info_used");
+    struct vmpi_info *i = vmpi_info_new();
+    VMPI_CHECK(i, c, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    *info_used = i->handle;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Comm_get_info);
+
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     static const char fn[] = "MPI_Comm_split";

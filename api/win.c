@@ -170,6 +170,32 @@ int PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
 }
 VMPI_WEAK(Win_get_group);
 
+/* Window hints (no_locks, accumulate_ordering, ...): vmpi uses none, which
+ * MPI-3.1 11.2.7 allows, so a hint is checked and dropped, and
+ * MPI_Win_get_info reports the hints in use: none, as a new empty object. */
+int PMPI_Win_set_info(MPI_Win win, MPI_Info info)
+{
+    static const char fn[] = "MPI_Win_set_info";
+    VMPI_ENTER(fn);
+    WIN_ARG(w, win, fn);
+    VMPI_CHECK_INFO(info, w->comm, fn);
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Win_set_info);
+
+int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
+{
+    static const char fn[] = "MPI_Win_get_info";
+    VMPI_ENTER(fn);
+    WIN_ARG(w, win, fn);
+    PTR_ARG(info_used, w->comm, fn, "info_used");
+    struct vmpi_info *i = vmpi_info_new();
+    VMPI_CHECK(i, w->comm, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    *info_used = i->handle;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Win_get_info);
+
 int PMPI_Win_set_name(MPI_Win win, const char *win_name)
 {
     static const char fn[] = "MPI_Win_set_name";

@@ -608,6 +608,9 @@ VMPI_API(int, MPI_Comm_compare, (MPI_Comm comm1, MPI_Comm comm2,
 VMPI_API(int, MPI_Comm_test_inter, (MPI_Comm comm, int *flag))
 VMPI_API(int, MPI_Comm_group, (MPI_Comm comm, MPI_Group *group))
 VMPI_API(int, MPI_Comm_dup, (MPI_Comm comm, MPI_Comm *newcomm))
+VMPI_API(int, MPI_Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm))
+VMPI_API(int, MPI_Comm_set_info, (MPI_Comm comm, MPI_Info info))
+VMPI_API(int, MPI_Comm_get_info, (MPI_Comm comm, MPI_Info *info_used))
 VMPI_API(int, MPI_Comm_split, (MPI_Comm comm, int color, int key,
                                MPI_Comm *newcomm))
 VMPI_API(int, MPI_Comm_split_type, (MPI_Comm comm, int split_type, int key,
@@ -774,6 +777,8 @@ VMPI_API(int, MPI_Win_free, (MPI_Win *win))
 VMPI_API(int, MPI_Win_get_attr, (MPI_Win win, int win_keyval,
                                  void *attribute_val, int *flag))
 VMPI_API(int, MPI_Win_get_group, (MPI_Win win, MPI_Group *group))
+VMPI_API(int, MPI_Win_set_info, (MPI_Win win, MPI_Info info))
+VMPI_API(int, MPI_Win_get_info, (MPI_Win win, MPI_Info *info_used))
 VMPI_API(int, MPI_Win_set_name, (MPI_Win win, const char *win_name))
 VMPI_API(int, MPI_Win_get_name, (MPI_Win win, char *win_name, int *resultlen))
 VMPI_API(int, MPI_Win_set_errhandler, (MPI_Win win, MPI_Errhandler errhandler))

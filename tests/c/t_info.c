@@ -14,7 +14,9 @@
  *    MPI_COMM_WORLD: the error class, and a message naming the function;
  *  - a real info object accepted by MPI_Alloc_mem, MPI_Win_create,
  *    MPI_Win_allocate, MPI_Win_allocate_shared, MPI_Win_create_dynamic and
- *    MPI_Comm_split_type, and an invalid one refused with MPI_ERR_INFO. */
+ *    MPI_Comm_split_type, and an invalid one refused with MPI_ERR_INFO;
+ *  - MPI_Comm_set_info/get_info, MPI_Comm_dup_with_info and
+ *    MPI_Win_set_info/get_info: hints taken, none reported in use. */
 #define _POSIX_C_SOURCE 200809L /* gethostname, getcwd */
 #include <mpi.h>
 #include <stdio.h>
@@ -356,7 +358,43 @@ static void hints(void)
 
     long *base;
     OK(MPI_Win_allocate(8 * sizeof(long), sizeof(long), info, MPI_COMM_WORLD, &base, &win));
+    /* set_info takes the hints, get_info reports those in use: vmpi uses none */
+    OK(MPI_Win_set_info(win, info));
+    MPI_Info used = MPI_INFO_NULL;
+    int nused = -1;
+    OK(MPI_Win_get_info(win, &used));
+    CHECK(used != MPI_INFO_NULL && used != info, "Win_get_info gave %#x", (unsigned)used);
+    OK(MPI_Info_get_nkeys(used, &nused));
+    CHECK(nused == 0, "Win_get_info reports %d hints in use", nused);
+    OK(MPI_Info_free(&used));
+    OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+    EXPECT(MPI_Win_set_info(win, (MPI_Info)0x12345), MPI_ERR_INFO, "MPI_Win_set_info");
+    EXPECT(MPI_Win_get_info(win, NULL), MPI_ERR_ARG, "MPI_Win_get_info");
     OK(MPI_Win_free(&win));
+    EXPECT(MPI_Win_get_info(win, &used), MPI_ERR_WIN, "MPI_Win_get_info");
+
+    /* the same for communicators, and a dup that takes hints of its own */
+    MPI_Comm dup;
+    int cmp = -1;
+    OK(MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &dup));
+    OK(MPI_Comm_compare(dup, MPI_COMM_WORLD, &cmp));
+    CHECK(cmp == MPI_CONGRUENT, "Comm_dup_with_info: compare gave %d", cmp);
+    OK(MPI_Allreduce(&rank, &cmp, 1, MPI_INT, MPI_SUM, dup));
+    CHECK(cmp == size * (size - 1) / 2, "Allreduce on the dup gave %d", cmp);
+    OK(MPI_Comm_set_info(dup, info));
+    OK(MPI_Comm_get_info(dup, &used));
+    OK(MPI_Info_get_nkeys(used, &nused));
+    CHECK(nused == 0, "Comm_get_info reports %d hints in use", nused);
+    OK(MPI_Info_free(&used));
+    OK(MPI_Comm_free(&dup));
+    EXPECT(MPI_Comm_set_info(MPI_COMM_WORLD, (MPI_Info)0x12345), MPI_ERR_INFO,
+           "MPI_Comm_set_info");
+    EXPECT(MPI_Comm_get_info(MPI_COMM_NULL, &used), MPI_ERR_COMM, "MPI_Comm_get_info");
+    EXPECT(MPI_Comm_get_info(MPI_COMM_WORLD, NULL), MPI_ERR_ARG, "MPI_Comm_get_info");
+    EXPECT(MPI_Comm_dup_with_info(MPI_COMM_WORLD, (MPI_Info)0x12345, &dup), MPI_ERR_INFO,
+           "MPI_Comm_dup_with_info");
+    EXPECT(MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, NULL), MPI_ERR_ARG,
+           "MPI_Comm_dup_with_info");
     OK(MPI_Win_create_dynamic(info, MPI_COMM_WORLD, &win));
     OK(MPI_Win_free(&win));
 
