@@ -138,12 +138,12 @@ int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgro
 }
 VMPI_WEAK(Group_excl);
 
-int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
+/* The members that ranges select (first, last, stride triplets), checked
+ * as MPICH checks them: their group ranks, in selection order, into *sel
+ * (malloc'ed; NULL when *k is 0). */
+static int range_select(const char *fn, const struct vmpi_group *g, int n, int ranges[][3],
+                        int **sel, int *k)
 {
-    static const char fn[] = "MPI_Group_range_incl";
-    VMPI_ENTER(fn);
-    GROUP_ARG(g, group, fn, "group");
-    OUT_ARG(newgroup, fn, "newgroup");
     VMPI_CHECK(n >= 0, NULL, MPI_ERR_ARG, "%s: n = %d is negative", fn, n);
     VMPI_CHECK(n == 0 || ranges, NULL, MPI_ERR_ARG, "%s: ranges is NULL", fn);
     for (int i = 0; i < n; i++) {
@@ -159,16 +159,67 @@ int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *ne
                    MPI_ERR_ARG, "%s: ranges[%d] = (%d, %d, %d): stride points away from last",
                    fn, i, first, last, stride);
     }
-    int *w, k;
-    int rc = vmpi_group_range_incl(g->world, g->size, n, (const int(*)[3])ranges, &w, &k);
+    int *ident = alloc_ranks(g->size);
+    if (!ident)
+        return vmpi_err(NULL, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    for (int i = 0; i < g->size; i++)
+        ident[i] = i;
+    int rc = vmpi_group_range_incl(ident, g->size, n, (const int(*)[3])ranges, sel, k);
+    free(ident);
     if (rc == MPI_ERR_RANK)
         return vmpi_err(NULL, rc, "%s: the ranges name a rank more than once", fn);
     if (rc != MPI_SUCCESS)
         return vmpi_err(NULL, rc, "%s: %s", fn, rc == MPI_ERR_NO_MEM ? "out of memory"
                                                                     : "bad ranges");
-    return make_group(fn, k, w, newgroup);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
+{
+    static const char fn[] = "MPI_Group_range_incl";
+    VMPI_ENTER(fn);
+    GROUP_ARG(g, group, fn, "group");
+    OUT_ARG(newgroup, fn, "newgroup");
+    int *sel, k;
+    int rc = range_select(fn, g, n, ranges, &sel, &k);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    for (int i = 0; i < k; i++)
+        sel[i] = g->world[sel[i]];
+    return make_group(fn, k, sel, newgroup);
 }
 VMPI_WEAK(Group_range_incl);
+
+/* The members the ranges do not select, in group order. */
+int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
+{
+    static const char fn[] = "MPI_Group_range_excl";
+    VMPI_ENTER(fn);
+    GROUP_ARG(g, group, fn, "group");
+    OUT_ARG(newgroup, fn, "newgroup");
+    int *sel, k;
+    int rc = range_select(fn, g, n, ranges, &sel, &k);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    unsigned char *drop = calloc((size_t)g->size + 1, 1);
+    int *w = alloc_ranks(g->size - k);
+    if (!drop || !w) {
+        free(sel);
+        free(drop);
+        free(w);
+        return vmpi_err(NULL, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    }
+    for (int i = 0; i < k; i++)
+        drop[sel[i]] = 1;
+    int m = 0;
+    for (int r = 0; r < g->size; r++)
+        if (!drop[r])
+            w[m++] = g->world[r];
+    free(sel);
+    free(drop);
+    return make_group(fn, m, w, newgroup);
+}
+VMPI_WEAK(Group_range_excl);
 
 typedef void (*setop_fn)(const int *, int, const int *, int, int *, int *);
 

@@ -640,6 +640,8 @@ VMPI_API(int, MPI_Group_excl, (MPI_Group group, int n, const int ranks[],
                                MPI_Group *newgroup))
 VMPI_API(int, MPI_Group_range_incl, (MPI_Group group, int n, int ranges[][3],
                                      MPI_Group *newgroup))
+VMPI_API(int, MPI_Group_range_excl, (MPI_Group group, int n, int ranges[][3],
+                                      MPI_Group *newgroup))
 VMPI_API(int, MPI_Group_union, (MPI_Group group1, MPI_Group group2,
                                 MPI_Group *newgroup))
 VMPI_API(int, MPI_Group_intersection, (MPI_Group group1, MPI_Group group2,

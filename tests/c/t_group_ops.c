@@ -1,5 +1,5 @@
 /* np: 4 6 */
-/* Group constructors, set operations, translate and compare against
+/* Group constructors (range_excl too), set operations, translate and compare against
  * hand-computed answers, and the argument errors of each call. */
 #include <mpi.h>
 #include <stdio.h>
@@ -109,6 +109,22 @@ int main(int argc, char **argv)
     expect(x, want, n, "range_incl");
     OK(MPI_Group_free(&x));
 
+    /* range_excl of the same ranges: the other members, in group order */
+    OK(MPI_Group_range_excl(world, 2, ranges, &x));
+    n = 0;
+    for (int i = 0; i < N; i++)
+        if (i != 0 && (N - 1 - i) % 2)
+            want[n++] = i;
+    expect(x, want, n, "range_excl");
+    OK(MPI_Group_free(&x));
+    int every[1][3] = {{0, N - 1, 1}};
+    OK(MPI_Group_range_excl(world, 1, every, &e));
+    CHECK(e == MPI_GROUP_EMPTY, "range_excl of all");
+    OK(MPI_Group_range_excl(world, 0, NULL, &x));
+    OK(MPI_Group_compare(x, world, &n));
+    CHECK(n == MPI_IDENT, "range_excl of none: compare gave %d", n);
+    OK(MPI_Group_free(&x));
+
     /* translate a -> world and world -> a, with PROC_NULL */
     int tr[8];
     OK(MPI_Group_translate_ranks(world, 5, (int[]){0, 1, 2, 3, MPI_PROC_NULL}, a, tr));
@@ -155,6 +171,11 @@ int main(int argc, char **argv)
     expect_err(MPI_Group_range_incl(world, 1, r2, &x), MPI_ERR_ARG, "range wrong way");
     int r3[2][3] = {{0, 2, 1}, {2, 3, 1}};
     expect_err(MPI_Group_range_incl(world, 2, r3, &x), MPI_ERR_RANK, "overlapping ranges");
+    expect_err(MPI_Group_range_excl(world, 1, r0, &x), MPI_ERR_ARG, "excl stride 0");
+    expect_err(MPI_Group_range_excl(world, 1, r1, &x), MPI_ERR_RANK, "excl range last N");
+    expect_err(MPI_Group_range_excl(world, 2, r3, &x), MPI_ERR_RANK, "excl overlapping");
+    expect_err(MPI_Group_range_excl(MPI_GROUP_NULL, 1, r0, &x), MPI_ERR_GROUP, "excl NULL");
+    expect_err(MPI_Group_range_excl(world, 1, r0, NULL), MPI_ERR_ARG, "excl NULL out");
     CHECK(x == MPI_GROUP_NULL, "a failed constructor wrote newgroup");
     expect_err(MPI_Group_translate_ranks(a, 1, (int[]){3}, world, tr), MPI_ERR_RANK,
                "translate rank 3 of a");
