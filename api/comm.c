@@ -76,27 +76,10 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 }
 VMPI_WEAK(Comm_group);
 
-int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+/* MPI_Comm_dup and MPI_Comm_dup_with_info (whose hints vmpi drops, see
+ * below; MPI_INFO_NULL for the plain dup). */
+static int comm_dup(const char *fn, MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
-    VMPI_ENTER("MPI_Comm_dup");
-    COMM_ARG(c, comm, "MPI_Comm_dup", "comm");
-    PTR_ARG(newcomm, c, "MPI_Comm_dup", "newcomm");
-    struct vmpi_comm *n;
-    int rc = vmpi_comm_dup(c, &n);
-    if (rc != MPI_SUCCESS)
-        return vmpi_err_handle(c, rc);
-    *newcomm = n->handle;
-    return MPI_SUCCESS;
-}
-VMPI_WEAK(Comm_dup);
-
-/* Communicator hints: vmpi uses none, which MPI-3.1 6.4.4 allows, so a
- * hint is checked and dropped, and MPI_Comm_get_info reports the hints in
- * use: none, as a new empty object the caller frees. */
-int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
-{
-    static const char fn[] = "MPI_Comm_dup_with_info";
-    VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn, "comm");
     VMPI_CHECK_INFO(info, c, fn);
     PTR_ARG(newcomm, c, fn, "newcomm");
@@ -106,6 +89,22 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
         return vmpi_err_handle(c, rc);
     *newcomm = n->handle;
     return MPI_SUCCESS;
+}
+
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    VMPI_ENTER("MPI_Comm_dup");
+    return comm_dup("MPI_Comm_dup", comm, MPI_INFO_NULL, newcomm);
+}
+VMPI_WEAK(Comm_dup);
+
+/* Communicator hints: vmpi uses none, which MPI-3.1 6.4.4 allows, so a
+ * hint is checked and dropped, and MPI_Comm_get_info reports the hints in
+ * use: none, as a new empty object the caller frees. */
+int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+    VMPI_ENTER("MPI_Comm_dup_with_info");
+    return comm_dup("MPI_Comm_dup_with_info", comm, info, newcomm);
 }
 VMPI_WEAK(Comm_dup_with_info);
 

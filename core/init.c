@@ -17,7 +17,7 @@ static void job_id(void)
     const char *id = getenv("VMPI_JOB_ID");
     char buf[64];
     if (!id || !*id) {
-        if (strcmp(vmpi_pmi_kvsname(), "singleton")) {
+        if (vmpi_pmi_connected()) {
             id = vmpi_pmi_kvsname();
         } else {
             snprintf(buf, sizeof buf, "single%ld", (long)getpid());
@@ -31,11 +31,6 @@ static void job_id(void)
                                         ? *p
                                         : '_');
     vmpi_job.id[n] = '\0';
-}
-
-static void abort_job(int status, const char *msg)
-{
-    vmpi_pmi_abort(status, msg);
 }
 
 /* The active channels are the first pollers, in channel-list order. */
@@ -70,7 +65,7 @@ int vmpi_core_init(int required, int *provided)
     /* vmpirun reports an abort's message itself, with the rank's host and
      * VM (VMPI_PM_REPORTS_ABORT in the ranks' environment); Hydra does not. */
     const char *rep = getenv("VMPI_PM_REPORTS_ABORT");
-    vmpi_fatal_hook(abort_job, rep && !strcmp(rep, "1") && strcmp(vmpi_pmi_kvsname(), "singleton"));
+    vmpi_fatal_hook(vmpi_pmi_abort, rep && !strcmp(rep, "1") && vmpi_pmi_connected());
     /* vmpi serializes nothing internally, so MULTIPLE is not offered. */
     vmpi_g.thread_level = required < MPI_THREAD_SERIALIZED ? required : MPI_THREAD_SERIALIZED;
     if (vmpi_g.thread_level < MPI_THREAD_SINGLE)

@@ -87,6 +87,13 @@ static int channel_of(int a, int b)
     return -1;
 }
 
+/* What started channel k says of itself, or NULL. */
+static const char *started_line(int k)
+{
+    const struct vmpi_chan *ch = vmpi_channels[k];
+    return (started & (1u << k)) && ch->describe ? ch->describe() : NULL;
+}
+
 static void print_table(void)
 {
     int n = vmpi_job.size;
@@ -97,9 +104,7 @@ static void print_table(void)
             sep = ',';
         }
     for (int k = 0; vmpi_channels[k]; k++) {
-        const char *d = (started & (1u << k)) && vmpi_channels[k]->describe
-                            ? vmpi_channels[k]->describe()
-                            : NULL;
+        const char *d = started_line(k);
         if (d)
             fprintf(stderr, " (%s)", d);
     }
@@ -249,7 +254,7 @@ void vmpi_locality_describe(char *out, size_t cap)
     for (int k = 0; vmpi_channels[k] && n < cap; k++) {
         if (!(started & (1u << k)))
             continue;
-        const char *d = vmpi_channels[k]->describe ? vmpi_channels[k]->describe() : NULL;
+        const char *d = started_line(k);
         n += (size_t)snprintf(out + n, cap - n, "%s%s%s%s%s", sep, vmpi_channels[k]->name,
                               d ? " (" : "", d ? d : "", d ? ")" : "");
         sep = ", ";

@@ -222,6 +222,7 @@ int vmpi_pmi_init(int *rank, int *size, int *appnum)
 }
 
 const char *vmpi_pmi_kvsname(void) { return kvsname; }
+bool vmpi_pmi_connected(void) { return pmi_fd >= 0; }
 int vmpi_pmi_universe_size(void) { return universe; }
 
 int vmpi_pmi_put(const char *key, const char *val)

@@ -20,6 +20,8 @@ int vmpi_pmi_put(const char *key, const char *val);
 int vmpi_pmi_get(const char *key, char *val, size_t len);
 int vmpi_pmi_fence(void);
 const char *vmpi_pmi_kvsname(void);
+/* Connected to a process manager (else a singleton). */
+bool vmpi_pmi_connected(void);
 int vmpi_pmi_universe_size(void);
 /* Tells the process manager to kill the job with exit code `code`; returns
  * if there is none. */
