@@ -856,6 +856,34 @@ VMPI_API(int, MPI_Win_flush_local, (int rank, MPI_Win win))
 VMPI_API(int, MPI_Win_flush_local_all, (MPI_Win win))
 VMPI_API(int, MPI_Win_sync, (MPI_Win win))
 
+/* --- Language interoperability (MPI-3.1 17.2) ---------------------------- */
+
+/* Handles are the same integers in C and Fortran, as in MPICH: c2f and f2c
+ * return their argument; an invalid handle stays invalid. */
+VMPI_API(MPI_Fint,       MPI_Comm_c2f, (MPI_Comm comm))
+VMPI_API(MPI_Comm,       MPI_Comm_f2c, (MPI_Fint comm))
+VMPI_API(MPI_Fint,       MPI_Type_c2f, (MPI_Datatype datatype))
+VMPI_API(MPI_Datatype,   MPI_Type_f2c, (MPI_Fint datatype))
+VMPI_API(MPI_Fint,       MPI_Group_c2f, (MPI_Group group))
+VMPI_API(MPI_Group,      MPI_Group_f2c, (MPI_Fint group))
+VMPI_API(MPI_Fint,       MPI_Info_c2f, (MPI_Info info))
+VMPI_API(MPI_Info,       MPI_Info_f2c, (MPI_Fint info))
+VMPI_API(MPI_Fint,       MPI_Request_c2f, (MPI_Request request))
+VMPI_API(MPI_Request,    MPI_Request_f2c, (MPI_Fint request))
+VMPI_API(MPI_Fint,       MPI_Op_c2f, (MPI_Op op))
+VMPI_API(MPI_Op,         MPI_Op_f2c, (MPI_Fint op))
+VMPI_API(MPI_Fint,       MPI_Errhandler_c2f, (MPI_Errhandler errhandler))
+VMPI_API(MPI_Errhandler, MPI_Errhandler_f2c, (MPI_Fint errhandler))
+VMPI_API(MPI_Fint,       MPI_Win_c2f, (MPI_Win win))
+VMPI_API(MPI_Win,        MPI_Win_f2c, (MPI_Fint win))
+
+/* A Fortran status is MPI_Status's five integers in the same order. The
+ * two IGNORE sentinels are distinct addresses a Fortran binding passes. */
+extern VMPI_API_ATTR MPI_Fint *MPI_F_STATUS_IGNORE;
+extern VMPI_API_ATTR MPI_Fint *MPI_F_STATUSES_IGNORE;
+VMPI_API(int, MPI_Status_c2f, (const MPI_Status *c_status, MPI_Fint *f_status))
+VMPI_API(int, MPI_Status_f2c, (const MPI_Fint *f_status, MPI_Status *c_status))
+
 #ifdef __cplusplus
 }
 #endif
