@@ -43,6 +43,28 @@ static inline int op_arg(struct vmpi_comm *c, MPI_Op op, struct vmpi_dtype *dt, 
     return MPI_SUCCESS;
 }
 
+/* Returns a failed check's error code (its handler already applied). */
+#define TRY(call)               \
+    do {                        \
+        int rc_ = (call);       \
+        if (rc_ != MPI_SUCCESS) \
+            return rc_;         \
+    } while (0)
+
+#define REQUEST_ARG(request, c, fn) \
+    VMPI_CHECK(request, c, MPI_ERR_ARG, "%s: request is NULL", fn)
+
+/* Hands a started non-blocking collective to the user, or reports why it
+ * did not start. */
+static inline int coll_started(struct vmpi_comm *c, int rc, struct vmpi_req *r,
+                               MPI_Request *request)
+{
+    if (rc != MPI_SUCCESS)
+        return vmpi_err_handle(c, rc);
+    *request = vmpi_req_handle(r);
+    return MPI_SUCCESS;
+}
+
 /* Checks that report through vmpi_err (api/coll_args.c); each returns
  * MPI_SUCCESS or the error code. */
 /* A datatype argument; idx >= 0 names an element of a types array. */
@@ -61,5 +83,42 @@ int coll_alias_arg(struct vmpi_comm *c, const char *fn, const void *sendbuf,
 /* buf must not be MPI_IN_PLACE; where completes the message. */
 int coll_not_in_place(struct vmpi_comm *c, const char *fn, const void *buf, const char *name,
                       const char *where);
+
+/* The checks of whole collectives, shared by the blocking and non-blocking
+ * forms (fn names the caller). vform: the v form, with a counts array
+ * (recvcounts / sendcounts) and displs instead of one count. The datatypes
+ * significant on this rank come back in *sdt, *rdt, *dt. */
+int coll_gather_args(struct vmpi_comm *c, const char *fn, const void *sendbuf, int sendcount,
+                     MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                     const int *recvcounts, const int *displs, bool vform, int root,
+                     struct vmpi_dtype **sdt, struct vmpi_dtype **rdt);
+int coll_scatter_args(struct vmpi_comm *c, const char *fn, const void *sendbuf, int sendcount,
+                      const int *sendcounts, const int *displs, bool vform,
+                      MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                      MPI_Datatype recvtype, int root,
+                      struct vmpi_dtype **sdt, struct vmpi_dtype **rdt);
+int coll_allgatherv_args(struct vmpi_comm *c, const char *fn, const void *sendbuf,
+                         int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         const int *recvcounts, const int *displs, MPI_Datatype recvtype,
+                         struct vmpi_dtype **sdt, struct vmpi_dtype **rdt);
+int coll_alltoallv_args(struct vmpi_comm *c, const char *fn, const void *sendbuf,
+                        const int *sendcounts, const int *sdispls, MPI_Datatype sendtype,
+                        void *recvbuf, const int *recvcounts, const int *rdispls,
+                        MPI_Datatype recvtype, struct vmpi_dtype **sdt, struct vmpi_dtype **rdt);
+/* The send types at [0, p), the receive types at [p, 2p) of the returned
+ * array (free it), or NULL with the error in *rc. */
+struct vmpi_dtype **coll_alltoallw_args(struct vmpi_comm *c, const char *fn,
+                                        const void *sendbuf, const int *sendcounts,
+                                        const int *sdispls, const MPI_Datatype *sendtypes,
+                                        void *recvbuf, const int *recvcounts,
+                                        const int *rdispls, const MPI_Datatype *recvtypes,
+                                        int *rc);
+/* Allreduce, Scan, Exscan (and their non-blocking forms). */
+int coll_allreduce_args(struct vmpi_comm *c, const char *fn, const void *sendbuf, void *recvbuf,
+                        int count, MPI_Datatype datatype, MPI_Op op, struct vmpi_dtype **dt);
+/* Reduce_scatter (vform: recvcounts) and Reduce_scatter_block (recvcount). */
+int coll_redscat_args(struct vmpi_comm *c, const char *fn, const void *sendbuf, void *recvbuf,
+                      const int *recvcounts, int recvcount, bool vform, MPI_Datatype datatype,
+                      MPI_Op op, struct vmpi_dtype **dt);
 
 #endif

@@ -1,18 +1,7 @@
 /* Non-blocking collective entry points: the argument checks of the blocking
- * forms plus the request, then vmpi_coll_i* (coll/sched.c). */
+ * forms plus the request, then vmpi_coll_i* (coll/sched.c); the v/w forms,
+ * reduce_scatter and the scans are in api/icoll_v.c. */
 #include "coll_args.h"
-
-#define REQUEST_ARG(request, c, fn) \
-    VMPI_CHECK(request, c, MPI_ERR_ARG, "%s: request is NULL", fn)
-
-/* Hands the started collective to the user, or reports why it did not start. */
-static int started(struct vmpi_comm *c, int rc, struct vmpi_req *r, MPI_Request *request)
-{
-    if (rc != MPI_SUCCESS)
-        return vmpi_err_handle(c, rc);
-    *request = vmpi_req_handle(r);
-    return MPI_SUCCESS;
-}
 
 int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
@@ -22,7 +11,7 @@ int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
     REQUEST_ARG(request, c, fn);
     struct vmpi_req *r = NULL;
     int rc = vmpi_coll_ibarrier(c, &r);
-    return started(c, rc, r, request);
+    return coll_started(c, rc, r, request);
 }
 VMPI_WEAK(Ibarrier);
 
@@ -39,7 +28,7 @@ int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Co
     REQUEST_ARG(request, c, fn);
     struct vmpi_req *r = NULL;
     int rc = vmpi_coll_ibcast(buffer, count, dt, root, c, &r);
-    return started(c, rc, r, request);
+    return coll_started(c, rc, r, request);
 }
 VMPI_WEAK(Ibcast);
 
@@ -71,7 +60,7 @@ int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
     REQUEST_ARG(request, c, fn);
     struct vmpi_req *r = NULL;
     rc = vmpi_coll_ireduce(sendbuf, recvbuf, count, dt, op, root, c, &r);
-    return started(c, rc, r, request);
+    return coll_started(c, rc, r, request);
 }
 VMPI_WEAK(Ireduce);
 
@@ -95,7 +84,7 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
     REQUEST_ARG(request, c, fn);
     struct vmpi_req *r = NULL;
     rc = vmpi_coll_iallreduce(sendbuf, recvbuf, count, dt, op, c, &r);
-    return started(c, rc, r, request);
+    return coll_started(c, rc, r, request);
 }
 VMPI_WEAK(Iallreduce);
 
@@ -138,7 +127,7 @@ int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
     REQUEST_ARG(request, c, fn);
     struct vmpi_req *r = NULL;
     rc = vmpi_coll_iallgather(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, c, &r);
-    return started(c, rc, r, request);
+    return coll_started(c, rc, r, request);
 }
 VMPI_WEAK(Iallgather);
 
@@ -156,6 +145,6 @@ int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     REQUEST_ARG(request, c, fn);
     struct vmpi_req *r = NULL;
     rc = vmpi_coll_ialltoall(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, c, &r);
-    return started(c, rc, r, request);
+    return coll_started(c, rc, r, request);
 }
 VMPI_WEAK(Ialltoall);

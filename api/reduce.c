@@ -2,7 +2,7 @@
  * vmpi_coll_* (coll/select.c) or core/op.c. */
 #include <stdlib.h>
 
-#include "coll_args.h"
+#include "inter_coll.h"
 
 int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                 MPI_Op op, int root, MPI_Comm comm)
@@ -10,6 +10,7 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
     static const char fn[] = "MPI_Reduce";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
+    INTER_BRANCH(c, inter_reduce(sendbuf, recvbuf, count, datatype, op, root, c));
     COUNT_ARG(count, c, fn);
     TYPE_ARG(dt, datatype, c, fn);
     ROOT_ARG(root, c, fn);
@@ -34,31 +35,15 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 }
 VMPI_WEAK(Reduce);
 
-/* The checks Allreduce shares with Scan and Exscan. */
-static int allreduce_args(struct vmpi_comm *c, const void *sendbuf, void *recvbuf, int count,
-                          MPI_Datatype datatype, struct vmpi_dtype *dt, MPI_Op op, const char *fn)
-{
-    int rc = op_arg(c, op, dt, datatype, fn);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    VMPI_CHECK(recvbuf != MPI_IN_PLACE, c, MPI_ERR_BUFFER, "%s: recvbuf is MPI_IN_PLACE", fn);
-    BUF_ARG(recvbuf, count, datatype, c, fn, "recvbuf");
-    if (sendbuf != MPI_IN_PLACE)
-        BUF_ARG(sendbuf, count, datatype, c, fn, "sendbuf");
-    VMPI_CHECK(count == 0 || sendbuf != recvbuf, c, MPI_ERR_BUFFER,
-               "%s: sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)", fn);
-    return MPI_SUCCESS;
-}
-
 int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                    MPI_Op op, MPI_Comm comm)
 {
     static const char fn[] = "MPI_Allreduce";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
-    COUNT_ARG(count, c, fn);
-    TYPE_ARG(dt, datatype, c, fn);
-    int rc = allreduce_args(c, sendbuf, recvbuf, count, datatype, dt, op, fn);
+    INTER_BRANCH(c, inter_allreduce(sendbuf, recvbuf, count, datatype, op, c));
+    struct vmpi_dtype *dt;
+    int rc = coll_allreduce_args(c, fn, sendbuf, recvbuf, count, datatype, op, &dt);
     if (rc != MPI_SUCCESS)
         return rc;
     rc = vmpi_coll_allreduce(sendbuf, recvbuf, count, dt, op, c);
@@ -66,46 +51,17 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 }
 VMPI_WEAK(Allreduce);
 
-/* BUF_ARG for an MPI_Count n. */
-#define BUFN_ARG(buf, n, h, c, fn, name)                                               \
-    VMPI_CHECK(!((n) > 0 && (buf) == NULL && VMPI_HKIND(h) != VMPI_HK_INDIRECT), c,     \
-               MPI_ERR_BUFFER, "%s: %s is NULL with %lld elements to hold", fn, name,   \
-               (long long)(n))
-
-/* The buffer checks of reduce_scatter(_block): total elements of input in
- * sendbuf (or in recvbuf with MPI_IN_PLACE), mine elements of result. */
-static int redscat_bufs(struct vmpi_comm *c, const void *sendbuf, void *recvbuf,
-                        MPI_Count total, MPI_Count mine, MPI_Datatype h, const char *fn)
-{
-    VMPI_CHECK(recvbuf != MPI_IN_PLACE, c, MPI_ERR_BUFFER, "%s: recvbuf is MPI_IN_PLACE", fn);
-    if (sendbuf == MPI_IN_PLACE) {
-        BUFN_ARG(recvbuf, total, h, c, fn, "recvbuf (MPI_IN_PLACE: the input)");
-        return MPI_SUCCESS;
-    }
-    BUFN_ARG(sendbuf, total, h, c, fn, "sendbuf");
-    BUFN_ARG(recvbuf, mine, h, c, fn, "recvbuf");
-    VMPI_CHECK(total == 0 || sendbuf != recvbuf, c, MPI_ERR_BUFFER,
-               "%s: sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)", fn);
-    return MPI_SUCCESS;
-}
-
 int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     static const char fn[] = "MPI_Reduce_scatter";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
-    VMPI_CHECK(recvcounts != NULL, c, MPI_ERR_ARG, "%s: recvcounts is NULL", fn);
-    MPI_Count total = 0;
-    for (int i = 0; i < c->size; i++) {
-        VMPI_CHECK(recvcounts[i] >= 0, c, MPI_ERR_COUNT, "%s: recvcounts[%d] = %d is negative",
-                   fn, i, recvcounts[i]);
-        total += recvcounts[i];
-    }
-    TYPE_ARG(dt, datatype, c, fn);
-    int rc = op_arg(c, op, dt, datatype, fn);
-    if (rc != MPI_SUCCESS ||
-        (rc = redscat_bufs(c, sendbuf, recvbuf, total, recvcounts[c->rank], datatype, fn)))
+    INTER_BRANCH(c, inter_reduce_scatter(fn, sendbuf, recvbuf, recvcounts, 0, datatype,
+                                         op, c));
+    struct vmpi_dtype *dt;
+    int rc = coll_redscat_args(c, fn, sendbuf, recvbuf, recvcounts, 0, true, datatype, op, &dt);
+    if (rc != MPI_SUCCESS)
         return rc;
     MPI_Count *counts = malloc((size_t)c->size * sizeof *counts);
     if (!counts)
@@ -124,12 +80,12 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
     static const char fn[] = "MPI_Reduce_scatter_block";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
-    COUNT_ARG(recvcount, c, fn);
-    TYPE_ARG(dt, datatype, c, fn);
-    int rc = op_arg(c, op, dt, datatype, fn);
-    if (rc != MPI_SUCCESS ||
-        (rc = redscat_bufs(c, sendbuf, recvbuf, (MPI_Count)recvcount * c->size, recvcount,
-                           datatype, fn)))
+    INTER_BRANCH(c, inter_reduce_scatter(fn, sendbuf, recvbuf, NULL, recvcount, datatype,
+                                         op, c));
+    struct vmpi_dtype *dt;
+    int rc = coll_redscat_args(c, fn, sendbuf, recvbuf, NULL, recvcount, false, datatype, op,
+                               &dt);
+    if (rc != MPI_SUCCESS)
         return rc;
     rc = vmpi_coll_reduce_scatter_block(sendbuf, recvbuf, recvcount, dt, op, c);
     return rc == MPI_SUCCESS ? rc : vmpi_err_handle(c, rc);
@@ -142,9 +98,9 @@ int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
     static const char fn[] = "MPI_Scan";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
-    COUNT_ARG(count, c, fn);
-    TYPE_ARG(dt, datatype, c, fn);
-    int rc = allreduce_args(c, sendbuf, recvbuf, count, datatype, dt, op, fn);
+    INTER_BRANCH(c, inter_none(c, fn));
+    struct vmpi_dtype *dt;
+    int rc = coll_allreduce_args(c, fn, sendbuf, recvbuf, count, datatype, op, &dt);
     if (rc != MPI_SUCCESS)
         return rc;
     rc = vmpi_coll_scan(sendbuf, recvbuf, count, dt, op, c);
@@ -159,9 +115,9 @@ int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
     static const char fn[] = "MPI_Exscan";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
-    COUNT_ARG(count, c, fn);
-    TYPE_ARG(dt, datatype, c, fn);
-    int rc = allreduce_args(c, sendbuf, recvbuf, count, datatype, dt, op, fn);
+    INTER_BRANCH(c, inter_none(c, fn));
+    struct vmpi_dtype *dt;
+    int rc = coll_allreduce_args(c, fn, sendbuf, recvbuf, count, datatype, op, &dt);
     if (rc != MPI_SUCCESS)
         return rc;
     rc = vmpi_coll_exscan(sendbuf, recvbuf, count, dt, op, c);

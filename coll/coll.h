@@ -81,5 +81,42 @@ int vmpi_coll_iallgather(const void *sbuf, MPI_Count scount, struct vmpi_dtype *
 int vmpi_coll_ialltoall(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt,
                         void *rbuf, MPI_Count rcount, struct vmpi_dtype *rdt,
                         struct vmpi_comm *c, struct vmpi_req **out);
+/* The other forms, arguments as for the blocking ones (coll/sched_move.c,
+ * coll/sched_reduce.c); counts and displacements are read while the
+ * schedule is built, so the caller may reuse the arrays at once. */
+int vmpi_coll_igather(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt, void *rbuf,
+                      MPI_Count rcount, struct vmpi_dtype *rdt, int root, struct vmpi_comm *c,
+                      struct vmpi_req **out);
+int vmpi_coll_igatherv(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt, void *rbuf,
+                       const int *rcounts, const int *displs, struct vmpi_dtype *rdt, int root,
+                       struct vmpi_comm *c, struct vmpi_req **out);
+int vmpi_coll_iscatter(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt, void *rbuf,
+                       MPI_Count rcount, struct vmpi_dtype *rdt, int root, struct vmpi_comm *c,
+                       struct vmpi_req **out);
+int vmpi_coll_iscatterv(const void *sbuf, const int *scounts, const int *displs,
+                        struct vmpi_dtype *sdt, void *rbuf, MPI_Count rcount,
+                        struct vmpi_dtype *rdt, int root, struct vmpi_comm *c,
+                        struct vmpi_req **out);
+int vmpi_coll_iallgatherv(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt,
+                          void *rbuf, const int *rcounts, const int *displs,
+                          struct vmpi_dtype *rdt, struct vmpi_comm *c, struct vmpi_req **out);
+int vmpi_coll_ialltoallv(const void *sbuf, const int *scounts, const int *sdispls,
+                         struct vmpi_dtype *sdt, void *rbuf, const int *rcounts,
+                         const int *rdispls, struct vmpi_dtype *rdt, struct vmpi_comm *c,
+                         struct vmpi_req **out);
+int vmpi_coll_ialltoallw(const void *sbuf, const int *scounts, const int *sdispls,
+                         struct vmpi_dtype *const *sdts, void *rbuf, const int *rcounts,
+                         const int *rdispls, struct vmpi_dtype *const *rdts,
+                         struct vmpi_comm *c, struct vmpi_req **out);
+int vmpi_coll_ireduce_scatter(const void *sbuf, void *rbuf, const int *counts,
+                              struct vmpi_dtype *dt, MPI_Op op, struct vmpi_comm *c,
+                              struct vmpi_req **out);
+int vmpi_coll_ireduce_scatter_block(const void *sbuf, void *rbuf, MPI_Count count,
+                                    struct vmpi_dtype *dt, MPI_Op op, struct vmpi_comm *c,
+                                    struct vmpi_req **out);
+int vmpi_coll_iscan(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
+                    MPI_Op op, struct vmpi_comm *c, struct vmpi_req **out);
+int vmpi_coll_iexscan(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
+                      MPI_Op op, struct vmpi_comm *c, struct vmpi_req **out);
 
 #endif

@@ -230,4 +230,40 @@ int vmpi_hier_allreduce(const void *sbuf, void *rbuf, MPI_Count count, struct vm
  * step < NBC_STRIDE: all below MPI_TAG_UB, disjoint from the blocking tags. */
 enum { NBC_STRIDE = 256, NBC_WINDOW = 1 << 21 };
 
+/* Building a schedule (the algorithms in coll/sched*.c use these): rounds of
+ * steps; the steps of a round start together, in the order added, and the
+ * next round starts when every send and receive of the round is done. Peers
+ * are ranks of the communicator; tags are message steps (taken mod
+ * NBC_STRIDE) of this collective. Building never fails half way: running
+ * out of memory is remembered (coll_sched_oom) and coll_sched_launch then
+ * frees the schedule and reports MPI_ERR_NO_MEM naming fn. */
+struct coll_sched;
+/* A schedule on all ranks of c that reduces with op (MPI_OP_NULL: none);
+ * takes c's next non-blocking sequence number. NULL when out of memory. */
+struct coll_sched *coll_sched_new(struct vmpi_comm *c, MPI_Op op);
+void coll_sched_send(struct coll_sched *s, const void *buf, MPI_Count count,
+                     struct vmpi_dtype *dt, int peer, int tag);
+void coll_sched_recv(struct coll_sched *s, void *buf, MPI_Count count, struct vmpi_dtype *dt,
+                     int peer, int tag);
+/* inout = in op inout: in is the left operand. */
+void coll_sched_reduce(struct coll_sched *s, const void *in, void *inout, MPI_Count count,
+                       struct vmpi_dtype *dt);
+/* acc = acc op t, where t holds data of higher ranks than acc (t is
+ * overwritten when op does not commute). */
+void coll_sched_combine_higher(struct coll_sched *s, void *t, void *acc, MPI_Count count,
+                               struct vmpi_dtype *dt, bool commut);
+/* Same packed size on both sides (checked by the caller). */
+void coll_sched_copy(struct coll_sched *s, const void *src, MPI_Count scount,
+                     struct vmpi_dtype *sdt, void *dst, MPI_Count count, struct vmpi_dtype *dt);
+/* Closes the round being added to (nothing if it is empty). */
+void coll_sched_round(struct coll_sched *s);
+/* Scratch laid out like (count, dt), freed with the schedule (at most 3 a
+ * schedule); NULL when out of memory. */
+void *coll_sched_tmp(struct coll_sched *s, MPI_Count count, const struct vmpi_dtype *dt);
+/* Keeps a user datatype alive until the schedule ends (dt not NULL). */
+void coll_sched_hold(struct coll_sched *s, struct vmpi_dtype *dt);
+bool coll_sched_oom(const struct coll_sched *s);
+/* Gives a built schedule its request (*out) and starts it. */
+int coll_sched_launch(struct coll_sched *s, const char *fn, struct vmpi_req **out);
+
 #endif

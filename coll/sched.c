@@ -24,8 +24,9 @@
  *   iallreduce  recursive doubling; with p not a power of two the first
  *               2 * (p - p') ranks fold in pairs first (p' the largest power
  *               of two <= p); the lower ranks' data is always on the left
- *   iallgather  recursive doubling when p is a power of two, else a ring
- *   ialltoall   linear: every receive and send in one round
+ *   the data-movement ones (gather, scatter, allgather, alltoall and their
+ *   v/w forms) are in coll/sched_move.c, reduce_scatter and the scans in
+ *   coll/sched_reduce.c, built with the same steps (coll_impl.h)
  *
  * Tags: COLL_TAG_NBC + (seq mod NBC_WINDOW) * NBC_STRIDE + step, where seq
  * numbers the non-blocking collectives of the communicator (all members
@@ -59,11 +60,10 @@ struct step {
     struct vmpi_dtype *sdt;
 };
 
-#define SCHED_RAW 2  /* scratch buffers a schedule holds at most */
-#define SCHED_REFS 2 /* user datatypes it holds */
+#define SCHED_RAW 3 /* scratch buffers a schedule holds at most */
 
-struct sched {
-    struct sched *next, *prev; /* the active list */
+struct coll_sched {
+    struct coll_sched *next, *prev; /* the active list */
     struct vmpi_req *req;
     struct coll_view view;
     int tag0;
@@ -77,19 +77,19 @@ struct sched {
     int npreq, ndone;
     void *raw[SCHED_RAW];
     int nraw;
-    struct vmpi_dtype *ref[SCHED_REFS];
-    int nref;
+    struct vmpi_dtype **ref; /* user datatypes it holds (alltoallw: up to 2p) */
+    int nref, capref;
     bool oom; /* building ran out of memory */
     int err;  /* first error class of a completed send or receive */
 };
 
-static struct sched *active;
+static struct coll_sched *active;
 
 /* ---- building -------------------------------------------------------------- */
 
-static struct sched *sched_new(struct vmpi_comm *c, MPI_Op op)
+struct coll_sched *coll_sched_new(struct vmpi_comm *c, MPI_Op op)
 {
-    struct sched *s = calloc(1, sizeof *s);
+    struct coll_sched *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
     s->view = coll_view_all(c);
@@ -101,7 +101,7 @@ static struct sched *sched_new(struct vmpi_comm *c, MPI_Op op)
     return s;
 }
 
-static struct step *add_step(struct sched *s, int kind)
+static struct step *add_step(struct coll_sched *s, int kind)
 {
     if (s->nstep == s->capstep) {
         int cap = s->capstep ? 2 * s->capstep : 8;
@@ -119,8 +119,8 @@ static struct step *add_step(struct sched *s, int kind)
     return t;
 }
 
-static void add_send(struct sched *s, const void *buf, MPI_Count count, struct vmpi_dtype *dt,
-                     int peer, int tag)
+void coll_sched_send(struct coll_sched *s, const void *buf, MPI_Count count,
+                     struct vmpi_dtype *dt, int peer, int tag)
 {
     struct step *t = add_step(s, ST_SEND);
     if (t)
@@ -128,7 +128,7 @@ static void add_send(struct sched *s, const void *buf, MPI_Count count, struct v
                            .count = count, .dt = dt};
 }
 
-static void add_recv(struct sched *s, void *buf, MPI_Count count, struct vmpi_dtype *dt,
+void coll_sched_recv(struct coll_sched *s, void *buf, MPI_Count count, struct vmpi_dtype *dt,
                      int peer, int tag)
 {
     struct step *t = add_step(s, ST_RECV);
@@ -137,8 +137,7 @@ static void add_recv(struct sched *s, void *buf, MPI_Count count, struct vmpi_dt
                            .count = count, .dt = dt};
 }
 
-/* inout = in op inout: in is the left operand. */
-static void add_reduce(struct sched *s, const void *in, void *inout, MPI_Count count,
+void coll_sched_reduce(struct coll_sched *s, const void *in, void *inout, MPI_Count count,
                        struct vmpi_dtype *dt)
 {
     struct step *t = add_step(s, ST_REDUCE);
@@ -147,9 +146,8 @@ static void add_reduce(struct sched *s, const void *in, void *inout, MPI_Count c
                            .dt = dt};
 }
 
-/* Same packed size on both sides (checked by the caller). */
-static void add_copy(struct sched *s, const void *src, MPI_Count scount, struct vmpi_dtype *sdt,
-                     void *dst, MPI_Count count, struct vmpi_dtype *dt)
+void coll_sched_copy(struct coll_sched *s, const void *src, MPI_Count scount,
+                     struct vmpi_dtype *sdt, void *dst, MPI_Count count, struct vmpi_dtype *dt)
 {
     if (src == dst && scount == count && sdt == dt)
         return;
@@ -159,8 +157,7 @@ static void add_copy(struct sched *s, const void *src, MPI_Count scount, struct 
                            .scount = scount, .sdt = sdt};
 }
 
-/* Closes the round being added to (nothing if it is empty). */
-static void end_round(struct sched *s)
+void coll_sched_round(struct coll_sched *s)
 {
     int begin = s->nround ? s->rend[s->nround - 1] : 0;
     if (s->nstep == begin)
@@ -178,8 +175,7 @@ static void end_round(struct sched *s)
     s->rend[s->nround++] = s->nstep;
 }
 
-/* Scratch laid out like (count, dt); freed with the schedule. */
-static void *add_tmp(struct sched *s, MPI_Count count, const struct vmpi_dtype *dt)
+void *coll_sched_tmp(struct coll_sched *s, MPI_Count count, const struct vmpi_dtype *dt)
 {
     if (s->nraw == SCHED_RAW)
         vmpi_fatal("coll/sched.c: a schedule asked for more than %d scratch buffers", SCHED_RAW);
@@ -193,22 +189,38 @@ static void *add_tmp(struct sched *s, MPI_Count count, const struct vmpi_dtype *
     return p;
 }
 
-static void hold_type(struct sched *s, struct vmpi_dtype *dt)
+void coll_sched_hold(struct coll_sched *s, struct vmpi_dtype *dt)
 {
     for (int i = 0; i < s->nref; i++)
         if (s->ref[i] == dt)
             return;
+    if (s->nref == s->capref) {
+        int cap = s->capref ? 2 * s->capref : 4;
+        struct vmpi_dtype **n = realloc(s->ref, sizeof *n * (size_t)cap);
+        if (!n) {
+            s->oom = true;
+            return;
+        }
+        s->ref = n;
+        s->capref = cap;
+    }
     vmpi_dtype_ref(dt);
     s->ref[s->nref++] = dt;
 }
 
-static void sched_free(struct sched *s)
+bool coll_sched_oom(const struct coll_sched *s)
+{
+    return s->oom;
+}
+
+static void sched_free(struct coll_sched *s)
 {
     vmpi_op_release(s->op);
     for (int i = 0; i < s->nraw; i++)
         free(s->raw[i]);
     for (int i = 0; i < s->nref; i++)
         vmpi_dtype_unref(s->ref[i]);
+    free(s->ref);
     free(s->step);
     free(s->rend);
     free(s->preq);
@@ -218,7 +230,7 @@ static void sched_free(struct sched *s)
 /* ---- running ---------------------------------------------------------------- */
 
 /* Starts round s->cur: local steps run now, in order with the posts. */
-static void round_start(struct sched *s)
+static void round_start(struct coll_sched *s)
 {
     const struct coll_view *v = &s->view;
     int begin = s->cur ? s->rend[s->cur - 1] : 0, end = s->rend[s->cur];
@@ -248,7 +260,7 @@ static void round_start(struct sched *s)
 }
 
 /* Moves s on as far as it can; true when its last round has completed. */
-static bool sched_advance(struct sched *s, int *events)
+static bool sched_advance(struct coll_sched *s, int *events)
 {
     for (;;) {
         while (s->ndone < s->npreq && s->preq[s->ndone]->done)
@@ -268,7 +280,7 @@ static bool sched_advance(struct sched *s, int *events)
     }
 }
 
-static void sched_finish(struct sched *s)
+static void sched_finish(struct coll_sched *s)
 {
     struct vmpi_req *r = s->req;
     r->st_error = s->err;
@@ -284,7 +296,7 @@ int vmpi_coll_nbc_progress(void)
         return 0;
     running = true;
     int events = 0;
-    for (struct sched *s = active, *next; s; s = next) {
+    for (struct coll_sched *s = active, *next; s; s = next) {
         next = s->next;
         if (!sched_advance(s, &events))
             continue;
@@ -303,10 +315,9 @@ int vmpi_coll_nbc_progress(void)
     return events;
 }
 
-/* Gives a built schedule its request and starts it. */
-static int sched_launch(struct sched *s, const char *fn, struct vmpi_req **out)
+int coll_sched_launch(struct coll_sched *s, const char *fn, struct vmpi_req **out)
 {
-    end_round(s);
+    coll_sched_round(s);
     int maxp = 0;
     for (int r = 0; r < s->nround; r++) {
         int n = 0;
@@ -347,69 +358,68 @@ static char nbc_dummy; /* the address of empty messages */
 
 int vmpi_coll_ibarrier(struct vmpi_comm *c, struct vmpi_req **out)
 {
-    struct sched *s = sched_new(c, MPI_OP_NULL);
+    struct coll_sched *s = coll_sched_new(c, MPI_OP_NULL);
     if (!s)
         return vmpi_err(c, MPI_ERR_NO_MEM, "MPI_Ibarrier: out of memory");
     int p = c->size, r = c->rank;
     struct vmpi_dtype *bt = coll_byte_type();
     for (int d = 1, k = 0; d < p; d <<= 1, k++) {
-        add_send(s, &nbc_dummy, 0, bt, (r + d) % p, k);
-        add_recv(s, &nbc_dummy, 0, bt, (r - d + p) % p, k);
-        end_round(s);
+        coll_sched_send(s, &nbc_dummy, 0, bt, (r + d) % p, k);
+        coll_sched_recv(s, &nbc_dummy, 0, bt, (r - d + p) % p, k);
+        coll_sched_round(s);
     }
-    return sched_launch(s, "MPI_Ibarrier", out);
+    return coll_sched_launch(s, "MPI_Ibarrier", out);
 }
 
 int vmpi_coll_ibcast(void *buf, MPI_Count count, struct vmpi_dtype *dt, int root,
                      struct vmpi_comm *c, struct vmpi_req **out)
 {
-    struct sched *s = sched_new(c, MPI_OP_NULL);
+    struct coll_sched *s = coll_sched_new(c, MPI_OP_NULL);
     if (!s)
         return vmpi_err(c, MPI_ERR_NO_MEM, "MPI_Ibcast: out of memory");
-    hold_type(s, dt);
+    coll_sched_hold(s, dt);
     int p = c->size, vr = (c->rank - root + p) % p;
     if (p > 1 && count * vmpi_dtype_size(dt) > 0) {
         int mask = 1;
         for (; mask < p; mask <<= 1)
             if (vr & mask) {
-                add_recv(s, buf, count, dt, (vr - mask + root) % p, 0);
-                end_round(s);
+                coll_sched_recv(s, buf, count, dt, (vr - mask + root) % p, 0);
+                coll_sched_round(s);
                 break;
             }
         /* children vr + mask below the lowest set bit, largest subtree first */
         for (mask >>= 1; mask > 0; mask >>= 1)
             if (vr + mask < p)
-                add_send(s, buf, count, dt, (vr + mask + root) % p, 0);
+                coll_sched_send(s, buf, count, dt, (vr + mask + root) % p, 0);
     }
-    return sched_launch(s, "MPI_Ibcast", out);
+    return coll_sched_launch(s, "MPI_Ibcast", out);
 }
 
-/* acc = acc op t, where t holds data of higher ranks than acc. */
-static void combine_higher(struct sched *s, void *t, void *acc, MPI_Count count,
-                           struct vmpi_dtype *dt, bool commut)
+void coll_sched_combine_higher(struct coll_sched *s, void *t, void *acc, MPI_Count count,
+                               struct vmpi_dtype *dt, bool commut)
 {
     if (commut) {
-        add_reduce(s, t, acc, count, dt);
+        coll_sched_reduce(s, t, acc, count, dt);
     } else {
-        add_reduce(s, acc, t, count, dt);
-        add_copy(s, t, count, dt, acc, count, dt);
+        coll_sched_reduce(s, acc, t, count, dt);
+        coll_sched_copy(s, t, count, dt, acc, count, dt);
     }
 }
 
 int vmpi_coll_ireduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
                       MPI_Op op, int root, struct vmpi_comm *c, struct vmpi_req **out)
 {
-    struct sched *s = sched_new(c, op);
+    struct coll_sched *s = coll_sched_new(c, op);
     if (!s)
         return vmpi_err(c, MPI_ERR_NO_MEM, "MPI_Ireduce: out of memory");
-    hold_type(s, dt);
+    coll_sched_hold(s, dt);
     int p = c->size, rank = c->rank;
     const void *in = rank == root && sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     if (count == 0)
-        return sched_launch(s, "MPI_Ireduce", out);
+        return coll_sched_launch(s, "MPI_Ireduce", out);
     if (p == 1) {
-        add_copy(s, in, count, dt, rbuf, count, dt);
-        return sched_launch(s, "MPI_Ireduce", out);
+        coll_sched_copy(s, in, count, dt, rbuf, count, dt);
+        return coll_sched_launch(s, "MPI_Ireduce", out);
     }
     bool commut = vmpi_op_commutative(op);
     int troot = commut ? root : 0; /* the tree's root */
@@ -418,49 +428,49 @@ int vmpi_coll_ireduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi
     bool leaf = vr & 1 || vr + 1 >= p;
     const void *acc = in;
     if (!leaf) {
-        void *a = rank == root && troot == root ? rbuf : add_tmp(s, count, dt);
-        void *t = add_tmp(s, count, dt);
+        void *a = rank == root && troot == root ? rbuf : coll_sched_tmp(s, count, dt);
+        void *t = coll_sched_tmp(s, count, dt);
         if (s->oom) /* rbuf may be MPI_BOTTOM: test the flag, not the pointers */
-            return sched_launch(s, "MPI_Ireduce", out);
-        add_copy(s, in, count, dt, a, count, dt);
+            return coll_sched_launch(s, "MPI_Ireduce", out);
+        coll_sched_copy(s, in, count, dt, a, count, dt);
         bool first = true;
         for (int m = 1; m < p && (vr == 0 || m < low) && vr + m < p; m <<= 1) {
             if (!first)
-                combine_higher(s, t, a, count, dt, commut);
-            add_recv(s, t, count, dt, (vr + m + troot) % p, 0);
-            end_round(s);
+                coll_sched_combine_higher(s, t, a, count, dt, commut);
+            coll_sched_recv(s, t, count, dt, (vr + m + troot) % p, 0);
+            coll_sched_round(s);
             first = false;
         }
-        combine_higher(s, t, a, count, dt, commut);
+        coll_sched_combine_higher(s, t, a, count, dt, commut);
         acc = a;
     }
     if (vr)
-        add_send(s, acc, count, dt, (vr - low + troot) % p, 0);
+        coll_sched_send(s, acc, count, dt, (vr - low + troot) % p, 0);
     else if (rank != root)
-        add_send(s, acc, count, dt, root, 1);
-    end_round(s);
+        coll_sched_send(s, acc, count, dt, root, 1);
+    coll_sched_round(s);
     if (rank == root && troot != root)
-        add_recv(s, rbuf, count, dt, troot, 1);
-    return sched_launch(s, "MPI_Ireduce", out);
+        coll_sched_recv(s, rbuf, count, dt, troot, 1);
+    return coll_sched_launch(s, "MPI_Ireduce", out);
 }
 
 int vmpi_coll_iallreduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
                          MPI_Op op, struct vmpi_comm *c, struct vmpi_req **out)
 {
-    struct sched *s = sched_new(c, op);
+    struct coll_sched *s = coll_sched_new(c, op);
     if (!s)
         return vmpi_err(c, MPI_ERR_NO_MEM, "MPI_Iallreduce: out of memory");
-    hold_type(s, dt);
+    coll_sched_hold(s, dt);
     int p = c->size, rank = c->rank;
     if (count == 0)
-        return sched_launch(s, "MPI_Iallreduce", out);
+        return coll_sched_launch(s, "MPI_Iallreduce", out);
     if (sbuf != MPI_IN_PLACE)
-        add_copy(s, sbuf, count, dt, rbuf, count, dt);
+        coll_sched_copy(s, sbuf, count, dt, rbuf, count, dt);
     if (p == 1)
-        return sched_launch(s, "MPI_Iallreduce", out);
-    void *t = add_tmp(s, count, dt);
+        return coll_sched_launch(s, "MPI_Iallreduce", out);
+    void *t = coll_sched_tmp(s, count, dt);
     if (s->oom)
-        return sched_launch(s, "MPI_Iallreduce", out);
+        return coll_sched_launch(s, "MPI_Iallreduce", out);
     bool commut = vmpi_op_commutative(op);
     int pof2 = 1, steps = 0;
     while (pof2 * 2 <= p) {
@@ -473,14 +483,14 @@ int vmpi_coll_iallreduce(const void *sbuf, void *rbuf, MPI_Count count, struct v
      * above it and gets the result back at the end. */
     if (rank < 2 * rem) {
         if (rank % 2 == 0) {
-            add_send(s, rbuf, count, dt, rank + 1, 0);
-            end_round(s);
-            add_recv(s, rbuf, count, dt, rank + 1, last);
-            return sched_launch(s, "MPI_Iallreduce", out);
+            coll_sched_send(s, rbuf, count, dt, rank + 1, 0);
+            coll_sched_round(s);
+            coll_sched_recv(s, rbuf, count, dt, rank + 1, last);
+            return coll_sched_launch(s, "MPI_Iallreduce", out);
         }
-        add_recv(s, t, count, dt, rank - 1, 0);
-        end_round(s);
-        add_reduce(s, t, rbuf, count, dt);
+        coll_sched_recv(s, t, count, dt, rank - 1, 0);
+        coll_sched_round(s);
+        coll_sched_reduce(s, t, rbuf, count, dt);
         newrank = rank / 2;
     } else {
         newrank = rank - rem;
@@ -490,102 +500,16 @@ int vmpi_coll_iallreduce(const void *sbuf, void *rbuf, MPI_Count count, struct v
     for (int mask = 1, step = 1; mask < pof2; mask <<= 1, step++) {
         int newdst = newrank ^ mask;
         int dst = newdst < rem ? newdst * 2 + 1 : newdst + rem;
-        add_send(s, rbuf, count, dt, dst, step);
-        add_recv(s, t, count, dt, dst, step);
-        end_round(s);
+        coll_sched_send(s, rbuf, count, dt, dst, step);
+        coll_sched_recv(s, t, count, dt, dst, step);
+        coll_sched_round(s);
         if (newdst < newrank)
-            add_reduce(s, t, rbuf, count, dt);
+            coll_sched_reduce(s, t, rbuf, count, dt);
         else
-            combine_higher(s, t, rbuf, count, dt, commut);
+            coll_sched_combine_higher(s, t, rbuf, count, dt, commut);
     }
     if (rank < 2 * rem)
-        add_send(s, rbuf, count, dt, rank - 1, last);
-    return sched_launch(s, "MPI_Iallreduce", out);
+        coll_sched_send(s, rbuf, count, dt, rank - 1, last);
+    return coll_sched_launch(s, "MPI_Iallreduce", out);
 }
 
-/* rbuf holds p blocks of (rcount, rdt), block i from rank i. sbuf may be
- * MPI_IN_PLACE (this rank's block is already in place). */
-int vmpi_coll_iallgather(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt,
-                         void *rbuf, MPI_Count rcount, struct vmpi_dtype *rdt,
-                         struct vmpi_comm *c, struct vmpi_req **out)
-{
-    struct sched *s = sched_new(c, MPI_OP_NULL);
-    if (!s)
-        return vmpi_err(c, MPI_ERR_NO_MEM, "MPI_Iallgather: out of memory");
-    int p = c->size, r = c->rank;
-    MPI_Aint blk = (MPI_Aint)rcount * vmpi_dtype_extent(rdt);
-    hold_type(s, rdt);
-    if (sbuf != MPI_IN_PLACE) {
-        hold_type(s, sdt);
-        add_copy(s, sbuf, scount, sdt, vmpi_dtype_addr(rbuf, r * blk), rcount, rdt);
-    }
-    if (p == 1 || rcount * vmpi_dtype_size(rdt) == 0)
-        return sched_launch(s, "MPI_Iallgather", out);
-    if ((p & (p - 1)) == 0) {
-        /* step k: swap the 2^k blocks each side has gathered so far */
-        for (int mask = 1, k = 0; mask < p; mask <<= 1, k++) {
-            int peer = r ^ mask;
-            MPI_Aint mine = (MPI_Aint)(r & ~(mask - 1)), theirs = (MPI_Aint)(peer & ~(mask - 1));
-            add_send(s, vmpi_dtype_addr(rbuf, mine * blk), mask * rcount, rdt, peer, k);
-            add_recv(s, vmpi_dtype_addr(rbuf, theirs * blk), mask * rcount, rdt, peer, k);
-            end_round(s);
-        }
-    } else {
-        /* step k: pass on the block that came from rank r - k */
-        int right = (r + 1) % p, left = (r - 1 + p) % p;
-        for (int k = 0; k < p - 1; k++) {
-            MPI_Aint sb = (r - k + p) % p, rb = (r - k - 1 + p) % p;
-            add_send(s, vmpi_dtype_addr(rbuf, sb * blk), rcount, rdt, right, k);
-            add_recv(s, vmpi_dtype_addr(rbuf, rb * blk), rcount, rdt, left, k);
-            end_round(s);
-        }
-    }
-    return sched_launch(s, "MPI_Iallgather", out);
-}
-
-/* Block i of sbuf goes to rank i; block i of rbuf comes from rank i. sbuf
- * may be MPI_IN_PLACE: the data to send is in rbuf, as (rcount, rdt). */
-int vmpi_coll_ialltoall(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt,
-                        void *rbuf, MPI_Count rcount, struct vmpi_dtype *rdt,
-                        struct vmpi_comm *c, struct vmpi_req **out)
-{
-    struct sched *s = sched_new(c, MPI_OP_NULL);
-    if (!s)
-        return vmpi_err(c, MPI_ERR_NO_MEM, "MPI_Ialltoall: out of memory");
-    int p = c->size, r = c->rank;
-    hold_type(s, rdt);
-    if (sbuf == MPI_IN_PLACE) {
-        /* Received blocks overwrite rbuf while others are still to be sent
-         * from it, so the sends take a copy. */
-        if (p > 1 && rcount * vmpi_dtype_size(rdt) > 0) {
-            void *copy = add_tmp(s, (MPI_Count)p * rcount, rdt);
-            if (s->oom)
-                return sched_launch(s, "MPI_Ialltoall", out);
-            add_copy(s, rbuf, (MPI_Count)p * rcount, rdt, copy, (MPI_Count)p * rcount, rdt);
-            sbuf = copy;
-        } else {
-            sbuf = rbuf;
-        }
-        scount = rcount;
-        sdt = rdt;
-    } else {
-        hold_type(s, sdt);
-    }
-    MPI_Aint sblk = (MPI_Aint)scount * vmpi_dtype_extent(sdt);
-    MPI_Aint rblk = (MPI_Aint)rcount * vmpi_dtype_extent(rdt);
-    add_copy(s, vmpi_dtype_addr(sbuf, r * sblk), scount, sdt, vmpi_dtype_addr(rbuf, r * rblk),
-             rcount, rdt);
-    if (p > 1 && rcount * vmpi_dtype_size(rdt) > 0) {
-        /* receives first, so most messages find theirs posted; peers in a
-         * staggered order so no rank is everyone's first target */
-        for (int i = 1; i < p; i++) {
-            int from = (r - i + p) % p;
-            add_recv(s, vmpi_dtype_addr(rbuf, from * rblk), rcount, rdt, from, 0);
-        }
-        for (int i = 1; i < p; i++) {
-            int to = (r + i) % p;
-            add_send(s, vmpi_dtype_addr(sbuf, to * sblk), scount, sdt, to, 0);
-        }
-    }
-    return sched_launch(s, "MPI_Ialltoall", out);
-}

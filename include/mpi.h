@@ -758,6 +758,54 @@ VMPI_API(int, MPI_Ialltoall, (const void *sendbuf, int sendcount,
                               MPI_Datatype sendtype, void *recvbuf,
                               int recvcount, MPI_Datatype recvtype,
                               MPI_Comm comm, MPI_Request *request))
+VMPI_API(int, MPI_Igather, (const void *sendbuf, int sendcount,
+                            MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                            MPI_Datatype recvtype, int root, MPI_Comm comm,
+                            MPI_Request *request))
+VMPI_API(int, MPI_Igatherv, (const void *sendbuf, int sendcount,
+                             MPI_Datatype sendtype, void *recvbuf,
+                             const int recvcounts[], const int displs[],
+                             MPI_Datatype recvtype, int root, MPI_Comm comm,
+                             MPI_Request *request))
+VMPI_API(int, MPI_Iscatter, (const void *sendbuf, int sendcount,
+                             MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                             MPI_Datatype recvtype, int root, MPI_Comm comm,
+                             MPI_Request *request))
+VMPI_API(int, MPI_Iscatterv, (const void *sendbuf, const int sendcounts[],
+                              const int displs[], MPI_Datatype sendtype,
+                              void *recvbuf, int recvcount,
+                              MPI_Datatype recvtype, int root, MPI_Comm comm,
+                              MPI_Request *request))
+VMPI_API(int, MPI_Iallgatherv, (const void *sendbuf, int sendcount,
+                                MPI_Datatype sendtype, void *recvbuf,
+                                const int recvcounts[], const int displs[],
+                                MPI_Datatype recvtype, MPI_Comm comm,
+                                MPI_Request *request))
+VMPI_API(int, MPI_Ialltoallv, (const void *sendbuf, const int sendcounts[],
+                               const int sdispls[], MPI_Datatype sendtype,
+                               void *recvbuf, const int recvcounts[],
+                               const int rdispls[], MPI_Datatype recvtype,
+                               MPI_Comm comm, MPI_Request *request))
+VMPI_API(int, MPI_Ialltoallw, (const void *sendbuf, const int sendcounts[],
+                               const int sdispls[],
+                               const MPI_Datatype sendtypes[], void *recvbuf,
+                               const int recvcounts[], const int rdispls[],
+                               const MPI_Datatype recvtypes[], MPI_Comm comm,
+                               MPI_Request *request))
+VMPI_API(int, MPI_Ireduce_scatter, (const void *sendbuf, void *recvbuf,
+                                    const int recvcounts[],
+                                    MPI_Datatype datatype, MPI_Op op,
+                                    MPI_Comm comm, MPI_Request *request))
+VMPI_API(int, MPI_Ireduce_scatter_block, (const void *sendbuf, void *recvbuf,
+                                          int recvcount, MPI_Datatype datatype,
+                                          MPI_Op op, MPI_Comm comm,
+                                          MPI_Request *request))
+VMPI_API(int, MPI_Iscan, (const void *sendbuf, void *recvbuf, int count,
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                          MPI_Request *request))
+VMPI_API(int, MPI_Iexscan, (const void *sendbuf, void *recvbuf, int count,
+                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                            MPI_Request *request))
 
 /* --- One-sided communication (rma/) -------------------------------------- */
 
