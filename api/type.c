@@ -1,15 +1,13 @@
 /* MPI entry points for datatypes: constructors, queries, names, addresses,
  * MPI_Pack/MPI_Unpack and MPI_Get_elements. Errors that concern no
  * communicator are reported with comm NULL. */
-#include "api.h"
-
-#include "../core/dtype_impl.h"
+#include "type_args.h"
 
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
-static int bad_type(struct vmpi_comm *comm, const char *fn, const char *arg, MPI_Datatype h)
+int vmpi_api_bad_type(struct vmpi_comm *comm, const char *fn, const char *arg, MPI_Datatype h)
 {
     if (h == MPI_DATATYPE_NULL)
         return vmpi_err(comm, MPI_ERR_TYPE, "%s: %s is MPI_DATATYPE_NULL", fn, arg);
@@ -18,18 +16,11 @@ static int bad_type(struct vmpi_comm *comm, const char *fn, const char *arg, MPI
                     (unsigned)h);
 }
 
-/* Declares dt as the datatype behind handle h, or returns MPI_ERR_TYPE. */
-#define GET_TYPE(dt, h, comm, fn, arg)                                          \
-    struct vmpi_dtype *dt = vmpi_dtype_get(h);                                  \
-    if (VMPI_UNLIKELY(!dt))                                                     \
-        return bad_type(comm, fn, arg, h)
-
-#define CHECK_PTR(p, fn)                                                        \
-    VMPI_CHECK((p) != NULL, NULL, MPI_ERR_ARG, fn ": " #p " is NULL")
-
-/* Hands the new type out, or reports why it could not be made. */
-static int made(int rc, const struct vmpi_dtype *dt, MPI_Datatype *newtype, const char *fn)
+int vmpi_api_type_made(int rc, struct vmpi_dtype *dt, const struct vmpi_dtype_args *a,
+                       MPI_Datatype *newtype, const char *fn)
 {
+    if (rc == MPI_SUCCESS)
+        rc = vmpi_dtype_record(dt, a);
     if (rc == MPI_ERR_NO_MEM)
         return vmpi_err(NULL, rc, "%s: out of memory for the new datatype", fn);
     if (rc != MPI_SUCCESS)
@@ -61,13 +52,16 @@ int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
     CHECK_PTR(newtype, "MPI_Type_contiguous");
     struct vmpi_dtype *dt = NULL;
     int rc = vmpi_dtype_contiguous(count, old, &dt);
-    return made(rc, dt, newtype, "MPI_Type_contiguous");
+    struct vmpi_dtype_args a = { .combiner = MPI_COMBINER_CONTIGUOUS, .nseg = 1,
+                                 .seg = { { &count, 1 } }, .old = old, .nt = 1 };
+    return vmpi_api_type_made(rc, dt, &a, newtype, "MPI_Type_contiguous");
 }
 VMPI_WEAK(Type_contiguous);
 
 static int vector(int count, int blocklength, MPI_Aint stride, bool in_extents,
                   MPI_Datatype oldtype, MPI_Datatype *newtype, const char *fn)
 {
+    int istride = (int)stride; /* MPI_Type_vector's, an int */
     VMPI_CHECK(count >= 0, NULL, MPI_ERR_COUNT, "%s: count %d is negative", fn, count);
     VMPI_CHECK(blocklength >= 0, NULL, MPI_ERR_ARG, "%s: blocklength %d is negative", fn,
                blocklength);
@@ -80,7 +74,17 @@ static int vector(int count, int blocklength, MPI_Aint stride, bool in_extents,
                    fn, (long)stride);
     struct vmpi_dtype *dt = NULL;
     int rc = vmpi_dtype_hvector(count, blocklength, bytes, old, &dt);
-    return made(rc, dt, newtype, fn);
+    struct vmpi_dtype_args a = { .combiner = MPI_COMBINER_HVECTOR, .nseg = 2,
+                                 .seg = { { &count, 1 }, { &blocklength, 1 } },
+                                 .aints = &stride, .na = 1, .old = old, .nt = 1 };
+    if (in_extents) {
+        a.combiner = MPI_COMBINER_VECTOR;
+        a.seg[2].v = &istride;
+        a.seg[2].n = 1;
+        a.nseg = 3;
+        a.na = 0;
+    }
+    return vmpi_api_type_made(rc, dt, &a, newtype, fn);
 }
 
 int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
@@ -101,15 +105,19 @@ int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
 VMPI_WEAK(Type_create_hvector);
 
 /* The irregular constructors share the argument checks of old/newtype. */
-static int indexed(struct vmpi_dtype_blocks *d, MPI_Datatype oldtype, MPI_Datatype *newtype,
-                   const char *fn)
+static int indexed(struct vmpi_dtype_blocks *d, struct vmpi_dtype_args *a,
+                   MPI_Datatype oldtype, MPI_Datatype *newtype, const char *fn)
 {
     GET_TYPE(old, oldtype, NULL, fn, "oldtype");
     VMPI_CHECK(newtype, NULL, MPI_ERR_ARG, "%s: newtype is NULL", fn);
     d->old = old;
     struct vmpi_dtype *dt = NULL;
     int rc = vmpi_dtype_indexed(d, &dt);
-    return made(rc, dt, newtype, fn);
+    a->seg[0].v = &d->count;
+    a->seg[0].n = 1;
+    a->old = old;
+    a->nt = 1;
+    return vmpi_api_type_made(rc, dt, a, newtype, fn);
 }
 
 int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
@@ -123,7 +131,10 @@ int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
         return rc;
     struct vmpi_dtype_blocks d = { .count = count, .bl = array_of_blocklengths,
                                    .idisp = array_of_displacements };
-    return indexed(&d, oldtype, newtype, "MPI_Type_indexed");
+    struct vmpi_dtype_args a = { .combiner = MPI_COMBINER_INDEXED, .nseg = 3,
+                                 .seg = { [1] = { array_of_blocklengths, count },
+                                          [2] = { array_of_displacements, count } } };
+    return indexed(&d, &a, oldtype, newtype, "MPI_Type_indexed");
 }
 VMPI_WEAK(Type_indexed);
 
@@ -140,9 +151,32 @@ int PMPI_Type_create_indexed_block(int count, int blocklength,
                "MPI_Type_create_indexed_block: array_of_displacements is NULL");
     struct vmpi_dtype_blocks d = { .count = count, .bl_all = blocklength,
                                    .idisp = array_of_displacements };
-    return indexed(&d, oldtype, newtype, "MPI_Type_create_indexed_block");
+    struct vmpi_dtype_args a = { .combiner = MPI_COMBINER_INDEXED_BLOCK, .nseg = 3,
+                                 .seg = { [1] = { &blocklength, 1 },
+                                          [2] = { array_of_displacements, count } } };
+    return indexed(&d, &a, oldtype, newtype, "MPI_Type_create_indexed_block");
 }
 VMPI_WEAK(Type_create_indexed_block);
+
+int PMPI_Type_create_hindexed_block(int count, int blocklength,
+                                    const MPI_Aint array_of_displacements[],
+                                    MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    static const char fn[] = "MPI_Type_create_hindexed_block";
+    VMPI_ENTER(fn);
+    VMPI_CHECK(count >= 0, NULL, MPI_ERR_COUNT, "%s: count %d is negative", fn, count);
+    VMPI_CHECK(blocklength >= 0, NULL, MPI_ERR_ARG, "%s: blocklength %d is negative", fn,
+               blocklength);
+    VMPI_CHECK(count == 0 || array_of_displacements, NULL, MPI_ERR_ARG,
+               "%s: array_of_displacements is NULL", fn);
+    struct vmpi_dtype_blocks d = { .count = count, .bl_all = blocklength,
+                                   .adisp = array_of_displacements };
+    struct vmpi_dtype_args a = { .combiner = MPI_COMBINER_HINDEXED_BLOCK, .nseg = 2,
+                                 .seg = { [1] = { &blocklength, 1 } },
+                                 .aints = array_of_displacements, .na = count };
+    return indexed(&d, &a, oldtype, newtype, fn);
+}
+VMPI_WEAK(Type_create_hindexed_block);
 
 int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
                               const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
@@ -155,7 +189,10 @@ int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
         return rc;
     struct vmpi_dtype_blocks d = { .count = count, .bl = array_of_blocklengths,
                                    .adisp = array_of_displacements };
-    return indexed(&d, oldtype, newtype, "MPI_Type_create_hindexed");
+    struct vmpi_dtype_args a = { .combiner = MPI_COMBINER_HINDEXED, .nseg = 2,
+                                 .seg = { [1] = { array_of_blocklengths, count } },
+                                 .aints = array_of_displacements, .na = count };
+    return indexed(&d, &a, oldtype, newtype, "MPI_Type_create_hindexed");
 }
 VMPI_WEAK(Type_create_hindexed);
 
@@ -174,7 +211,7 @@ int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
         if (VMPI_UNLIKELY(!vmpi_dtype_get(array_of_types[i]))) {
             char arg[40];
             snprintf(arg, sizeof arg, "array_of_types[%d]", i);
-            return bad_type(NULL, "MPI_Type_create_struct", arg, array_of_types[i]);
+            return vmpi_api_bad_type(NULL, "MPI_Type_create_struct", arg, array_of_types[i]);
         }
     }
     CHECK_PTR(newtype, "MPI_Type_create_struct");
@@ -182,7 +219,11 @@ int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
                                    .adisp = array_of_displacements, .types = array_of_types };
     struct vmpi_dtype *dt = NULL;
     rc = vmpi_dtype_indexed(&d, &dt);
-    return made(rc, dt, newtype, "MPI_Type_create_struct");
+    struct vmpi_dtype_args a = { .combiner = MPI_COMBINER_STRUCT, .nseg = 2,
+                                 .seg = { { &count, 1 }, { array_of_blocklengths, count } },
+                                 .aints = array_of_displacements, .na = count,
+                                 .types = array_of_types, .nt = count };
+    return vmpi_api_type_made(rc, dt, &a, newtype, "MPI_Type_create_struct");
 }
 VMPI_WEAK(Type_create_struct);
 
@@ -194,7 +235,10 @@ int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
     CHECK_PTR(newtype, "MPI_Type_create_resized");
     struct vmpi_dtype *dt = NULL;
     int rc = vmpi_dtype_resized(old, lb, extent, &dt);
-    return made(rc, dt, newtype, "MPI_Type_create_resized");
+    MPI_Aint lbext[2] = { lb, extent };
+    struct vmpi_dtype_args a = { .combiner = MPI_COMBINER_RESIZED, .aints = lbext, .na = 2,
+                                 .old = old, .nt = 1 };
+    return vmpi_api_type_made(rc, dt, &a, newtype, "MPI_Type_create_resized");
 }
 VMPI_WEAK(Type_create_resized);
 
@@ -205,7 +249,8 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     CHECK_PTR(newtype, "MPI_Type_dup");
     struct vmpi_dtype *dt = NULL;
     int rc = vmpi_dtype_dup(old, &dt);
-    return made(rc, dt, newtype, "MPI_Type_dup");
+    struct vmpi_dtype_args a = { .combiner = MPI_COMBINER_DUP, .old = old, .nt = 1 };
+    return vmpi_api_type_made(rc, dt, &a, newtype, "MPI_Type_dup");
 }
 VMPI_WEAK(Type_dup);
 
@@ -224,8 +269,9 @@ int PMPI_Type_free(MPI_Datatype *datatype)
     VMPI_ENTER("MPI_Type_free");
     CHECK_PTR(datatype, "MPI_Type_free");
     GET_TYPE(dt, *datatype, NULL, "MPI_Type_free", "datatype");
-    VMPI_CHECK(!dt->builtin, NULL, MPI_ERR_TYPE,
-               "MPI_Type_free: datatype %s is predefined and cannot be freed", dt->name);
+    VMPI_CHECK(!dt->builtin && !dt->f90, NULL, MPI_ERR_TYPE,
+               "MPI_Type_free: datatype %s is predefined and cannot be freed",
+               dt->f90 ? "from MPI_Type_create_f90_*" : dt->name);
     vmpi_dtype_free(dt);
     *datatype = MPI_DATATYPE_NULL;
     return MPI_SUCCESS;

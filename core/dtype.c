@@ -32,9 +32,23 @@ static const struct bdesc basic_desc[] = {
     B(MPI_C_FLOAT_COMPLEX, float _Complex), B(MPI_C_DOUBLE_COMPLEX, double _Complex),
     B(MPI_C_LONG_DOUBLE_COMPLEX, long double _Complex),
     B(MPI_AINT, MPI_Aint), B(MPI_OFFSET, MPI_Offset), B(MPI_COUNT, MPI_Count),
+    /* Fortran types as gfortran lays them out, and C++'s. */
+    B(MPI_CHARACTER, char), B(MPI_INTEGER, int32_t), B(MPI_REAL, float),
+    B(MPI_LOGICAL, int32_t), B(MPI_COMPLEX, float _Complex), B(MPI_DOUBLE_PRECISION, double),
+    B(MPI_DOUBLE_COMPLEX, double _Complex), B(MPI_REAL4, float), B(MPI_REAL8, double),
+    B(MPI_REAL16, vmpi_real16), B(MPI_COMPLEX8, float _Complex),
+    B(MPI_COMPLEX16, double _Complex), B(MPI_COMPLEX32, vmpi_complex32),
+    B(MPI_INTEGER1, int8_t), B(MPI_INTEGER2, int16_t), B(MPI_INTEGER4, int32_t),
+    B(MPI_INTEGER8, int64_t), B(MPI_CXX_BOOL, _Bool), B(MPI_CXX_FLOAT_COMPLEX, float _Complex),
+    B(MPI_CXX_DOUBLE_COMPLEX, double _Complex),
+    B(MPI_CXX_LONG_DOUBLE_COMPLEX, long double _Complex),
     /* MPI_2INT is a basic handle but holds two int elements. */
     { MPI_2INT, "MPI_2INT", sizeof(struct vmpi_minloc_2i), _Alignof(struct vmpi_minloc_2i),
       sizeof(int) },
+    { MPI_2INTEGER, "MPI_2INTEGER", 8, 4, 4 },
+    { MPI_2REAL, "MPI_2REAL", sizeof(struct vmpi_minloc_2r), _Alignof(float), sizeof(float) },
+    { MPI_2DOUBLE_PRECISION, "MPI_2DOUBLE_PRECISION", sizeof(struct vmpi_minloc_2d),
+      _Alignof(double), sizeof(double) },
     /* The deprecated bound markers: no data, only a bound. */
     { MPI_LB, "MPI_LB", 0, 1, 0 },
     { MPI_UB, "MPI_UB", 0, 1, 0 },
@@ -123,18 +137,30 @@ int vmpi_dtype_init(void)
 
 static void destroy(struct vmpi_dtype *dt)
 {
+    vmpi_dtype_env_release(dt->env);
     free(dt->blk);
     free(dt);
 }
 
 void vmpi_dtype_finalize(void)
 {
+    /* Envelopes first: that frees the inner types the user freed, which
+     * only envelopes held, while every live type keeps its handle's count. */
     for (uint32_t i = 1; i < user_types.used; i++) { /* slot 0 is never used */
+        struct vmpi_dtype *dt = user_types.slot[i];
+        if (dt && dt->env) {
+            struct vmpi_dtype_env *e = dt->env;
+            dt->env = NULL;
+            vmpi_dtype_env_release(e);
+        }
+    }
+    for (uint32_t i = 1; i < user_types.used; i++) {
         struct vmpi_dtype *dt = user_types.slot[i];
         if (dt)
             destroy(dt);
     }
     vmpi_htab_destroy(&user_types);
+    vmpi_dtype_f90_finalize();
 }
 
 struct vmpi_dtype *vmpi_dtype_get(MPI_Datatype h)
@@ -424,9 +450,10 @@ static int copy_type(const struct vmpi_dtype *old, struct vmpi_dtype **out)
     if (!dt)
         return MPI_ERR_NO_MEM;
     *dt = *old;
-    dt->builtin = false;
+    dt->builtin = dt->f90 = false;
     dt->name[0] = '\0';
     dt->blk = NULL;
+    dt->env = NULL;
     if (old->nblk) {
         dt->blk = malloc(old->nblk * sizeof *dt->blk);
         if (!dt->blk) {

@@ -38,8 +38,58 @@ struct vmpi_dtype {
     MPI_Aint align;      /* largest alignment among the basic types (struct padding) */
     size_t nblk;
     struct vmpi_dblk *blk;
+    struct vmpi_dtype_env *env; /* how it was made; NULL for named types */
+    bool f90;            /* from MPI_Type_create_f90_*: predefined, never freed */
     char name[MPI_MAX_OBJECT_NAME];
 };
+
+/* What MPI_Type_get_envelope/_contents report: the constructor's arguments,
+ * in the standard's order, kept in one allocation and shared by the clones
+ * MPI_Type_get_contents hands out. It holds a reference on each inner type
+ * (the user may free them) and, for subarray and darray, on the type they
+ * were composed of (inner), which the external32 walk follows. */
+struct vmpi_dtype_env {
+    int refs;
+    int combiner;
+    int ni, na, nt;
+    int *ints;
+    MPI_Aint *aints;
+    struct vmpi_dtype **types;
+    struct vmpi_dtype *inner;
+};
+/* An envelope with room for ni ints, na addresses and nt types (to fill
+ * in), or NULL when out of memory. */
+struct vmpi_dtype_env *vmpi_dtype_env_new(int combiner, int ni, int na, int nt);
+/* Gives dt the envelope (consumes e) and references its types and inner. */
+void vmpi_dtype_env_attach(struct vmpi_dtype *dt, struct vmpi_dtype_env *e);
+void vmpi_dtype_env_release(struct vmpi_dtype_env *e);
+/* The arguments a constructor records: the ints as segments in the
+ * standard's order (counts, arrays, ...), the addresses, and the types as
+ * handles (types) or as one type (old, when types is NULL). */
+struct vmpi_dtype_args {
+    int combiner;
+    int nseg;
+    struct { const int *v; int n; } seg[6];
+    const MPI_Aint *aints;
+    int na;
+    const MPI_Datatype *types;
+    const struct vmpi_dtype *old;
+    int nt;
+    struct vmpi_dtype *inner; /* see vmpi_dtype_env */
+};
+/* Records how dt was made: MPI_SUCCESS, or MPI_ERR_NO_MEM with dt freed. */
+int vmpi_dtype_record(struct vmpi_dtype *dt, const struct vmpi_dtype_args *a);
+/* The type MPI_Type_create_f90_* returns for (combiner, p, r), laid out as
+ * the named type base: made at the first call, the same one afterwards. */
+int vmpi_dtype_f90(int combiner, int p, int r, MPI_Datatype base, struct vmpi_dtype **out);
+void vmpi_dtype_f90_finalize(void);
+/* A new handle for a type equal to dt (same type map, envelope and commit
+ * state): what MPI_Type_get_contents returns for a derived inner type. */
+int vmpi_dtype_clone(const struct vmpi_dtype *dt, struct vmpi_dtype **out);
+
+/* IEEE binary128, gfortran's REAL(16), and its complex. */
+__extension__ typedef __float128 vmpi_real16;
+__extension__ typedef _Complex float __attribute__((mode(TC))) vmpi_complex32;
 
 /* The value/index pairs of MINLOC/MAXLOC (MPI_FLOAT_INT ... MPI_2INT), laid
  * out as the C compiler lays out the user's struct. */
@@ -49,6 +99,9 @@ struct vmpi_minloc_li { long v; int i; };
 struct vmpi_minloc_si { short v; int i; };
 struct vmpi_minloc_2i { int v; int i; };
 struct vmpi_minloc_ldi { long double v; int i; };
+/* The Fortran pairs: index of the value's type. */
+struct vmpi_minloc_2r { float v; float i; };
+struct vmpi_minloc_2d { double v; double i; };
 
 /* vmpi_dtype_get with the predefined basic types (builtin kind, indexed by
  * the handle's low byte) inline, for the point-to-point fast path. */
@@ -111,5 +164,25 @@ int vmpi_dtype_resized(const struct vmpi_dtype *old, MPI_Aint lb, MPI_Aint exten
                        struct vmpi_dtype **out);
 /* Same type map and committed state; the name is not copied. */
 int vmpi_dtype_dup(const struct vmpi_dtype *old, struct vmpi_dtype **out);
+
+/* MPI_Type_create_subarray and _darray (dtype_array.c), arguments checked,
+ * with their envelopes recorded. */
+int vmpi_dtype_subarray(int ndims, const int sizes[], const int subsizes[], const int starts[],
+                        int order, const struct vmpi_dtype *old, struct vmpi_dtype **out);
+struct vmpi_darray {
+    int size, rank, ndims;
+    const int *gsizes, *distribs, *dargs, *psizes;
+    int order;
+};
+int vmpi_dtype_darray(const struct vmpi_darray *d, const struct vmpi_dtype *old,
+                      struct vmpi_dtype **out);
+
+/* external32 (MPI-3.1 13.5.2, dtype_ext32.c): the bytes one element takes,
+ * or -1 if the size overflows; pack and unpack of whole buffers. */
+MPI_Aint vmpi_dtype_ext32_size(const struct vmpi_dtype *dt);
+void vmpi_dtype_ext32_pack(void *out, const void *buf, MPI_Count count,
+                           const struct vmpi_dtype *dt);
+void vmpi_dtype_ext32_unpack(void *buf, MPI_Count count, const struct vmpi_dtype *dt,
+                             const void *in);
 
 #endif

@@ -85,9 +85,11 @@ INT_KERNELS(u64, uint64_t, uint64_t)
 FLOAT_KERNELS(f, float)
 FLOAT_KERNELS(d, double)
 FLOAT_KERNELS(ld, long double)
+FLOAT_KERNELS(q, vmpi_real16)
 COMPLEX_KERNELS(cf, float _Complex)
 COMPLEX_KERNELS(cd, double _Complex)
 COMPLEX_KERNELS(cld, long double _Complex)
+COMPLEX_KERNELS(cq, vmpi_complex32)
 
 /* MPI_REPLACE: the data of in, byte for byte. */
 static void copy_bytes(const void *restrict in, void *restrict io, size_t n)
@@ -97,11 +99,12 @@ static void copy_bytes(const void *restrict in, void *restrict io, size_t n)
 
 /* Machine kinds: the C type a kernel works on. */
 enum { MK_I8, MK_U8, MK_I16, MK_U16, MK_I32, MK_U32, MK_I64, MK_U64,
-       MK_F, MK_D, MK_LD, MK_CF, MK_CD, MK_CLD, NMK };
+       MK_F, MK_D, MK_LD, MK_Q, MK_CF, MK_CD, MK_CLD, MK_CQ, NMK };
 
 static const size_t mk_size[NMK] = {
     1, 1, 2, 2, 4, 4, 8, 8, sizeof(float), sizeof(double), sizeof(long double),
-    sizeof(float _Complex), sizeof(double _Complex), sizeof(long double _Complex),
+    sizeof(vmpi_real16), sizeof(float _Complex), sizeof(double _Complex),
+    sizeof(long double _Complex), sizeof(vmpi_complex32),
 };
 
 #define INT_ROW(s)                                                             \
@@ -120,17 +123,19 @@ static kern_fn *const kernel[NMK][NOPS] = {
     [MK_U16] = INT_ROW(u16), [MK_I32] = INT_ROW(i32), [MK_U32] = INT_ROW(u32),
     [MK_I64] = INT_ROW(i64), [MK_U64] = INT_ROW(u64),
     [MK_F] = FLOAT_ROW(f), [MK_D] = FLOAT_ROW(d), [MK_LD] = FLOAT_ROW(ld),
-    [MK_CF] = COMPLEX_ROW(cf), [MK_CD] = COMPLEX_ROW(cd), [MK_CLD] = COMPLEX_ROW(cld),
+    [MK_Q] = FLOAT_ROW(q), [MK_CF] = COMPLEX_ROW(cf), [MK_CD] = COMPLEX_ROW(cd),
+    [MK_CLD] = COMPLEX_ROW(cld), [MK_CQ] = COMPLEX_ROW(cq),
 };
 
 /* ---- MINLOC / MAXLOC ----------------------------------------------------- */
 
-/* n pairs, `stride` bytes apart, value at 0 and int index at ioff. On equal
- * values the smaller index wins (MPI-3.1 5.9.4). */
+/* n pairs, `stride` bytes apart, value at 0 and index at ioff (an int, or
+ * of the value's type for the Fortran pairs). On equal values the smaller
+ * index wins (MPI-3.1 5.9.4). */
 typedef void pair_fn(const void *restrict in, void *restrict io, size_t n, size_t stride,
                      size_t ioff);
 
-#define PAIR_KERNEL(name, V, better)                                            \
+#define PAIR_KERNEL(name, V, I, better)                                         \
     static void name(const void *restrict in_, void *restrict io_, size_t n,   \
                      size_t stride, size_t ioff)                                \
     {                                                                           \
@@ -140,7 +145,7 @@ typedef void pair_fn(const void *restrict in, void *restrict io, size_t n, size_
             const unsigned char *p = in + k * stride;                           \
             unsigned char *q = io + k * stride;                                 \
             V a, b;                                                             \
-            int ai, bi;                                                         \
+            I ai, bi;                                                           \
             memcpy(&a, p, sizeof a);                                            \
             memcpy(&b, q, sizeof b);                                            \
             memcpy(&ai, p + ioff, sizeof ai);                                   \
@@ -154,49 +159,54 @@ typedef void pair_fn(const void *restrict in, void *restrict io, size_t n, size_
         }                                                                       \
     }
 
-#define PAIR_KERNELS(s, V)               \
-    PAIR_KERNEL(minloc_##s, V, <)        \
-    PAIR_KERNEL(maxloc_##s, V, >)
+#define PAIR_KERNELS(s, V, I)            \
+    PAIR_KERNEL(minloc_##s, V, I, <)     \
+    PAIR_KERNEL(maxloc_##s, V, I, >)
 
-PAIR_KERNELS(fi, float)
-PAIR_KERNELS(di, double)
-PAIR_KERNELS(li, long)
-PAIR_KERNELS(si, short)
-PAIR_KERNELS(2i, int)
-PAIR_KERNELS(ldi, long double)
+PAIR_KERNELS(fi, float, int)
+PAIR_KERNELS(di, double, int)
+PAIR_KERNELS(li, long, int)
+PAIR_KERNELS(si, short, int)
+PAIR_KERNELS(2i, int, int)
+PAIR_KERNELS(ldi, long double, int)
+PAIR_KERNELS(2r, float, float)
+PAIR_KERNELS(2d, double, double)
 
-enum { PK_FI, PK_DI, PK_LI, PK_SI, PK_2I, PK_LDI, NPK };
+enum { PK_FI, PK_DI, PK_LI, PK_SI, PK_2I, PK_LDI, PK_2R, PK_2D, NPK };
 
 static const struct pair_info {
     pair_fn *minloc, *maxloc;
     size_t vsize; /* value bytes; the packed form puts the index right after */
+    size_t isize; /* index bytes */
     size_t ioff;  /* the index's offset in the C struct (the builtin layout) */
 } pairs[NPK] = {
-#define PI(k, s, V, S) [k] = { minloc_##s, maxloc_##s, sizeof(V), offsetof(struct S, i) }
+#define PI(k, s, V, S) \
+    [k] = { minloc_##s, maxloc_##s, sizeof(V), sizeof(((struct S *)0)->i), offsetof(struct S, i) }
     PI(PK_FI, fi, float, vmpi_minloc_fi),    PI(PK_DI, di, double, vmpi_minloc_di),
     PI(PK_LI, li, long, vmpi_minloc_li),     PI(PK_SI, si, short, vmpi_minloc_si),
     PI(PK_2I, 2i, int, vmpi_minloc_2i),      PI(PK_LDI, ldi, long double, vmpi_minloc_ldi),
+    PI(PK_2R, 2r, float, vmpi_minloc_2r),    PI(PK_2D, 2d, double, vmpi_minloc_2d),
 #undef PI
 };
 
 /* ---- which op on which type ---------------------------------------------- */
 
 /* MPI-3.1 5.9.2 type groups; ML are the multi-language MPI_AINT, MPI_OFFSET,
- * MPI_COUNT. */
-enum { G_NONE, G_CINT, G_ML, G_FLOAT, G_LOGICAL, G_COMPLEX, G_BYTE, G_PAIR };
+ * MPI_COUNT; FINT the Fortran integers. */
+enum { G_NONE, G_CINT, G_ML, G_FLOAT, G_LOGICAL, G_COMPLEX, G_BYTE, G_PAIR, G_FINT };
 #define GB(g) (1u << (g))
 
 static const unsigned allowed[NOPS] = {
-    [OPI(MPI_MAX)] = GB(G_CINT) | GB(G_ML) | GB(G_FLOAT),
-    [OPI(MPI_MIN)] = GB(G_CINT) | GB(G_ML) | GB(G_FLOAT),
-    [OPI(MPI_SUM)] = GB(G_CINT) | GB(G_ML) | GB(G_FLOAT) | GB(G_COMPLEX),
-    [OPI(MPI_PROD)] = GB(G_CINT) | GB(G_ML) | GB(G_FLOAT) | GB(G_COMPLEX),
+    [OPI(MPI_MAX)] = GB(G_CINT) | GB(G_FINT) | GB(G_ML) | GB(G_FLOAT),
+    [OPI(MPI_MIN)] = GB(G_CINT) | GB(G_FINT) | GB(G_ML) | GB(G_FLOAT),
+    [OPI(MPI_SUM)] = GB(G_CINT) | GB(G_FINT) | GB(G_ML) | GB(G_FLOAT) | GB(G_COMPLEX),
+    [OPI(MPI_PROD)] = GB(G_CINT) | GB(G_FINT) | GB(G_ML) | GB(G_FLOAT) | GB(G_COMPLEX),
     [OPI(MPI_LAND)] = GB(G_CINT) | GB(G_LOGICAL),
     [OPI(MPI_LOR)] = GB(G_CINT) | GB(G_LOGICAL),
     [OPI(MPI_LXOR)] = GB(G_CINT) | GB(G_LOGICAL),
-    [OPI(MPI_BAND)] = GB(G_CINT) | GB(G_ML) | GB(G_BYTE),
-    [OPI(MPI_BOR)] = GB(G_CINT) | GB(G_ML) | GB(G_BYTE),
-    [OPI(MPI_BXOR)] = GB(G_CINT) | GB(G_ML) | GB(G_BYTE),
+    [OPI(MPI_BAND)] = GB(G_CINT) | GB(G_FINT) | GB(G_ML) | GB(G_BYTE),
+    [OPI(MPI_BOR)] = GB(G_CINT) | GB(G_FINT) | GB(G_ML) | GB(G_BYTE),
+    [OPI(MPI_BXOR)] = GB(G_CINT) | GB(G_FINT) | GB(G_ML) | GB(G_BYTE),
     [OPI(MPI_MINLOC)] = GB(G_PAIR),
     [OPI(MPI_MAXLOC)] = GB(G_PAIR),
 };
@@ -223,20 +233,35 @@ static struct tinfo tinfo_of(MPI_Datatype t)
     case MPI_UNSIGNED_LONG: case MPI_UNSIGNED_LONG_LONG: case MPI_UINT64_T:
         return (struct tinfo){ G_CINT, MK_U64 };
     case MPI_AINT: case MPI_OFFSET: case MPI_COUNT: return (struct tinfo){ G_ML, MK_I64 };
-    case MPI_FLOAT: return (struct tinfo){ G_FLOAT, MK_F };
-    case MPI_DOUBLE: return (struct tinfo){ G_FLOAT, MK_D };
+    case MPI_INTEGER1: return (struct tinfo){ G_FINT, MK_I8 };
+    case MPI_INTEGER2: return (struct tinfo){ G_FINT, MK_I16 };
+    case MPI_INTEGER: case MPI_INTEGER4: return (struct tinfo){ G_FINT, MK_I32 };
+    case MPI_INTEGER8: return (struct tinfo){ G_FINT, MK_I64 };
+    case MPI_FLOAT: case MPI_REAL: case MPI_REAL4: return (struct tinfo){ G_FLOAT, MK_F };
+    case MPI_DOUBLE: case MPI_DOUBLE_PRECISION: case MPI_REAL8:
+        return (struct tinfo){ G_FLOAT, MK_D };
     case MPI_LONG_DOUBLE: return (struct tinfo){ G_FLOAT, MK_LD };
-    /* _Bool is one byte holding 0 or 1: the logical byte kernels apply. */
-    case MPI_C_BOOL: return (struct tinfo){ G_LOGICAL, MK_U8 };
-    case MPI_C_FLOAT_COMPLEX: return (struct tinfo){ G_COMPLEX, MK_CF };
-    case MPI_C_DOUBLE_COMPLEX: return (struct tinfo){ G_COMPLEX, MK_CD };
-    case MPI_C_LONG_DOUBLE_COMPLEX: return (struct tinfo){ G_COMPLEX, MK_CLD };
+    case MPI_REAL16: return (struct tinfo){ G_FLOAT, MK_Q };
+    /* _Bool is one byte holding 0 or 1: the logical byte kernels apply; a
+     * gfortran LOGICAL is an int, .TRUE. 1, and they give 0 or 1 too. */
+    case MPI_C_BOOL: case MPI_CXX_BOOL: return (struct tinfo){ G_LOGICAL, MK_U8 };
+    case MPI_LOGICAL: return (struct tinfo){ G_LOGICAL, MK_I32 };
+    case MPI_C_FLOAT_COMPLEX: case MPI_CXX_FLOAT_COMPLEX: case MPI_COMPLEX: case MPI_COMPLEX8:
+        return (struct tinfo){ G_COMPLEX, MK_CF };
+    case MPI_C_DOUBLE_COMPLEX: case MPI_CXX_DOUBLE_COMPLEX: case MPI_DOUBLE_COMPLEX:
+    case MPI_COMPLEX16:
+        return (struct tinfo){ G_COMPLEX, MK_CD };
+    case MPI_C_LONG_DOUBLE_COMPLEX: case MPI_CXX_LONG_DOUBLE_COMPLEX:
+        return (struct tinfo){ G_COMPLEX, MK_CLD };
+    case MPI_COMPLEX32: return (struct tinfo){ G_COMPLEX, MK_CQ };
     case MPI_BYTE: return (struct tinfo){ G_BYTE, MK_U8 };
     case MPI_FLOAT_INT: return (struct tinfo){ G_PAIR, PK_FI };
     case MPI_DOUBLE_INT: return (struct tinfo){ G_PAIR, PK_DI };
     case MPI_LONG_INT: return (struct tinfo){ G_PAIR, PK_LI };
     case MPI_SHORT_INT: return (struct tinfo){ G_PAIR, PK_SI };
-    case MPI_2INT: return (struct tinfo){ G_PAIR, PK_2I };
+    case MPI_2INT: case MPI_2INTEGER: return (struct tinfo){ G_PAIR, PK_2I };
+    case MPI_2REAL: return (struct tinfo){ G_PAIR, PK_2R };
+    case MPI_2DOUBLE_PRECISION: return (struct tinfo){ G_PAIR, PK_2D };
     case MPI_LONG_DOUBLE_INT: return (struct tinfo){ G_PAIR, PK_LDI };
     default: return (struct tinfo){ G_NONE, 0 };
     }
@@ -370,11 +395,11 @@ static void run(kern_fn *k, size_t esize, const void *in, void *io, MPI_Count co
 
 /* A derived type's runs may split a pair between value and index, so a
  * non-contiguous one goes through the packed stream, where pair j sits at
- * j * (vsize + sizeof(int)) with its index right after the value. */
+ * j * (vsize + isize) with its index right after the value. */
 static void run_pairs(pair_fn *f, const struct pair_info *pi, const void *in, void *io,
                       MPI_Count count, const struct vmpi_dtype *dt)
 {
-    size_t psize = pi->vsize + sizeof(int);
+    size_t psize = pi->vsize + pi->isize;
     if (dt->builtin) {
         f(in, io, (size_t)count, (size_t)vmpi_dtype_ext(dt), pi->ioff);
         return;

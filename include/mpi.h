@@ -170,6 +170,42 @@ typedef struct MPI_Status {
 #define MPI_OFFSET             ((MPI_Datatype)0x4c000844)
 #define MPI_COUNT              ((MPI_Datatype)0x4c000845)
 
+/* Fortran types usable from C, with gfortran's layouts: INTEGER, REAL and
+ * LOGICAL are 4 bytes (.TRUE. is 1), DOUBLE PRECISION 8, REAL16 the IEEE
+ * quad of REAL(16). MPICH has no INTEGER16: it is MPI_DATATYPE_NULL. */
+#define MPI_CHARACTER          ((MPI_Datatype)0x4c00011a)
+#define MPI_INTEGER            ((MPI_Datatype)0x4c00041b)
+#define MPI_REAL               ((MPI_Datatype)0x4c00041c)
+#define MPI_LOGICAL            ((MPI_Datatype)0x4c00041d)
+#define MPI_COMPLEX            ((MPI_Datatype)0x4c00081e)
+#define MPI_DOUBLE_PRECISION   ((MPI_Datatype)0x4c00081f)
+#define MPI_2INTEGER           ((MPI_Datatype)0x4c000820)
+#define MPI_2REAL              ((MPI_Datatype)0x4c000821)
+#define MPI_DOUBLE_COMPLEX     ((MPI_Datatype)0x4c001022)
+#define MPI_2DOUBLE_PRECISION  ((MPI_Datatype)0x4c001023)
+#define MPI_REAL4              ((MPI_Datatype)0x4c000427)
+#define MPI_COMPLEX8           ((MPI_Datatype)0x4c000828)
+#define MPI_REAL8              ((MPI_Datatype)0x4c000829)
+#define MPI_COMPLEX16          ((MPI_Datatype)0x4c00102a)
+#define MPI_REAL16             ((MPI_Datatype)0x4c00102b)
+#define MPI_COMPLEX32          ((MPI_Datatype)0x4c00202c)
+#define MPI_INTEGER1           ((MPI_Datatype)0x4c00012d)
+#define MPI_INTEGER2           ((MPI_Datatype)0x4c00022f)
+#define MPI_INTEGER4           ((MPI_Datatype)0x4c000430)
+#define MPI_INTEGER8           ((MPI_Datatype)0x4c000831)
+#define MPI_INTEGER16          ((MPI_Datatype)MPI_DATATYPE_NULL)
+
+/* C++ types usable from C (bool and std::complex<T> laid out as C's). */
+#define MPI_CXX_BOOL                ((MPI_Datatype)0x4c000133)
+#define MPI_CXX_FLOAT_COMPLEX       ((MPI_Datatype)0x4c000834)
+#define MPI_CXX_DOUBLE_COMPLEX      ((MPI_Datatype)0x4c001035)
+#define MPI_CXX_LONG_DOUBLE_COMPLEX ((MPI_Datatype)0x4c002036)
+
+/* Type classes of MPI_Type_match_size. */
+#define MPI_TYPECLASS_REAL     1
+#define MPI_TYPECLASS_INTEGER  2
+#define MPI_TYPECLASS_COMPLEX  3
+
 /* ------------------------------------------------------------------------ */
 /* Predefined reduction operations                                          */
 /* ------------------------------------------------------------------------ */
@@ -282,6 +318,36 @@ typedef struct MPI_Status {
 #define MPI_WIN_FLAVOR_SHARED   4
 #define MPI_WIN_SEPARATE      1
 #define MPI_WIN_UNIFIED       2
+
+/* Datatype combiners (MPI_Type_get_envelope), array orders and
+ * distributions (MPI_Type_create_subarray/_darray). */
+enum MPIR_Combiner_enum {
+    MPI_COMBINER_NAMED            = 1,
+    MPI_COMBINER_DUP              = 2,
+    MPI_COMBINER_CONTIGUOUS       = 3,
+    MPI_COMBINER_VECTOR           = 4,
+    MPI_COMBINER_HVECTOR_INTEGER  = 5,
+    MPI_COMBINER_HVECTOR          = 6,
+    MPI_COMBINER_INDEXED          = 7,
+    MPI_COMBINER_HINDEXED_INTEGER = 8,
+    MPI_COMBINER_HINDEXED         = 9,
+    MPI_COMBINER_INDEXED_BLOCK    = 10,
+    MPI_COMBINER_STRUCT_INTEGER   = 11,
+    MPI_COMBINER_STRUCT           = 12,
+    MPI_COMBINER_SUBARRAY         = 13,
+    MPI_COMBINER_DARRAY           = 14,
+    MPI_COMBINER_F90_REAL         = 15,
+    MPI_COMBINER_F90_COMPLEX      = 16,
+    MPI_COMBINER_F90_INTEGER      = 17,
+    MPI_COMBINER_RESIZED          = 18,
+    MPI_COMBINER_HINDEXED_BLOCK   = 19
+};
+#define MPI_ORDER_C               56
+#define MPI_ORDER_FORTRAN         57
+#define MPI_DISTRIBUTE_BLOCK      121
+#define MPI_DISTRIBUTE_CYCLIC     122
+#define MPI_DISTRIBUTE_NONE       123
+#define MPI_DISTRIBUTE_DFLT_DARG  (-49767)
 
 /* ------------------------------------------------------------------------ */
 /* Error classes                                                            */
@@ -598,6 +664,45 @@ VMPI_API(int, MPI_Unpack, (const void *inbuf, int insize, int *position,
                            MPI_Comm comm))
 VMPI_API(int, MPI_Pack_size, (int incount, MPI_Datatype datatype,
                               MPI_Comm comm, int *size))
+
+/* Array and block constructors, envelopes, external32, Fortran kinds. */
+VMPI_API(int, MPI_Type_create_hindexed_block, (int count, int blocklength,
+                                   const MPI_Aint array_of_displacements[],
+                                   MPI_Datatype oldtype, MPI_Datatype *newtype))
+VMPI_API(int, MPI_Type_create_subarray, (int ndims, const int array_of_sizes[],
+                                   const int array_of_subsizes[],
+                                   const int array_of_starts[], int order,
+                                   MPI_Datatype oldtype, MPI_Datatype *newtype))
+VMPI_API(int, MPI_Type_create_darray, (int size, int rank, int ndims,
+                                   const int array_of_gsizes[],
+                                   const int array_of_distribs[],
+                                   const int array_of_dargs[],
+                                   const int array_of_psizes[], int order,
+                                   MPI_Datatype oldtype, MPI_Datatype *newtype))
+VMPI_API(int, MPI_Type_get_envelope, (MPI_Datatype datatype, int *num_integers,
+                                   int *num_addresses, int *num_datatypes,
+                                   int *combiner))
+VMPI_API(int, MPI_Type_get_contents, (MPI_Datatype datatype, int max_integers,
+                                   int max_addresses, int max_datatypes,
+                                   int array_of_integers[],
+                                   MPI_Aint array_of_addresses[],
+                                   MPI_Datatype array_of_datatypes[]))
+VMPI_API(int, MPI_Pack_external, (const char *datarep, const void *inbuf,
+                                  int incount, MPI_Datatype datatype,
+                                  void *outbuf, MPI_Aint outsize,
+                                  MPI_Aint *position))
+VMPI_API(int, MPI_Unpack_external, (const char datarep[], const void *inbuf,
+                                    MPI_Aint insize, MPI_Aint *position,
+                                    void *outbuf, int outcount,
+                                    MPI_Datatype datatype))
+VMPI_API(int, MPI_Pack_external_size, (const char *datarep, int incount,
+                                       MPI_Datatype datatype, MPI_Aint *size))
+VMPI_API(int, MPI_Type_match_size, (int typeclass, int size,
+                                    MPI_Datatype *datatype))
+VMPI_API(int, MPI_Type_create_f90_real, (int p, int r, MPI_Datatype *newtype))
+VMPI_API(int, MPI_Type_create_f90_complex, (int p, int r,
+                                            MPI_Datatype *newtype))
+VMPI_API(int, MPI_Type_create_f90_integer, (int r, MPI_Datatype *newtype))
 
 /* --- Communicators ----------------------------------------------------- */
 
