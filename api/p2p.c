@@ -1,5 +1,5 @@
 /* Point-to-point entry points. */
-#include "api.h"
+#include "p2p_args.h"
 #include "../core/dtype_impl.h"
 
 #include <stdlib.h>
@@ -7,8 +7,8 @@
 
 /* Checks the (buffer, count, datatype) triple and the communicator shared
  * by every point-to-point call. */
-static int check_buf(const char *fn, MPI_Comm comm, struct vmpi_comm **c, const void *buf,
-                     int count, MPI_Datatype datatype, struct vmpi_dtype **dt)
+int p2p_check_buf(const char *fn, MPI_Comm comm, struct vmpi_comm **c, const void *buf,
+                  int count, MPI_Datatype datatype, struct vmpi_dtype **dt)
 {
     *c = vmpi_comm_get(comm);
     VMPI_CHECK(*c, NULL, MPI_ERR_COMM, "%s: invalid communicator %#x", fn, (unsigned)comm);
@@ -23,7 +23,7 @@ static int check_buf(const char *fn, MPI_Comm comm, struct vmpi_comm **c, const 
     return MPI_SUCCESS;
 }
 
-static int check_dest(const char *fn, struct vmpi_comm *c, int dest, int tag)
+int p2p_check_dest(const char *fn, struct vmpi_comm *c, int dest, int tag)
 {
     VMPI_CHECK(dest == MPI_PROC_NULL || (dest >= 0 && dest < c->size), c, MPI_ERR_RANK,
                "%s: destination rank %d is not in [0, %d) of communicator %s", fn, dest,
@@ -33,7 +33,7 @@ static int check_dest(const char *fn, struct vmpi_comm *c, int dest, int tag)
     return MPI_SUCCESS;
 }
 
-static int check_src(const char *fn, struct vmpi_comm *c, int src, int tag)
+int p2p_check_src(const char *fn, struct vmpi_comm *c, int src, int tag)
 {
     VMPI_CHECK(src == MPI_PROC_NULL || src == MPI_ANY_SOURCE || (src >= 0 && src < c->size),
                c, MPI_ERR_RANK, "%s: source rank %d is not in [0, %d) of communicator %s",
@@ -75,8 +75,8 @@ __attribute__((cold, noinline)) static int send_args_error(const char *fn, MPI_C
 {
     struct vmpi_comm *c;
     struct vmpi_dtype *dt;
-    int rc = check_buf(fn, comm, &c, buf, count, datatype, &dt);
-    return rc != MPI_SUCCESS ? rc : check_dest(fn, c, dest, tag);
+    int rc = p2p_check_buf(fn, comm, &c, buf, count, datatype, &dt);
+    return rc != MPI_SUCCESS ? rc : p2p_check_dest(fn, c, dest, tag);
 }
 
 __attribute__((cold, noinline)) static int recv_args_error(const char *fn, MPI_Comm comm,
@@ -86,8 +86,8 @@ __attribute__((cold, noinline)) static int recv_args_error(const char *fn, MPI_C
 {
     struct vmpi_comm *c;
     struct vmpi_dtype *dt;
-    int rc = check_buf(fn, comm, &c, buf, count, datatype, &dt);
-    return rc != MPI_SUCCESS ? rc : check_src(fn, c, src, tag);
+    int rc = p2p_check_buf(fn, comm, &c, buf, count, datatype, &dt);
+    return rc != MPI_SUCCESS ? rc : p2p_check_src(fn, c, src, tag);
 }
 
 #define CHECK_SEND(fn)                                                                   \
@@ -105,7 +105,7 @@ __attribute__((cold, noinline)) static int recv_args_error(const char *fn, MPI_C
     return recv_args_error(fn, comm, buf, count, datatype, source, tag)
 
 /* Reports a truncated receive through the communicator's error handler. */
-static int recv_error(const char *fn, const struct vmpi_req *r)
+int p2p_recv_error(const char *fn, const struct vmpi_req *r)
 {
     if (r->st_error == MPI_SUCCESS)
         return MPI_SUCCESS;
@@ -192,7 +192,7 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
     while (!r.done)
         vmpi_progress();
     vmpi_req_status(status, &r);
-    return recv_error("MPI_Recv", &r);
+    return p2p_recv_error("MPI_Recv", &r);
 }
 VMPI_WEAK(Recv);
 
@@ -247,110 +247,6 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
 }
 VMPI_WEAK(Irecv);
 
-/* ---- persistent requests ---------------------------------------------------- */
-
-static int persistent_init(const char *fn, void *buf, int count, MPI_Datatype datatype,
-                           int peer, int tag, MPI_Comm comm, int kind, int mode,
-                           MPI_Request *request)
-{
-    struct vmpi_comm *c;
-    struct vmpi_dtype *dt;
-    int rc = check_buf(fn, comm, &c, buf, count, datatype, &dt);
-    if (rc == MPI_SUCCESS)
-        rc = kind == VMPI_REQ_SEND ? check_dest(fn, c, peer, tag) : check_src(fn, c, peer, tag);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    VMPI_CHECK(request, c, MPI_ERR_ARG, "%s: request is NULL", fn);
-    struct vmpi_req *r = vmpi_req_alloc(kind);
-    r->persistent = 1;
-    r->mode = (uint8_t)mode;
-    r->buf = buf;
-    r->count = count;
-    r->dt = dt;
-    r->peer = peer;
-    r->tag = tag;
-    r->comm = c;
-    vmpi_comm_retain(c);
-    vmpi_dtype_ref(dt);
-    *request = vmpi_req_handle(r);
-    return MPI_SUCCESS;
-}
-
-int PMPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                   MPI_Comm comm, MPI_Request *request)
-{
-    VMPI_ENTER("MPI_Send_init");
-    return persistent_init("MPI_Send_init", (void *)buf, count, datatype, dest, tag, comm,
-                           VMPI_REQ_SEND, VMPI_MODE_STD, request);
-}
-VMPI_WEAK(Send_init);
-
-int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                    MPI_Comm comm, MPI_Request *request)
-{
-    VMPI_ENTER("MPI_Ssend_init");
-    return persistent_init("MPI_Ssend_init", (void *)buf, count, datatype, dest, tag, comm,
-                           VMPI_REQ_SEND, VMPI_MODE_SYNC, request);
-}
-VMPI_WEAK(Ssend_init);
-
-int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                    MPI_Comm comm, MPI_Request *request)
-{
-    VMPI_ENTER("MPI_Rsend_init");
-    return persistent_init("MPI_Rsend_init", (void *)buf, count, datatype, dest, tag, comm,
-                           VMPI_REQ_SEND, VMPI_MODE_READY, request);
-}
-VMPI_WEAK(Rsend_init);
-
-int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag,
-                   MPI_Comm comm, MPI_Request *request)
-{
-    VMPI_ENTER("MPI_Recv_init");
-    return persistent_init("MPI_Recv_init", buf, count, datatype, source, tag, comm,
-                           VMPI_REQ_RECV, VMPI_MODE_STD, request);
-}
-VMPI_WEAK(Recv_init);
-
-static int start_one(const char *fn, MPI_Request *request)
-{
-    VMPI_CHECK(request, NULL, MPI_ERR_ARG, "%s: request is NULL", fn);
-    struct vmpi_req *r = vmpi_req_from_handle(*request);
-    VMPI_CHECK(r && r->persistent, NULL, MPI_ERR_REQUEST,
-               "%s: request %#x is not a persistent request", fn, (unsigned)*request);
-    VMPI_CHECK(!r->active, r->comm, MPI_ERR_REQUEST, "%s: request %#x is already active", fn,
-               (unsigned)*request);
-    if (r->kind == VMPI_REQ_SEND)
-        vmpi_p2p_isend(r->buf, r->count, r->dt, r->peer, r->tag, r->comm, 0, r->mode,
-                       &r->inner);
-    else
-        vmpi_p2p_irecv(r->buf, r->count, r->dt, r->peer, r->tag, r->comm, 0, &r->inner);
-    r->active = 1;
-    return MPI_SUCCESS;
-}
-
-int PMPI_Start(MPI_Request *request)
-{
-    VMPI_ENTER("MPI_Start");
-    return start_one("MPI_Start", request);
-}
-VMPI_WEAK(Start);
-
-int PMPI_Startall(int count, MPI_Request array_of_requests[])
-{
-    VMPI_ENTER("MPI_Startall");
-    VMPI_CHECK(count >= 0, NULL, MPI_ERR_COUNT, "MPI_Startall: count %d is negative", count);
-    VMPI_CHECK(count == 0 || array_of_requests, NULL, MPI_ERR_ARG,
-               "MPI_Startall: array_of_requests is NULL");
-    for (int i = 0; i < count; i++) {
-        int rc = start_one("MPI_Startall", &array_of_requests[i]);
-        if (rc != MPI_SUCCESS)
-            return rc;
-    }
-    return MPI_SUCCESS;
-}
-VMPI_WEAK(Startall);
-
 /* ---- completion -------------------------------------------------------------- */
 
 /* Outcome of looking at one request handle. */
@@ -373,7 +269,7 @@ static int req_state(MPI_Request h, struct vmpi_req **out)
     return r->done ? R_DONE : R_PENDING;
 }
 
-static void empty_status(MPI_Status *st)
+void p2p_empty_status(MPI_Status *st)
 {
     if (st == MPI_STATUS_IGNORE)
         return;
@@ -388,10 +284,12 @@ static void empty_status(MPI_Status *st)
 static int req_finish(const char *fn, MPI_Request *h, struct vmpi_req *r, MPI_Status *st)
 {
     struct vmpi_req *op = r->persistent ? r->inner : r;
+    vmpi_req_settle(op);
     vmpi_req_status(st, op);
-    int rc = op->kind == VMPI_REQ_RECV   ? recv_error(fn, op)
+    int rc = op->kind == VMPI_REQ_RECV   ? p2p_recv_error(fn, op)
              : op->kind == VMPI_REQ_COLL ? coll_error(fn, op)
              : op->kind == VMPI_REQ_RMA  ? rma_error(fn, op)
+             : op->kind == VMPI_REQ_GREQ ? vmpi_err_handle(NULL, op->st_error)
                                          : MPI_SUCCESS;
     if (r->persistent) {
         vmpi_req_free(op);
@@ -420,7 +318,7 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
     if (s < 0)
         return bad_request("MPI_Wait", *request);
     if (s == R_NULL) {
-        empty_status(status);
+        p2p_empty_status(status);
         return MPI_SUCCESS;
     }
     return req_finish("MPI_Wait", request, r, status);
@@ -441,7 +339,7 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
         return bad_request("MPI_Test", *request);
     *flag = s != R_PENDING;
     if (s == R_NULL)
-        empty_status(status);
+        p2p_empty_status(status);
     else if (s == R_DONE)
         return req_finish("MPI_Test", request, r, status);
     return MPI_SUCCESS;
@@ -485,6 +383,7 @@ static void finish_in_array(const char *fn, MPI_Request *h, struct vmpi_req *r, 
                             int *err, struct vmpi_comm **ecomm)
 {
     struct vmpi_req *op = r->persistent ? r->inner : r;
+    vmpi_req_settle(op);
     int e = op->st_error;
     op->st_error = MPI_SUCCESS;
     note_error(op, e, err, ecomm);
@@ -506,7 +405,7 @@ static int finish_done(const char *fn, int count, MPI_Request reqs[], MPI_Status
         int s = req_state(reqs[i], &r);
         MPI_Status *st = status_at(statuses, i);
         if (s == R_NULL) {
-            empty_status(st);
+            p2p_empty_status(st);
             if (st != MPI_STATUS_IGNORE)
                 st->MPI_ERROR = MPI_SUCCESS;
             continue;
@@ -614,7 +513,7 @@ static int any_common(const char *fn, int count, MPI_Request reqs[], int *index,
     }
     *index = i;
     if (i == MPI_UNDEFINED) {
-        empty_status(status);
+        p2p_empty_status(status);
         return MPI_SUCCESS;
     }
     struct vmpi_req *r;
@@ -701,7 +600,9 @@ int PMPI_Request_free(MPI_Request *request)
     }
     /* An active operation still runs to completion, then frees itself. */
     if (op) {
-        op->handle = MPI_REQUEST_NULL;
+        /* A generalized request stays nameable for MPI_Grequest_complete. */
+        if (op->kind != VMPI_REQ_GREQ)
+            op->handle = MPI_REQUEST_NULL;
         if (op->done)
             vmpi_req_free(op);
         else
@@ -724,9 +625,8 @@ int PMPI_Cancel(MPI_Request *request)
     if (r->persistent)
         r = r->active ? r->inner : NULL;
     /* Sends are never cancelled: the cancel "fails", as the standard allows. */
-    if (r && r->kind == VMPI_REQ_RECV)
-        vmpi_p2p_cancel_recv(r);
-    return MPI_SUCCESS;
+    int rc = r ? vmpi_req_cancel(r) : MPI_SUCCESS;
+    return rc == MPI_SUCCESS ? rc : vmpi_err_handle(NULL, rc);
 }
 VMPI_WEAK(Cancel);
 
@@ -746,11 +646,11 @@ static int probe_common(const char *fn, int source, int tag, MPI_Comm comm, int 
 {
     struct vmpi_comm *c = vmpi_comm_get(comm);
     VMPI_CHECK(c, NULL, MPI_ERR_COMM, "%s: invalid communicator %#x", fn, (unsigned)comm);
-    int rc = check_src(fn, c, source, tag);
+    int rc = p2p_check_src(fn, c, source, tag);
     if (rc != MPI_SUCCESS)
         return rc;
     if (source == MPI_PROC_NULL) {
-        empty_status(status);
+        p2p_empty_status(status);
         if (status != MPI_STATUS_IGNORE)
             status->MPI_SOURCE = MPI_PROC_NULL;
         if (flag)
@@ -791,13 +691,13 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
     VMPI_ENTER("MPI_Sendrecv");
     struct vmpi_comm *c;
     struct vmpi_dtype *sdt, *rdt;
-    int rc = check_buf("MPI_Sendrecv", comm, &c, sendbuf, sendcount, sendtype, &sdt);
+    int rc = p2p_check_buf("MPI_Sendrecv", comm, &c, sendbuf, sendcount, sendtype, &sdt);
     if (rc == MPI_SUCCESS)
-        rc = check_dest("MPI_Sendrecv", c, dest, sendtag);
+        rc = p2p_check_dest("MPI_Sendrecv", c, dest, sendtag);
     if (rc == MPI_SUCCESS)
-        rc = check_buf("MPI_Sendrecv", comm, &c, recvbuf, recvcount, recvtype, &rdt);
+        rc = p2p_check_buf("MPI_Sendrecv", comm, &c, recvbuf, recvcount, recvtype, &rdt);
     if (rc == MPI_SUCCESS)
-        rc = check_src("MPI_Sendrecv", c, source, recvtag);
+        rc = p2p_check_src("MPI_Sendrecv", c, source, recvtag);
     if (rc != MPI_SUCCESS)
         return rc;
     struct vmpi_req *rr, *sr;
@@ -807,7 +707,7 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
         vmpi_progress();
     vmpi_req_free(sr);
     vmpi_req_status(status, rr);
-    rc = recv_error("MPI_Sendrecv", rr);
+    rc = p2p_recv_error("MPI_Sendrecv", rr);
     vmpi_req_free(rr);
     return rc;
 }
@@ -819,11 +719,11 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
     VMPI_ENTER("MPI_Sendrecv_replace");
     struct vmpi_comm *c;
     struct vmpi_dtype *dt;
-    int rc = check_buf("MPI_Sendrecv_replace", comm, &c, buf, count, datatype, &dt);
+    int rc = p2p_check_buf("MPI_Sendrecv_replace", comm, &c, buf, count, datatype, &dt);
     if (rc == MPI_SUCCESS)
-        rc = check_dest("MPI_Sendrecv_replace", c, dest, sendtag);
+        rc = p2p_check_dest("MPI_Sendrecv_replace", c, dest, sendtag);
     if (rc == MPI_SUCCESS)
-        rc = check_src("MPI_Sendrecv_replace", c, source, recvtag);
+        rc = p2p_check_src("MPI_Sendrecv_replace", c, source, recvtag);
     if (rc != MPI_SUCCESS)
         return rc;
     /* The outgoing data is packed first so the receive may overwrite buf. */
@@ -842,7 +742,7 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
     vmpi_req_free(sr);
     free(tmp);
     vmpi_req_status(status, rr);
-    rc = recv_error("MPI_Sendrecv_replace", rr);
+    rc = p2p_recv_error("MPI_Sendrecv_replace", rr);
     vmpi_req_free(rr);
     return rc;
 }

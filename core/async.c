@@ -3,7 +3,7 @@
  *
  * A target whose window is served by active messages (rma/am.c) must answer
  * its origins even when it makes no MPI calls for a long time. While some
- * part of the library asks for it (vmpi_async_want), a helper thread wakes
+ * part of the library asks for it (vmpi_async_want_for), a helper thread wakes
  * every VMPI_ASYNC_MIN_US microseconds (backing off to VMPI_ASYNC_MAX_US
  * while nothing arrives) and, if the application is not inside an MPI call,
  * polls every channel a few times. VMPI_ASYNC=0 turns the helper off.
@@ -34,7 +34,7 @@
 
 int vmpi_async_depth;
 bool vmpi_async_on;
-bool vmpi_async_wanted;
+unsigned vmpi_async_wanted;
 
 static atomic_int lock_word;
 static atomic_bool stopping;
@@ -83,9 +83,12 @@ static void *helper_main(void *arg)
     return NULL;
 }
 
-void vmpi_async_want(bool on)
+void vmpi_async_want_for(unsigned reason, bool on)
 {
-    vmpi_async_wanted = on;
+    if (on)
+        vmpi_async_wanted |= reason;
+    else
+        vmpi_async_wanted &= ~reason;
 }
 
 void vmpi_async_leave(void)
@@ -105,7 +108,7 @@ void vmpi_async_leave(void)
     if (!want)
         return;
     if (!vmpi_env_u64("VMPI_ASYNC", 1, 0, 1)) {
-        vmpi_async_wanted = false;
+        vmpi_async_wanted = 0;
         return;
     }
     min_us = (unsigned)vmpi_env_u64("VMPI_ASYNC_MIN_US", 50, 1, 1000000);
@@ -116,7 +119,7 @@ void vmpi_async_leave(void)
         fprintf(stderr, "vmpi: rank %d: cannot start the progress helper thread (error %d); "
                 "passive targets served by active messages now progress only inside MPI "
                 "calls\n", vmpi_job.rank, rc);
-        vmpi_async_wanted = false;
+        vmpi_async_wanted = 0;
         return;
     }
     vmpi_async_on = true;

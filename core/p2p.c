@@ -34,8 +34,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct unexp {
-    struct unexp *next, *prev;
+struct vmpi_unexp {
+    struct vmpi_unexp *next, *prev;
     struct vmpi_hdr h;
     int src_world;
     size_t paylen;      /* bytes at data: message (EAGER) or RTS info */
@@ -47,8 +47,8 @@ struct unexp {
 };
 
 static struct vmpi_req *pq_head, *pq_tail; /* posted receives */
-static struct unexp *uq_head, *uq_tail;
-static struct unexp *pulling;  /* matched while their pull was under way */
+static struct vmpi_unexp *uq_head, *uq_tail;
+static struct vmpi_unexp *pulling;  /* matched while their pull was under way */
 
 /* Sends that found no room in their channel, in order; per-peer counts
  * keep later sends to that peer behind them. */
@@ -103,7 +103,7 @@ static void posted_remove(struct vmpi_req *r)
     r->next = r->prev = NULL;
 }
 
-static void unexp_remove(struct unexp *u)
+static void unexp_remove(struct vmpi_unexp *u)
 {
     if (u->prev)
         u->prev->next = u->next;
@@ -311,7 +311,7 @@ static int incoming(int src, const struct vmpi_hdr *h, const void *pay, size_t p
     if (hold && hold > vmpi_g.unexp_max - vmpi_g.unexp_bytes && vmpi_g.unexp_bytes > 0 &&
         !wanted_from(src))
         return VMPI_AGAIN;
-    struct unexp *u = malloc(sizeof *u + paylen);
+    struct vmpi_unexp *u = malloc(sizeof *u + paylen);
     if (!u)
         vmpi_fatal("out of memory queueing an unexpected message of %zu bytes", paylen);
     u->h = *h;
@@ -512,11 +512,10 @@ int vmpi_p2p_isend(const void *buf, MPI_Count count, struct vmpi_dtype *dt, int 
 
 /* ---- receives -------------------------------------------------------------- */
 
-/* Takes an unexpected message for receive r. */
-static void recv_unexpected(struct vmpi_req *r, struct unexp *u)
+/* Receive r takes message u, already out of the unexpected queue (found by
+ * vmpi_p2p_post_recv, or taken by a matched probe). */
+void vmpi_p2p_recv_taken(struct vmpi_req *r, struct vmpi_unexp *u)
 {
-    src_check(r->comm, &u->h, u->src_world);
-    unexp_remove(u);
     if (u->pull) {
         /* The receive completes when the pull does (see finish_pulls), so
          * posting it never waits. */
@@ -540,9 +539,9 @@ static void recv_unexpected(struct vmpi_req *r, struct unexp *u)
     free(u);
 }
 
-static struct unexp *unexp_find(const struct vmpi_req *r)
+static struct vmpi_unexp *unexp_find(const struct vmpi_req *r)
 {
-    for (struct unexp *u = uq_head; u; u = u->next)
+    for (struct vmpi_unexp *u = uq_head; u; u = u->next)
         if (matches(r, &u->h))
             return u;
     return NULL;
@@ -557,11 +556,14 @@ void vmpi_p2p_post_recv(struct vmpi_req *r)
         vmpi_req_complete(r);
         return;
     }
-    struct unexp *u = uq_head ? unexp_find(r) : NULL;
-    if (u)
-        recv_unexpected(r, u);
-    else
+    struct vmpi_unexp *u = uq_head ? unexp_find(r) : NULL;
+    if (!u) {
         posted_append(r);
+        return;
+    }
+    src_check(r->comm, &u->h, u->src_world);
+    unexp_remove(u);
+    vmpi_p2p_recv_taken(r, u);
 }
 
 void vmpi_p2p_recv_fill(struct vmpi_req *r, void *buf, MPI_Count count, struct vmpi_dtype *dt,
@@ -613,7 +615,7 @@ bool vmpi_p2p_cancel_recv(struct vmpi_req *r)
 
 /* Probe: the first unexpected message that a receive (src, tag, ctx) would
  * match. Fills the status fields into *st when found. */
-static bool probe_found(struct unexp *u, struct vmpi_comm *c, MPI_Status *st)
+static bool probe_found(struct vmpi_unexp *u, struct vmpi_comm *c, MPI_Status *st)
 {
     if (!u)
         return false;
@@ -626,23 +628,20 @@ static bool probe_found(struct unexp *u, struct vmpi_comm *c, MPI_Status *st)
     return true;
 }
 
-bool vmpi_p2p_iprobe(int src, int tag, struct vmpi_comm *c, MPI_Status *st)
+struct vmpi_unexp *vmpi_p2p_probe(int src, int tag, struct vmpi_comm *c, MPI_Status *st,
+                                  unsigned how)
 {
     struct vmpi_req probe = {.peer = src, .tag = tag, .ctx = c->ctx};
-    struct unexp *u = unexp_find(&probe);
-    if (!u) {
+    struct vmpi_unexp *u = unexp_find(&probe);
+    if (!u && (how & VMPI_PROBE_POLL)) {
         probing = src == MPI_ANY_SOURCE ? src : vmpi_comm_world_rank(c, src);
         vmpi_progress();
         probing = -3;
         u = unexp_find(&probe);
     }
-    return probe_found(u, c, st);
-}
-
-bool vmpi_p2p_peek(int src, int tag, struct vmpi_comm *c, MPI_Status *st)
-{
-    struct vmpi_req probe = {.peer = src, .tag = tag, .ctx = c->ctx};
-    return probe_found(unexp_find(&probe), c, st);
+    if (probe_found(u, c, st) && (how & VMPI_PROBE_TAKE))
+        unexp_remove(u);
+    return u;
 }
 
 /* ---- completion -------------------------------------------------------------- */
@@ -693,7 +692,7 @@ int vmpi_p2p_sendrecv(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt
 __attribute__((noinline, cold)) static int finish_pulls(void)
 {
     int n = 0;
-    for (struct unexp **pp = &pulling, *u; (u = *pp);) {
+    for (struct vmpi_unexp **pp = &pulling, *u; (u = *pp);) {
         if (!u->pull->done) {
             pp = &u->next;
             continue;
@@ -711,7 +710,7 @@ __attribute__((noinline, cold)) static int finish_pulls(void)
 
 __attribute__((noinline, cold)) static void pull_unexpected(void)
 {
-    for (struct unexp *u = uq_head; u; u = u->next) {
+    for (struct vmpi_unexp *u = uq_head; u; u = u->next) {
         if (u->h.type != VMPI_PKT_RTS || u->pull || (u->h.flags & VMPI_HF_SYNC) ||
             u->h.len > vmpi_g.unexp_max - vmpi_g.unexp_bytes)
             continue;
@@ -764,14 +763,14 @@ int vmpi_p2p_init(void)
 void vmpi_p2p_finalize(void)
 {
     while (pulling) {
-        struct unexp *u = pulling;
+        struct vmpi_unexp *u = pulling;
         pulling = u->next;
         vmpi_req_free(u->pull);
         free(u->pullbuf);
         free(u);
     }
     while (uq_head) {
-        struct unexp *u = uq_head;
+        struct vmpi_unexp *u = uq_head;
         unexp_remove(u);
         if (u->pull)
             vmpi_req_free(u->pull);

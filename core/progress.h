@@ -32,8 +32,15 @@ extern const struct vmpi_chan_up vmpi_p2p_up;
  * application is outside MPI, for as long as something wants it. */
 extern int vmpi_async_depth;     /* MPI calls the application is inside (nested count) */
 extern bool vmpi_async_on;     /* the helper runs: outermost calls take its lock */
-extern bool vmpi_async_wanted;
-void vmpi_async_want(bool on); /* takes effect when the outermost MPI call returns */
+extern unsigned vmpi_async_wanted; /* the VMPI_ASYNC_* reasons that want the helper */
+/* Each part that needs the helper sets and clears its own reason; it takes
+ * effect when the outermost MPI call returns. */
+enum { VMPI_ASYNC_RMA = 1, VMPI_ASYNC_BSEND = 2 };
+void vmpi_async_want_for(unsigned reason, bool on);
+static inline void vmpi_async_want(bool on) /* the RMA reason (rma/am.c) */
+{
+    vmpi_async_want_for(VMPI_ASYNC_RMA, on);
+}
 void vmpi_async_acquire(void);
 void vmpi_async_leave(void);   /* outermost return: drop the lock, start or stop the helper */
 

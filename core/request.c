@@ -69,6 +69,8 @@ struct vmpi_req *vmpi_req_from_cookie(uint64_t cookie)
 
 void vmpi_req_free(struct vmpi_req *r)
 {
+    if (VMPI_UNLIKELY(r->kind == VMPI_REQ_GREQ))
+        vmpi_greq_release(r);
     if (r->dt)
         vmpi_dtype_unref(r->dt);
     r->dt = NULL;
@@ -118,11 +120,21 @@ void vmpi_req_status(MPI_Status *st, const struct vmpi_req *r)
         st->MPI_SOURCE = r->st_source;
         st->MPI_TAG = r->st_tag;
         vmpi_req_status_set_count(st, (MPI_Count)r->st_bytes);
+    } else if (VMPI_UNLIKELY(r->kind == VMPI_REQ_GREQ)) {
+        vmpi_greq_status(st, r);
     } else {
         st->MPI_SOURCE = MPI_ANY_SOURCE;
         st->MPI_TAG = MPI_ANY_TAG;
         vmpi_req_status_set_count(st, 0);
     }
+}
+
+int vmpi_req_cancel(struct vmpi_req *r)
+{
+    if (r->kind == VMPI_REQ_GREQ)
+        return vmpi_greq_cancel(r);
+    vmpi_p2p_cancel_recv(r);
+    return MPI_SUCCESS;
 }
 
 /* Last step of MPI_Finalize: the requests in the pool, and those the

@@ -13,8 +13,16 @@
 
 /* ---- requests and point-to-point (core/request.c, core/p2p.c) ----------- */
 /* COLL: a non-blocking collective; its schedule (coll/sched.c) completes it. */
-enum vmpi_req_kind { VMPI_REQ_SEND = 1, VMPI_REQ_RECV = 2, VMPI_REQ_COLL = 3, VMPI_REQ_RMA = 4 };
-enum vmpi_send_mode { VMPI_MODE_STD = 0, VMPI_MODE_SYNC = 1, VMPI_MODE_READY = 2 };
+/* GREQ: a generalized request (core/greq.c); MSG: a message taken by a
+ * matched probe (an MPI_Message handle names it, core/message.c). */
+enum vmpi_req_kind {
+    VMPI_REQ_SEND = 1, VMPI_REQ_RECV = 2, VMPI_REQ_COLL = 3, VMPI_REQ_RMA = 4,
+    VMPI_REQ_GREQ = 5, VMPI_REQ_MSG = 6
+};
+/* BUFFERED: only persistent requests carry it (MPI_Bsend_init). */
+enum vmpi_send_mode {
+    VMPI_MODE_STD = 0, VMPI_MODE_SYNC = 1, VMPI_MODE_READY = 2, VMPI_MODE_BUFFERED = 3
+};
 
 struct vmpi_req {
     struct vmpi_req *next, *prev; /* posted/unexpected queue links */
@@ -96,11 +104,73 @@ void vmpi_p2p_post_recv(struct vmpi_req *r);
  * with no request; false when it must take the general path. */
 bool vmpi_p2p_send_fast(const void *buf, size_t len, const struct vmpi_dtype *dt, int dest,
                         int tag, struct vmpi_comm *c);
-bool vmpi_p2p_iprobe(int src, int tag, struct vmpi_comm *c, MPI_Status *st);
+/* The first unexpected message a receive (src, tag, c) would match, or
+ * NULL; its source, tag and size go to *st (may be MPI_STATUS_IGNORE).
+ * POLL: make progress once if none is there yet. TAKE: remove it from the
+ * queue (a matched probe): no receive can match it any more, and
+ * vmpi_p2p_recv_taken gives it to a receive. */
+struct vmpi_unexp;
+enum { VMPI_PROBE_POLL = 1, VMPI_PROBE_TAKE = 2 };
+struct vmpi_unexp *vmpi_p2p_probe(int src, int tag, struct vmpi_comm *c, MPI_Status *st,
+                                  unsigned how);
+void vmpi_p2p_recv_taken(struct vmpi_req *r, struct vmpi_unexp *u);
+static inline bool vmpi_p2p_iprobe(int src, int tag, struct vmpi_comm *c, MPI_Status *st)
+{
+    return vmpi_p2p_probe(src, tag, c, st, VMPI_PROBE_POLL) != NULL;
+}
 /* iprobe without a progress call: what has already arrived. */
-bool vmpi_p2p_peek(int src, int tag, struct vmpi_comm *c, MPI_Status *st);
+static inline bool vmpi_p2p_peek(int src, int tag, struct vmpi_comm *c, MPI_Status *st)
+{
+    return vmpi_p2p_probe(src, tag, c, st, 0) != NULL;
+}
 int vmpi_p2p_init(void);
 void vmpi_p2p_finalize(void);
 void vmpi_req_pool_finalize(void);
+/* MPI_Cancel of an operation (not a persistent request): receives that are
+ * not matched yet are cancelled, generalized requests ask their cancel
+ * callback (its error code comes back); sends are never cancelled. */
+int vmpi_req_cancel(struct vmpi_req *r);
+
+/* ---- generalized requests (core/greq.c) ------------------------------------
+ * The user's callbacks and extra state live in r->tmp. MPI_Wait and friends
+ * retire a done one with vmpi_req_settle before reading its status: the
+ * query callback fills the status, then the free callback runs; the first
+ * error of the two becomes the request's error. */
+struct vmpi_req *vmpi_greq_start(MPI_Grequest_query_function *query_fn,
+                                 MPI_Grequest_free_function *free_fn,
+                                 MPI_Grequest_cancel_function *cancel_fn, void *extra_state);
+void vmpi_greq_query(struct vmpi_req *r); /* query callback: status and error */
+void vmpi_greq_retire(struct vmpi_req *r);
+void vmpi_greq_release(struct vmpi_req *r); /* from vmpi_req_free: free callback, once */
+void vmpi_greq_status(MPI_Status *st, const struct vmpi_req *r);
+int vmpi_greq_cancel(struct vmpi_req *r);
+static inline void vmpi_req_settle(struct vmpi_req *r)
+{
+    if (VMPI_UNLIKELY(r->kind == VMPI_REQ_GREQ))
+        vmpi_greq_retire(r);
+}
+
+/* ---- buffered sends (core/bsend.c) -------------------------------------------
+ * One attached buffer per process (MPI-3.1 3.6). */
+int vmpi_bsend_attach(void *buf, size_t size); /* MPI_ERR_BUFFER if one is attached */
+void vmpi_bsend_attached(void **buf, size_t *size); /* NULL, 0: none */
+/* Waits until every buffered message has left, then detaches; *buf NULL and
+ * *size 0 when none was attached. */
+void vmpi_bsend_detach(void **buf, size_t *size);
+/* Copies the message into the buffer and starts sending it; MPI_ERR_BUFFER
+ * (through c's handler, message naming fn) when it does not fit. */
+int vmpi_bsend(const char *fn, const void *buf, MPI_Count count, struct vmpi_dtype *dt,
+               int dest, int tag, struct vmpi_comm *c);
+/* What MPI_Ibsend and a started MPI_Bsend_init hold: a send request that is
+ * complete, since its message is in the buffer. */
+struct vmpi_req *vmpi_bsend_req(void);
+
+/* ---- matched probe (core/message.c) ------------------------------------------ */
+/* A message request for the message a matched probe took (in r->tmp). */
+struct vmpi_req *vmpi_msg_new(struct vmpi_unexp *u, struct vmpi_comm *c);
+/* Starts the receive of a message request's message and frees the message
+ * request; the receive completes like one from vmpi_p2p_irecv. */
+struct vmpi_req *vmpi_msg_recv(struct vmpi_req *msg, void *buf, MPI_Count count,
+                               struct vmpi_dtype *dt);
 
 #endif

@@ -602,6 +602,59 @@ VMPI_API(int, MPI_Get_elements_x, (const MPI_Status *status,
                                    MPI_Datatype datatype, MPI_Count *count))
 VMPI_API(int, MPI_Test_cancelled, (const MPI_Status *status, int *flag))
 
+/* --- Buffered sends, matched probe, generalized requests, status setters - */
+
+/* Bytes of attached buffer a buffered message needs beyond its packed size
+ * (MPI_Pack_size): an upper bound, as in MPICH. */
+#define MPI_BSEND_OVERHEAD 96
+
+VMPI_API(int, MPI_Buffer_attach, (void *buffer, int size))
+/* buffer_addr is really a void ** (receives the buffer's address). */
+VMPI_API(int, MPI_Buffer_detach, (void *buffer_addr, int *size))
+VMPI_API(int, MPI_Bsend, (const void *buf, int count, MPI_Datatype datatype,
+                          int dest, int tag, MPI_Comm comm))
+VMPI_API(int, MPI_Ibsend, (const void *buf, int count, MPI_Datatype datatype,
+                           int dest, int tag, MPI_Comm comm,
+                           MPI_Request *request))
+VMPI_API(int, MPI_Bsend_init, (const void *buf, int count,
+                               MPI_Datatype datatype, int dest, int tag,
+                               MPI_Comm comm, MPI_Request *request))
+
+/* A message taken by a matched probe (MPICH encodes it as a request). */
+typedef int MPI_Message;
+#define MPI_MESSAGE_NULL     ((MPI_Message)0x2c000000)
+#define MPI_MESSAGE_NO_PROC  ((MPI_Message)0x6c000000)
+
+VMPI_API(int, MPI_Mprobe, (int source, int tag, MPI_Comm comm,
+                           MPI_Message *message, MPI_Status *status))
+VMPI_API(int, MPI_Improbe, (int source, int tag, MPI_Comm comm, int *flag,
+                            MPI_Message *message, MPI_Status *status))
+VMPI_API(int, MPI_Mrecv, (void *buf, int count, MPI_Datatype datatype,
+                          MPI_Message *message, MPI_Status *status))
+VMPI_API(int, MPI_Imrecv, (void *buf, int count, MPI_Datatype datatype,
+                           MPI_Message *message, MPI_Request *request))
+VMPI_API(MPI_Fint,    MPI_Message_c2f, (MPI_Message message))
+VMPI_API(MPI_Message, MPI_Message_f2c, (MPI_Fint message))
+
+/* Generalized requests (MPI-3.1 12.2). */
+typedef int (MPI_Grequest_query_function)(void *extra_state, MPI_Status *status);
+typedef int (MPI_Grequest_free_function)(void *extra_state);
+typedef int (MPI_Grequest_cancel_function)(void *extra_state, int complete);
+VMPI_API(int, MPI_Grequest_start, (MPI_Grequest_query_function *query_fn,
+                                   MPI_Grequest_free_function *free_fn,
+                                   MPI_Grequest_cancel_function *cancel_fn,
+                                   void *extra_state, MPI_Request *request))
+VMPI_API(int, MPI_Grequest_complete, (MPI_Request request))
+
+VMPI_API(int, MPI_Request_get_status, (MPI_Request request, int *flag,
+                                       MPI_Status *status))
+VMPI_API(int, MPI_Status_set_cancelled, (MPI_Status *status, int flag))
+VMPI_API(int, MPI_Status_set_elements, (MPI_Status *status,
+                                        MPI_Datatype datatype, int count))
+VMPI_API(int, MPI_Status_set_elements_x, (MPI_Status *status,
+                                          MPI_Datatype datatype,
+                                          MPI_Count count))
+
 /* --- Derived datatypes ------------------------------------------------- */
 
 VMPI_API(int, MPI_Type_contiguous, (int count, MPI_Datatype oldtype,
