@@ -1,23 +1,10 @@
-/* Process topology entry points (Cartesian only): argument checks, then
- * core/topo.c. Error classes: MPI_ERR_COMM for a bad communicator,
- * MPI_ERR_TOPOLOGY for a Cartesian call on a communicator without a
+/* Process topology entry points (Cartesian ones and Topo_test; graphs are
+ * in api/topo_graph.c): argument checks, then comm/topo.c. Error classes:
+ * MPI_ERR_COMM for a bad communicator, MPI_ERR_TOPOLOGY for a Cartesian call on a communicator without a
  * Cartesian topology, MPI_ERR_DIMS for bad dimension counts or sizes, and,
  * as in MPICH, MPI_ERR_ARG for a bad direction, maxdims or non-periodic
  * coordinate out of range, MPI_ERR_RANK for a rank outside the grid. */
-#include "api.h"
-
-#define COMM_ARG(c, h, fn)                                                              \
-    struct vmpi_comm *c = vmpi_comm_get(h);                                             \
-    VMPI_CHECK(c, NULL, MPI_ERR_COMM, "%s: comm is not a valid communicator (0x%x)", fn, \
-               (unsigned)(h))
-
-#define CART_ARG(c, h, fn)                                                              \
-    COMM_ARG(c, h, fn);                                                                 \
-    VMPI_CHECK(c->topo == MPI_CART, c, MPI_ERR_TOPOLOGY,                                \
-               "%s: the communicator has no Cartesian topology", fn)
-
-#define PTR_ARG(p, c, fn, name) \
-    VMPI_CHECK((p) != NULL, c, MPI_ERR_ARG, "%s: %s is NULL", fn, name)
+#include "topo_args.h"
 
 int PMPI_Dims_create(int nnodes, int ndims, int dims[])
 {
@@ -43,6 +30,26 @@ int PMPI_Dims_create(int nnodes, int ndims, int dims[])
 }
 VMPI_WEAK(Dims_create);
 
+/* The grid of Cart_create and Cart_map: ndims >= 0 positive dims whose
+ * product n fits in c. */
+static int grid_arg(struct vmpi_comm *c, const char *fn, int ndims, const int *dims,
+                    const int *periods, long *n)
+{
+    VMPI_CHECK(ndims >= 0, c, MPI_ERR_DIMS, "%s: ndims = %d is negative", fn, ndims);
+    VMPI_CHECK(ndims == 0 || (dims && periods), c, MPI_ERR_ARG, "%s: %s is NULL", fn,
+               dims ? "periods" : "dims");
+    *n = 1;
+    for (int i = 0; i < ndims; i++) {
+        VMPI_CHECK(dims[i] > 0, c, MPI_ERR_DIMS, "%s: dims[%d] = %d is not positive", fn, i,
+                   dims[i]);
+        *n *= dims[i];
+        VMPI_CHECK(*n <= c->size, c, MPI_ERR_DIMS,
+                   "%s: the grid (%ld processes so far) is larger than the communicator "
+                   "(%d)", fn, *n, c->size);
+    }
+    return MPI_SUCCESS;
+}
+
 int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
                      int reorder, MPI_Comm *comm_cart)
 {
@@ -51,24 +58,13 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
     VMPI_ENTER(fn);
     COMM_ARG(c, comm_old, fn);
     PTR_ARG(comm_cart, c, fn, "comm_cart");
-    VMPI_CHECK(ndims >= 0, c, MPI_ERR_DIMS, "%s: ndims = %d is negative", fn, ndims);
-    VMPI_CHECK(ndims == 0 || (dims && periods), c, MPI_ERR_ARG, "%s: %s is NULL", fn,
-               dims ? "periods" : "dims");
-    long n = 1;
-    for (int i = 0; i < ndims; i++) {
-        VMPI_CHECK(dims[i] > 0, c, MPI_ERR_DIMS, "%s: dims[%d] = %d is not positive", fn, i,
-                   dims[i]);
-        n *= dims[i];
-        VMPI_CHECK(n <= c->size, c, MPI_ERR_DIMS,
-                   "%s: the grid (%ld processes so far) is larger than the communicator "
-                   "(%d)", fn, n, c->size);
-    }
-    struct vmpi_comm *nc;
-    int rc = vmpi_topo_cart_create(c, ndims, dims, periods, &nc);
+    long n;
+    int rc = grid_arg(c, fn, ndims, dims, periods, &n);
     if (rc != MPI_SUCCESS)
-        return vmpi_err_handle(c, rc);
-    *comm_cart = nc ? nc->handle : MPI_COMM_NULL;
-    return MPI_SUCCESS;
+        return rc;
+    struct vmpi_comm *nc = NULL;
+    rc = vmpi_topo_cart_create(c, ndims, dims, periods, &nc);
+    return topo_made(c, rc, nc, comm_cart);
 }
 VMPI_WEAK(Cart_create);
 
@@ -160,7 +156,38 @@ int PMPI_Topo_test(MPI_Comm comm, int *status)
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
     PTR_ARG(status, c, fn, "status");
-    *status = c->topo == MPI_CART ? MPI_CART : MPI_UNDEFINED;
+    *status = c->topo; /* MPI_CART, MPI_GRAPH, MPI_DIST_GRAPH or MPI_UNDEFINED */
     return MPI_SUCCESS;
 }
 VMPI_WEAK(Topo_test);
+
+int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
+{
+    static const char fn[] = "MPI_Cart_sub";
+    VMPI_ENTER(fn);
+    CART_ARG(c, comm, fn);
+    PTR_ARG(newcomm, c, fn, "newcomm");
+    if (c->ndims > 0)
+        PTR_ARG(remain_dims, c, fn, "remain_dims");
+    struct vmpi_comm *nc = NULL;
+    int rc = vmpi_topo_cart_sub(c, remain_dims, &nc);
+    return topo_made(c, rc, nc, newcomm);
+}
+VMPI_WEAK(Cart_sub);
+
+/* Ranks stay where they are (MPI-3.1 7.5.7 allows any mapping): the first
+ * prod(dims) ranks get their own rank, the others MPI_UNDEFINED. */
+int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
+{
+    static const char fn[] = "MPI_Cart_map";
+    VMPI_ENTER(fn);
+    COMM_ARG(c, comm, fn);
+    PTR_ARG(newrank, c, fn, "newrank");
+    long n;
+    int rc = grid_arg(c, fn, ndims, dims, periods, &n);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *newrank = c->rank < n ? c->rank : MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Cart_map);

@@ -21,5 +21,54 @@ void vmpi_topo_cart_coords(const struct vmpi_comm *c, int rank, int *coords);
 int vmpi_topo_cart_rank(const struct vmpi_comm *c, const int *coords, int *rank);
 void vmpi_topo_cart_shift(const struct vmpi_comm *c, int dir, int disp, int *src, int *dst);
 int vmpi_topo_dims_create(int nnodes, int ndims, int *dims);
+/* The first n ranks of c, ranks in order (MPI_COMM_NULL on the others);
+ * collective over c; fn names the call in errors. */
+int vmpi_topo_comm_first(struct vmpi_comm *c, int n, const char *fn, struct vmpi_comm **out);
+/* Cart_sub: the grid of the dimensions remain[i] != 0 that holds this rank
+ * (collective over c). */
+int vmpi_topo_cart_sub(struct vmpi_comm *c, const int *remain, struct vmpi_comm **out);
+
+/* Graph and distributed-graph topologies (topo_graph.c), kept in a
+ * communicator slot; c->topo is MPI_GRAPH or MPI_DIST_GRAPH. */
+struct vmpi_topo_graph {
+    int nnodes, nedges;
+    int *index, *edges;    /* MPI_GRAPH: the whole graph, as given */
+    int indeg, outdeg;     /* MPI_DIST_GRAPH: this rank's edges */
+    int *in, *out;         /* ranks of the sources and destinations */
+    int *inw, *outw;       /* their weights (1 when unweighted) */
+    bool weighted;         /* weights were given (not MPI_UNWEIGHTED) */
+};
+/* NULL unless c has a graph or distributed-graph topology. */
+const struct vmpi_topo_graph *vmpi_topo_graph(const struct vmpi_comm *c);
+/* The first nnodes ranks of c with the graph (index, edges checked by the
+ * caller); *out NULL on the others. Collective over c. */
+int vmpi_topo_graph_create(struct vmpi_comm *c, int nnodes, const int *index, const int *edges,
+                           struct vmpi_comm **out);
+/* A communicator over c's group with this rank's edges (weights NULL:
+ * unweighted). Collective over c. */
+int vmpi_topo_dist_adjacent(struct vmpi_comm *c, int indeg, const int *in, const int *inw,
+                            int outdeg, const int *out, const int *outw, struct vmpi_comm **out_c);
+/* MPI_Dist_graph_create: n sources with degrees[i] destinations each (and
+ * weights, or NULL); every rank learns its edges from the others' lists. */
+int vmpi_topo_dist_create(struct vmpi_comm *c, int n, const int *sources, const int *degrees,
+                          const int *dests, const int *weights, struct vmpi_comm **out);
+/* Copies from's topology (any kind) onto to, for MPI_Comm_dup. */
+int vmpi_topo_copy(const struct vmpi_comm *from, struct vmpi_comm *to);
+
+/* The neighbours a neighbourhood collective talks to, in the standard's
+ * order: sources (in) and destinations (out). A Cartesian rank has 2 * ndims
+ * of each, the -1 then the +1 shift of every dimension, MPI_PROC_NULL past
+ * a non-periodic edge; cart marks that case (see coll/neighbor.h for the
+ * tags it implies). */
+struct vmpi_topo_nbrs {
+    int nin, nout;
+    const int *in, *out;
+    bool cart;
+    int *own; /* storage this struct holds (vmpi_topo_nbrs_free) */
+};
+/* MPI_ERR_TOPOLOGY when c has no topology, MPI_ERR_NO_MEM. */
+int vmpi_topo_nbrs(const struct vmpi_comm *c, struct vmpi_topo_nbrs *nb);
+int vmpi_topo_graph_nbrs(const struct vmpi_comm *c, struct vmpi_topo_nbrs *nb); /* the graph kinds */
+void vmpi_topo_nbrs_free(struct vmpi_topo_nbrs *nb);
 
 #endif

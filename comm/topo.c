@@ -4,7 +4,7 @@
  * and its dims/periods. Ranks are laid out in row-major order (the last
  * dimension varies fastest), as the standard requires; reorder is ignored,
  * so grid rank i is parent rank i and parent ranks beyond the grid get
- * MPI_COMM_NULL. */
+ * MPI_COMM_NULL. Graph topologies are in topo_graph.c. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +33,23 @@ int vmpi_topo_set_cart(struct vmpi_comm *c, int ndims, const int *dims, const in
     return MPI_SUCCESS;
 }
 
+/* A communicator over the first n ranks of c (MPI_COMM_NULL on the others):
+ * what the Cartesian and graph constructors build, ranks kept in order.
+ * Collective over c. */
+int vmpi_topo_comm_first(struct vmpi_comm *c, int n, const char *fn, struct vmpi_comm **out)
+{
+    int *world = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+    if (!world)
+        return vmpi_err(c, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    memcpy(world, c->group->world, sizeof(int) * (size_t)n);
+    struct vmpi_group *g = vmpi_group_new(n, world);
+    if (!g)
+        return vmpi_err(c, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    int rc = vmpi_comm_create(c, g, out);
+    vmpi_group_release(g);
+    return rc;
+}
+
 /* Collective over c; dims already checked (positive, product <= c->size). */
 int vmpi_topo_cart_create(struct vmpi_comm *c, int ndims, const int *dims, const int *periods,
                           struct vmpi_comm **out)
@@ -40,15 +57,7 @@ int vmpi_topo_cart_create(struct vmpi_comm *c, int ndims, const int *dims, const
     int n = 1;
     for (int i = 0; i < ndims; i++)
         n *= dims[i];
-    int *world = malloc(sizeof(int) * (size_t)n);
-    if (!world)
-        return vmpi_err(c, MPI_ERR_NO_MEM, "MPI_Cart_create: out of memory");
-    memcpy(world, c->group->world, sizeof(int) * (size_t)n);
-    struct vmpi_group *g = vmpi_group_new(n, world);
-    if (!g)
-        return vmpi_err(c, MPI_ERR_NO_MEM, "MPI_Cart_create: out of memory");
-    int rc = vmpi_comm_create(c, g, out);
-    vmpi_group_release(g);
+    int rc = vmpi_topo_comm_first(c, n, "MPI_Cart_create", out);
     if (rc != MPI_SUCCESS || !*out)
         return rc;
     if (vmpi_topo_set_cart(*out, ndims, dims, periods) != MPI_SUCCESS) {
@@ -57,6 +66,66 @@ int vmpi_topo_cart_create(struct vmpi_comm *c, int ndims, const int *dims, const
         return vmpi_err(c, MPI_ERR_NO_MEM, "MPI_Cart_create: out of memory");
     }
     return MPI_SUCCESS;
+}
+
+/* The ranks sharing this rank's coordinates in the dropped dimensions form
+ * one sub-grid (color: those coordinates as one number); ordered by rank,
+ * they are in row-major order of the kept ones. */
+int vmpi_topo_cart_sub(struct vmpi_comm *c, const int *remain, struct vmpi_comm **out)
+{
+    int n = c->ndims > 0 ? c->ndims : 1;
+    int *coords = malloc(sizeof(int) * (size_t)n), *dims = malloc(sizeof(int) * (size_t)n);
+    int *periods = malloc(sizeof(int) * (size_t)n);
+    int rc = MPI_ERR_NO_MEM, color = 0, k = 0;
+    if (!coords || !dims || !periods)
+        goto out;
+    vmpi_topo_cart_coords(c, c->rank, coords);
+    for (int i = 0; i < c->ndims; i++) {
+        if (remain[i]) {
+            dims[k] = c->dims[i];
+            periods[k++] = c->periods[i];
+        } else {
+            color = color * c->dims[i] + coords[i];
+        }
+    }
+    rc = vmpi_comm_split(c, color, c->rank, out);
+    if (rc == MPI_SUCCESS && vmpi_topo_set_cart(*out, k, dims, periods) != MPI_SUCCESS) {
+        vmpi_comm_free(*out);
+        *out = NULL;
+        rc = MPI_ERR_NO_MEM;
+    }
+out:
+    free(coords);
+    free(dims);
+    free(periods);
+    if (rc == MPI_ERR_NO_MEM)
+        return vmpi_err(c, rc, "MPI_Cart_sub: out of memory");
+    return rc;
+}
+
+/* Sources and destinations are the same list: dimension by dimension, the
+ * rank one step down, then the one step up. */
+int vmpi_topo_nbrs(const struct vmpi_comm *c, struct vmpi_topo_nbrs *nb)
+{
+    *nb = (struct vmpi_topo_nbrs){0};
+    if (c->topo != MPI_CART)
+        return vmpi_topo_graph_nbrs(c, nb);
+    int n = 2 * c->ndims;
+    nb->own = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+    if (!nb->own)
+        return MPI_ERR_NO_MEM;
+    for (int d = 0; d < c->ndims; d++)
+        vmpi_topo_cart_shift(c, d, 1, &nb->own[2 * d], &nb->own[2 * d + 1]);
+    nb->nin = nb->nout = n;
+    nb->in = nb->out = nb->own;
+    nb->cart = true;
+    return MPI_SUCCESS;
+}
+
+void vmpi_topo_nbrs_free(struct vmpi_topo_nbrs *nb)
+{
+    free(nb->own);
+    nb->own = NULL;
 }
 
 void vmpi_topo_cart_coords(const struct vmpi_comm *c, int rank, int *coords)

@@ -823,6 +823,85 @@ VMPI_API(int, MPI_Cart_coords, (MPI_Comm comm, int rank, int maxdims,
 VMPI_API(int, MPI_Cart_shift, (MPI_Comm comm, int direction, int disp,
                                int *rank_source, int *rank_dest))
 VMPI_API(int, MPI_Topo_test, (MPI_Comm comm, int *status))
+VMPI_API(int, MPI_Cart_sub, (MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm))
+VMPI_API(int, MPI_Cart_map, (MPI_Comm comm, int ndims, const int dims[],
+                             const int periods[], int *newrank))
+VMPI_API(int, MPI_Graph_create, (MPI_Comm comm_old, int nnodes, const int index[],
+                                 const int edges[], int reorder, MPI_Comm *comm_graph))
+VMPI_API(int, MPI_Graphdims_get, (MPI_Comm comm, int *nnodes, int *nedges))
+VMPI_API(int, MPI_Graph_get, (MPI_Comm comm, int maxindex, int maxedges, int index[],
+                              int edges[]))
+VMPI_API(int, MPI_Graph_neighbors_count, (MPI_Comm comm, int rank, int *nneighbors))
+VMPI_API(int, MPI_Graph_neighbors, (MPI_Comm comm, int rank, int maxneighbors,
+                                    int neighbors[]))
+VMPI_API(int, MPI_Graph_map, (MPI_Comm comm, int nnodes, const int index[],
+                              const int edges[], int *newrank))
+
+/* Distributed graphs. As in MPICH, the two weight sentinels are constant
+ * pointers exported as variables (MPI-3.1 7.5.4). */
+extern VMPI_API_ATTR int *const MPI_UNWEIGHTED;
+extern VMPI_API_ATTR int *const MPI_WEIGHTS_EMPTY;
+VMPI_API(int, MPI_Dist_graph_create_adjacent, (MPI_Comm comm_old, int indegree,
+                                               const int sources[], const int sourceweights[],
+                                               int outdegree, const int destinations[],
+                                               const int destweights[], MPI_Info info,
+                                               int reorder, MPI_Comm *comm_dist_graph))
+VMPI_API(int, MPI_Dist_graph_create, (MPI_Comm comm_old, int n, const int sources[],
+                                      const int degrees[], const int destinations[],
+                                      const int weights[], MPI_Info info, int reorder,
+                                      MPI_Comm *comm_dist_graph))
+VMPI_API(int, MPI_Dist_graph_neighbors_count, (MPI_Comm comm, int *indegree,
+                                               int *outdegree, int *weighted))
+VMPI_API(int, MPI_Dist_graph_neighbors, (MPI_Comm comm, int maxindegree, int sources[],
+                                         int sourceweights[], int maxoutdegree,
+                                         int destinations[], int destweights[]))
+
+/* --- Neighbourhood collectives (MPI-3.1 7.6, 7.7) ----------------------- */
+
+VMPI_API(int, MPI_Neighbor_allgather, (const void *sendbuf, int sendcount,
+                                       MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                       MPI_Datatype recvtype, MPI_Comm comm))
+VMPI_API(int, MPI_Neighbor_allgatherv, (const void *sendbuf, int sendcount,
+                                        MPI_Datatype sendtype, void *recvbuf,
+                                        const int recvcounts[], const int displs[],
+                                        MPI_Datatype recvtype, MPI_Comm comm))
+VMPI_API(int, MPI_Neighbor_alltoall, (const void *sendbuf, int sendcount,
+                                      MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                      MPI_Datatype recvtype, MPI_Comm comm))
+VMPI_API(int, MPI_Neighbor_alltoallv, (const void *sendbuf, const int sendcounts[],
+                                       const int sdispls[], MPI_Datatype sendtype,
+                                       void *recvbuf, const int recvcounts[],
+                                       const int rdispls[], MPI_Datatype recvtype,
+                                       MPI_Comm comm))
+VMPI_API(int, MPI_Neighbor_alltoallw, (const void *sendbuf, const int sendcounts[],
+                                       const MPI_Aint sdispls[],
+                                       const MPI_Datatype sendtypes[], void *recvbuf,
+                                       const int recvcounts[], const MPI_Aint rdispls[],
+                                       const MPI_Datatype recvtypes[], MPI_Comm comm))
+VMPI_API(int, MPI_Ineighbor_allgather, (const void *sendbuf, int sendcount,
+                                        MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                        MPI_Datatype recvtype, MPI_Comm comm,
+                                        MPI_Request *request))
+VMPI_API(int, MPI_Ineighbor_allgatherv, (const void *sendbuf, int sendcount,
+                                         MPI_Datatype sendtype, void *recvbuf,
+                                         const int recvcounts[], const int displs[],
+                                         MPI_Datatype recvtype, MPI_Comm comm,
+                                         MPI_Request *request))
+VMPI_API(int, MPI_Ineighbor_alltoall, (const void *sendbuf, int sendcount,
+                                       MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                       MPI_Datatype recvtype, MPI_Comm comm,
+                                       MPI_Request *request))
+VMPI_API(int, MPI_Ineighbor_alltoallv, (const void *sendbuf, const int sendcounts[],
+                                        const int sdispls[], MPI_Datatype sendtype,
+                                        void *recvbuf, const int recvcounts[],
+                                        const int rdispls[], MPI_Datatype recvtype,
+                                        MPI_Comm comm, MPI_Request *request))
+VMPI_API(int, MPI_Ineighbor_alltoallw, (const void *sendbuf, const int sendcounts[],
+                                        const MPI_Aint sdispls[],
+                                        const MPI_Datatype sendtypes[], void *recvbuf,
+                                        const int recvcounts[], const MPI_Aint rdispls[],
+                                        const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                        MPI_Request *request))
 
 /* --- Collectives that move data ---------------------------------------- */
 

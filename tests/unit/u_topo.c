@@ -1,6 +1,9 @@
-/* Unit test of MPI_Dims_create's factorization (core/topo.c,
- * vmpi_topo_dims_create), no MPI_Init needed. */
+/* Unit test of MPI_Dims_create's factorization (comm/topo.c,
+ * vmpi_topo_dims_create) and of the neighbour lists of Cartesian and graph
+ * topologies (vmpi_topo_nbrs) on communicator objects built here; no
+ * MPI_Init needed. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "comm/comm.h"
@@ -29,6 +32,74 @@ static void dims_case(int nnodes, int ndims, const int *in, int want_rc, const i
 }
 
 #define Z(...) ((const int[]){__VA_ARGS__})
+
+static void list_case(const char *what, const int *got, int ngot, const int *want, int nwant)
+{
+    int ok = ngot == nwant && (nwant == 0 || !memcmp(got, want, sizeof(int) * (size_t)nwant));
+    if (!ok) {
+        fprintf(stderr, "u_topo: %s: got [", what);
+        for (int i = 0; i < ngot; i++)
+            fprintf(stderr, " %d", got[i]);
+        fprintf(stderr, " ], want [");
+        for (int i = 0; i < nwant; i++)
+            fprintf(stderr, " %d", want[i]);
+        fprintf(stderr, " ]\n");
+        failures++;
+    }
+}
+
+/* Rank `rank` of a grid: its neighbours (in = out) are want. */
+static void cart_case(int ndims, const int *dims, const int *periods, int rank, const int *want)
+{
+    struct vmpi_comm c = {.topo = MPI_UNDEFINED, .rank = rank, .size = 1};
+    for (int i = 0; i < ndims; i++)
+        c.size *= dims[i];
+    if (vmpi_topo_set_cart(&c, ndims, dims, periods) != MPI_SUCCESS) {
+        failures++;
+        return;
+    }
+    struct vmpi_topo_nbrs nb;
+    char what[64];
+    snprintf(what, sizeof what, "cart %d-d rank %d", ndims, rank);
+    if (vmpi_topo_nbrs(&c, &nb) != MPI_SUCCESS || !nb.cart || nb.in != nb.out) {
+        fprintf(stderr, "u_topo: %s: no Cartesian neighbour list\n", what);
+        failures++;
+    } else {
+        list_case(what, nb.out, nb.nout, want, 2 * ndims);
+    }
+    vmpi_topo_nbrs_free(&nb);
+    free(c.dims);
+    free(c.periods);
+}
+
+static void cart_cases(void)
+{
+    const int P = MPI_PROC_NULL;
+    /* a ring of 4: down, then up */
+    cart_case(1, Z(4), Z(1), 0, Z(3, 1));
+    cart_case(1, Z(4), Z(1), 3, Z(2, 0));
+    /* a line of 4: nothing past the ends */
+    cart_case(1, Z(4), Z(0), 0, Z(P, 1));
+    cart_case(1, Z(4), Z(0), 3, Z(2, P));
+    /* periodic sizes 2 and 1: both shifts name the same rank */
+    cart_case(1, Z(2), Z(1), 1, Z(0, 0));
+    cart_case(1, Z(1), Z(1), 0, Z(0, 0));
+    cart_case(1, Z(1), Z(0), 0, Z(P, P));
+    /* 2x3, row-major: rank 4 is (1, 1); dimension 0 periodic, 1 not */
+    cart_case(2, Z(2, 3), Z(1, 0), 4, Z(1, 1, 3, 5));
+    cart_case(2, Z(2, 3), Z(1, 0), 2, Z(5, 5, 1, P));
+    /* 2x2x2 all periodic, rank 5 = (1, 0, 1) */
+    cart_case(3, Z(2, 2, 2), Z(1, 1, 1), 5, Z(1, 1, 7, 7, 4, 4));
+    /* no dimensions: no neighbours */
+    cart_case(0, NULL, NULL, 0, NULL);
+    /* no topology at all */
+    struct vmpi_comm none = {.topo = MPI_UNDEFINED, .size = 1};
+    struct vmpi_topo_nbrs nb;
+    if (vmpi_topo_nbrs(&none, &nb) != MPI_ERR_TOPOLOGY) {
+        fprintf(stderr, "u_topo: a communicator without a topology has neighbours\n");
+        failures++;
+    }
+}
 
 int main(void)
 {
@@ -63,6 +134,7 @@ int main(void)
     dims_case(8, 2, Z(-1, 0), MPI_ERR_DIMS, NULL);
     dims_case(8, 0, Z(0), MPI_SUCCESS, Z(0)); /* nothing to fill, as in MPICH */
     dims_case(1, 0, Z(0), MPI_SUCCESS, Z(0));
+    cart_cases();
 
     if (failures) {
         fprintf(stderr, "u_topo: %d failure(s)\n", failures);
