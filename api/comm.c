@@ -1,12 +1,11 @@
-/* Communicator entry points (intracommunicators only), the predefined
- * attributes, names and error handlers: argument checks, then core/comm.c.
- *
- * MPI_TAG_UB is VMPI_TAG_UB (core/vmpi.h): 2^30 - 1, so tags 0 .. 1073741823 are
- * valid user tags. */
+/* Communicator entry points (intracommunicators only) and names: argument
+ * checks, then core/comm.c. Attributes are api/attr.c's, error handlers
+ * api/errhan.c's. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "api.h"
+#include "attr.h"
 
 #define COMM_ARG(c, h, fn, argname)                                                     \
     struct vmpi_comm *c = vmpi_comm_get(h);                                             \
@@ -87,6 +86,9 @@ static int comm_dup(const char *fn, MPI_Comm comm, MPI_Info info, MPI_Comm *newc
     int rc = vmpi_comm_dup(c, &n);
     if (rc != MPI_SUCCESS)
         return vmpi_err_handle(c, rc);
+    rc = vmpi_api_comm_dup_attrs(c, n, fn);
+    if (rc != MPI_SUCCESS)
+        return rc;
     *newcomm = n->handle;
     return MPI_SUCCESS;
 }
@@ -209,52 +211,16 @@ int PMPI_Comm_free(MPI_Comm *comm)
     VMPI_CHECK(*comm != MPI_COMM_WORLD && *comm != MPI_COMM_SELF, c, MPI_ERR_COMM,
                "%s: %s cannot be freed", fn,
                *comm == MPI_COMM_WORLD ? "MPI_COMM_WORLD" : "MPI_COMM_SELF");
+    /* The delete callbacks see the communicator still valid; one that
+     * fails keeps it (MPI-3.1 6.7.2). */
+    int rc = vmpi_api_free_attrs(fn, VMPI_ATTR_COMM, *comm);
+    if (rc != MPI_SUCCESS)
+        return rc;
     vmpi_comm_free(c);
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;
 }
 VMPI_WEAK(Comm_free);
-
-/* Predefined attributes (the same on every communicator); the value is
- * returned as a pointer to a process-lifetime int. */
-static int attr_tag_ub = VMPI_TAG_UB;
-static int attr_host = MPI_PROC_NULL;
-static int attr_io = MPI_ANY_SOURCE;
-static int attr_wtime_global = 0;
-static int attr_universe;
-/* MPI says the last used code is at least MPI_ERR_LASTCODE; with no user
- * error codes (no MPI_Add_error_code) it is exactly that. */
-static int attr_lastusedcode = MPI_ERR_LASTCODE;
-static int attr_appnum = 0;
-
-int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
-{
-    static const char fn[] = "MPI_Comm_get_attr";
-    VMPI_ENTER(fn);
-    COMM_ARG(c, comm, fn, "comm");
-    PTR_ARG(attribute_val, c, fn, "attribute_val");
-    PTR_ARG(flag, c, fn, "flag");
-    int *v;
-    switch (comm_keyval) {
-    case MPI_TAG_UB: v = &attr_tag_ub; break;
-    case MPI_HOST: v = &attr_host; break;
-    case MPI_IO: v = &attr_io; break;
-    case MPI_WTIME_IS_GLOBAL: v = &attr_wtime_global; break;
-    case MPI_UNIVERSE_SIZE:
-        attr_universe = vmpi_job.size;
-        v = &attr_universe;
-        break;
-    case MPI_LASTUSEDCODE: v = &attr_lastusedcode; break;
-    case MPI_APPNUM: v = &attr_appnum; break;
-    default:
-        return vmpi_err(c, MPI_ERR_KEYVAL, "%s: comm_keyval = 0x%x is not a known keyval", fn,
-                        (unsigned)comm_keyval);
-    }
-    *(int **)attribute_val = v;
-    *flag = 1;
-    return MPI_SUCCESS;
-}
-VMPI_WEAK(Comm_get_attr);
 
 int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
 {
@@ -282,49 +248,3 @@ int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
     return MPI_SUCCESS;
 }
 VMPI_WEAK(Comm_get_name);
-
-/* ---- error handlers: the two predefined ones only ----------------------- */
-
-static int errh_valid(MPI_Errhandler e)
-{
-    return e == MPI_ERRORS_ARE_FATAL || e == MPI_ERRORS_RETURN;
-}
-
-int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
-{
-    static const char fn[] = "MPI_Comm_set_errhandler";
-    VMPI_ENTER(fn);
-    COMM_ARG(c, comm, fn, "comm");
-    VMPI_CHECK(errh_valid(errhandler), c, MPI_ERR_ARG,
-               "%s: errhandler (0x%x) is neither MPI_ERRORS_ARE_FATAL nor MPI_ERRORS_RETURN",
-               fn, (unsigned)errhandler);
-    c->errh = errhandler;
-    return MPI_SUCCESS;
-}
-VMPI_WEAK(Comm_set_errhandler);
-
-int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
-{
-    static const char fn[] = "MPI_Comm_get_errhandler";
-    VMPI_ENTER(fn);
-    COMM_ARG(c, comm, fn, "comm");
-    PTR_ARG(errhandler, c, fn, "errhandler");
-    *errhandler = c->errh;
-    return MPI_SUCCESS;
-}
-VMPI_WEAK(Comm_get_errhandler);
-
-/* Predefined handlers are never destroyed; freeing one only nulls the handle
- * (as MPICH does). */
-int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
-{
-    static const char fn[] = "MPI_Errhandler_free";
-    VMPI_ENTER(fn);
-    PTR_ARG(errhandler, NULL, fn, "errhandler");
-    VMPI_CHECK(errh_valid(*errhandler), NULL, MPI_ERR_ARG,
-               "%s: *errhandler (0x%x) is not a valid error handler", fn,
-               (unsigned)*errhandler);
-    *errhandler = MPI_ERRHANDLER_NULL;
-    return MPI_SUCCESS;
-}
-VMPI_WEAK(Errhandler_free);

@@ -213,9 +213,10 @@ int PMPI_Error_class(int errorcode, int *errorclass)
 {
     if (!errorclass || errorcode < 0)
         return MPI_ERR_ARG;
-    /* The class bits stay valid after the code's message slot is reused. */
-    *errorclass = vmpi_err_class(errorcode);
-    if (*errorclass > MPI_T_ERR_INVALID)
+    /* The class bits stay valid after the code's message slot is reused;
+     * user codes know their class (core/err.c). */
+    *errorclass = vmpi_err_class_of(errorcode);
+    if (*errorclass < 0 || (*errorclass > MPI_T_ERR_INVALID && !(*errorclass & VMPI_ERR_DYN)))
         return MPI_ERR_ARG;
     return MPI_SUCCESS;
 }
@@ -225,8 +226,11 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen)
 {
     if (!string || !resultlen || errorcode < 0)
         return MPI_ERR_ARG;
-    const char *t = vmpi_err_text(errorcode);
-    int cls = vmpi_err_class(errorcode);
+    int cls = vmpi_err_class_of(errorcode);
+    if (cls < 0)
+        return MPI_ERR_ARG;
+    const char *t = errorcode & VMPI_ERR_DYN ? vmpi_err_dyn_text(errorcode)
+                                             : vmpi_err_text(errorcode);
     if (!t && cls < (int)(sizeof class_text / sizeof *class_text))
         t = class_text[cls];
     if (!t) {

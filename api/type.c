@@ -1,6 +1,7 @@
 /* MPI entry points for datatypes: constructors, queries, names, addresses,
  * MPI_Pack/MPI_Unpack and MPI_Get_elements. Errors that concern no
  * communicator are reported with comm NULL. */
+#include "attr.h"
 #include "type_args.h"
 
 #include <limits.h>
@@ -250,7 +251,8 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     struct vmpi_dtype *dt = NULL;
     int rc = vmpi_dtype_dup(old, &dt);
     struct vmpi_dtype_args a = { .combiner = MPI_COMBINER_DUP, .old = old, .nt = 1 };
-    return vmpi_api_type_made(rc, dt, &a, newtype, "MPI_Type_dup");
+    rc = vmpi_api_type_made(rc, dt, &a, newtype, "MPI_Type_dup");
+    return rc == MPI_SUCCESS ? vmpi_api_type_dup_attrs(oldtype, newtype) : rc;
 }
 VMPI_WEAK(Type_dup);
 
@@ -320,6 +322,9 @@ int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *exte
     CHECK_PTR(extent, "MPI_Type_get_extent_x");
     *lb = dt->lb;
     *extent = vmpi_dtype_ext(dt);
+    int rc = vmpi_api_free_attrs("MPI_Type_free", VMPI_ATTR_TYPE, *datatype);
+    if (rc != MPI_SUCCESS)
+        return rc;
     return MPI_SUCCESS;
 }
 VMPI_WEAK(Type_get_extent_x);

@@ -1,6 +1,7 @@
 /* MPI_Win_*: windows and their synchronization (rma/). */
 #include "api.h"
 #include "../rma/rma.h"
+#include "attr.h"
 
 #include <string.h>
 
@@ -127,7 +128,10 @@ int PMPI_Win_free(MPI_Win *win)
     WIN_ARG(w, *win, fn);
     VMPI_CHECK(!w->nlocks && !w->lock_all && !w->started && !w->posted, w->comm,
                MPI_ERR_RMA_SYNC, "%s: an epoch of this process on the window is still open", fn);
-    int rc = vmpi_win_free(w);
+    int rc = vmpi_api_free_attrs(fn, VMPI_ATTR_WIN, *win);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = vmpi_win_free(w);
     *win = MPI_WIN_NULL;
     return rc;
 }
@@ -148,9 +152,8 @@ int PMPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag)
     case MPI_WIN_DISP_UNIT: v = &w->disp_unit; break;
     case MPI_WIN_CREATE_FLAVOR: v = &w->flavor; break;
     case MPI_WIN_MODEL: v = &w->attr_model; break;
-    default:
-        return vmpi_err(w->comm, MPI_ERR_KEYVAL, "%s: keyval %#x is not a window attribute",
-                        fn, (unsigned)keyval);
+    default: /* the user's (api/attr.c) */
+        return vmpi_api_attr_get(fn, VMPI_ATTR_WIN, win, keyval, attribute_val, flag);
     }
     memcpy(attribute_val, &v, sizeof v);
     *flag = 1;
@@ -228,12 +231,11 @@ int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
     static const char fn[] = "MPI_Win_set_errhandler";
     VMPI_ENTER(fn);
     WIN_ARG(w, win, fn);
-    VMPI_CHECK(errhandler == MPI_ERRORS_ARE_FATAL || errhandler == MPI_ERRORS_RETURN, w->comm,
-               MPI_ERR_ARG,
-               "%s: errhandler (0x%x) is neither MPI_ERRORS_ARE_FATAL nor MPI_ERRORS_RETURN",
-               fn, (unsigned)errhandler);
+    VMPI_CHECK(vmpi_errh_valid(errhandler, VMPI_ERRH_WIN), w->comm, MPI_ERR_ARG,
+               "%s: errhandler (0x%x) is neither predefined nor a window error handler", fn,
+               (unsigned)errhandler);
     /* Errors of window calls are raised on the window's own communicator. */
-    w->comm->errh = errhandler;
+    vmpi_errh_set(w->comm, errhandler);
     return MPI_SUCCESS;
 }
 VMPI_WEAK(Win_set_errhandler);
@@ -244,6 +246,7 @@ int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
     VMPI_ENTER(fn);
     WIN_ARG(w, win, fn);
     PTR_ARG(errhandler, w->comm, fn, "errhandler");
+    vmpi_errh_retain(w->comm->errh); /* a new reference, as MPI_Comm_get_errhandler's */
     *errhandler = w->comm->errh;
     return MPI_SUCCESS;
 }

@@ -70,6 +70,13 @@ static void graph_attach(struct vmpi_comm *c, int topo, struct vmpi_topo_graph *
     c->topo = topo;
 }
 
+/* An empty list may come as NULL, which memcpy must not see. */
+static void copy_ints(int *dst, const int *src, int n)
+{
+    if (n > 0)
+        memcpy(dst, src, sizeof(int) * (size_t)n);
+}
+
 int vmpi_topo_graph_create(struct vmpi_comm *c, int nnodes, const int *index, const int *edges,
                            struct vmpi_comm **out)
 {
@@ -86,8 +93,8 @@ int vmpi_topo_graph_create(struct vmpi_comm *c, int nnodes, const int *index, co
         *out = NULL;
         return vmpi_err(c, MPI_ERR_NO_MEM, "MPI_Graph_create: out of memory");
     }
-    memcpy(g->index, index, sizeof(int) * (size_t)nnodes);
-    memcpy(g->edges, edges, sizeof(int) * (size_t)nedges);
+    copy_ints(g->index, index, nnodes);
+    copy_ints(g->edges, edges, nedges);
     graph_attach(*out, MPI_GRAPH, g);
     return MPI_SUCCESS;
 }
@@ -104,8 +111,8 @@ int vmpi_topo_dist_adjacent(struct vmpi_comm *c, int indeg, const int *in, const
     struct vmpi_topo_graph *g = graph_new(0, 0, indeg, outdeg);
     if (!g)
         return vmpi_err(c, MPI_ERR_NO_MEM, "MPI_Dist_graph_create_adjacent: out of memory");
-    memcpy(g->in, in, sizeof(int) * (size_t)indeg);
-    memcpy(g->out, out, sizeof(int) * (size_t)outdeg);
+    copy_ints(g->in, in, indeg);
+    copy_ints(g->out, out, outdeg);
     weights_or_one(g->inw, inw, indeg);
     weights_or_one(g->outw, outw, outdeg);
     g->weighted = inw != NULL || outw != NULL;

@@ -38,6 +38,8 @@ struct vmpi_comm {
     int *dims, *periods;
     char name[MPI_MAX_OBJECT_NAME];
     void *slot[VMPI_COMM_SLOTS]; /* the layers' own data (vmpi_comm_slot_new) */
+    int errh_obj;  /* the handle a user error handler gets: this one, or its window's */
+    struct vmpi_attr *attrs; /* cached attributes, newest first (core/attr.h) */
 };
 
 struct vmpi_comm *vmpi_comm_get(MPI_Comm h); /* NULL: invalid */

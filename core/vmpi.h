@@ -46,6 +46,7 @@ int vmpi_err_handle(struct vmpi_comm *comm, int code); /* apply errhandler to an
 #include "info.h"
 #include "request.h"
 #include "progress.h"
+#include "attr.h"
 
 /* ---- process-wide state --------------------------------------------------- */
 struct vmpi_global {

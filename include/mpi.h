@@ -109,6 +109,8 @@ typedef struct MPI_Status {
 
 #define MPI_ERRORS_ARE_FATAL ((MPI_Errhandler)0x54000000)
 #define MPI_ERRORS_RETURN    ((MPI_Errhandler)0x54000001)
+/* MPI-4.0's, in MPICH's header: vmpi aborts the whole job with it. */
+#define MPI_ERRORS_ABORT     ((MPI_Errhandler)0x54000003)
 
 /* ------------------------------------------------------------------------ */
 /* Predefined datatypes                                                     */
@@ -257,6 +259,37 @@ typedef struct MPI_Status {
 #define MPI_UNIVERSE_SIZE    0x64400009
 #define MPI_LASTUSEDCODE     0x6440000b
 #define MPI_APPNUM           0x6440000d
+
+/* Caching callbacks (MPI-3.1 6.7) and user error handlers (8.3). */
+typedef int (MPI_Comm_copy_attr_function)(MPI_Comm, int, void *, void *, void *, int *);
+typedef int (MPI_Comm_delete_attr_function)(MPI_Comm, int, void *, void *);
+typedef int (MPI_Type_copy_attr_function)(MPI_Datatype, int, void *, void *, void *, int *);
+typedef int (MPI_Type_delete_attr_function)(MPI_Datatype, int, void *, void *);
+typedef int (MPI_Win_copy_attr_function)(MPI_Win, int, void *, void *, void *, int *);
+typedef int (MPI_Win_delete_attr_function)(MPI_Win, int, void *, void *);
+typedef int (MPI_Copy_function)(MPI_Comm, int, void *, void *, void *, int *);
+typedef int (MPI_Delete_function)(MPI_Comm, int, void *, void *);
+typedef void (MPI_Comm_errhandler_function)(MPI_Comm *, int *, ...);
+typedef void (MPI_Win_errhandler_function)(MPI_Win *, int *, ...);
+typedef void (MPI_Handler_function)(MPI_Comm *, int *, ...);
+typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn;
+typedef MPI_Win_errhandler_function MPI_Win_errhandler_fn;
+
+/* The predefined callbacks, as MPICH spells them: the null ones are null
+ * pointers, every DUP_FN is the exported MPIR_Dup_fn (MPICH-built
+ * binaries reference that symbol). */
+#define MPI_NULL_COPY_FN        ((MPI_Copy_function *)0)
+#define MPI_NULL_DELETE_FN      ((MPI_Delete_function *)0)
+#define MPI_DUP_FN              MPIR_Dup_fn
+#define MPI_COMM_NULL_COPY_FN   ((MPI_Comm_copy_attr_function *)0)
+#define MPI_COMM_NULL_DELETE_FN ((MPI_Comm_delete_attr_function *)0)
+#define MPI_COMM_DUP_FN         ((MPI_Comm_copy_attr_function *)MPI_DUP_FN)
+#define MPI_WIN_NULL_COPY_FN    ((MPI_Win_copy_attr_function *)0)
+#define MPI_WIN_NULL_DELETE_FN  ((MPI_Win_delete_attr_function *)0)
+#define MPI_WIN_DUP_FN          ((MPI_Win_copy_attr_function *)MPI_DUP_FN)
+#define MPI_TYPE_NULL_COPY_FN   ((MPI_Type_copy_attr_function *)0)
+#define MPI_TYPE_NULL_DELETE_FN ((MPI_Type_delete_attr_function *)0)
+#define MPI_TYPE_DUP_FN         ((MPI_Type_copy_attr_function *)MPI_DUP_FN)
 
 /* ------------------------------------------------------------------------ */
 /* String buffer sizes (including the terminating NUL)                      */
@@ -1161,6 +1194,56 @@ VMPI_API(MPI_Fint,       MPI_Errhandler_c2f, (MPI_Errhandler errhandler))
 VMPI_API(MPI_Errhandler, MPI_Errhandler_f2c, (MPI_Fint errhandler))
 VMPI_API(MPI_Fint,       MPI_Win_c2f, (MPI_Win win))
 VMPI_API(MPI_Win,        MPI_Win_f2c, (MPI_Fint win))
+
+/* --- Caching and error handlers (MPI-3.1 6.7, 8.3-8.5) ------------------ */
+
+/* MPI_DUP_FN and its typed casts: copies the value, flag 1. */
+VMPI_API_ATTR int MPIR_Dup_fn(MPI_Comm comm, int keyval, void *extra_state,
+                              void *attribute_val_in, void *attribute_val_out, int *flag);
+VMPI_API(int, MPI_Comm_create_keyval, (MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                                       MPI_Comm_delete_attr_function *comm_delete_attr_fn,
+                                       int *comm_keyval, void *extra_state))
+VMPI_API(int, MPI_Comm_free_keyval, (int *comm_keyval))
+VMPI_API(int, MPI_Comm_set_attr, (MPI_Comm comm, int comm_keyval, void *attribute_val))
+VMPI_API(int, MPI_Comm_delete_attr, (MPI_Comm comm, int comm_keyval))
+VMPI_API(int, MPI_Type_create_keyval, (MPI_Type_copy_attr_function *type_copy_attr_fn,
+                                       MPI_Type_delete_attr_function *type_delete_attr_fn,
+                                       int *type_keyval, void *extra_state))
+VMPI_API(int, MPI_Type_free_keyval, (int *type_keyval))
+VMPI_API(int, MPI_Type_set_attr, (MPI_Datatype datatype, int type_keyval,
+                                  void *attribute_val))
+/* attribute_val is really a void ** (receives the value). */
+VMPI_API(int, MPI_Type_get_attr, (MPI_Datatype datatype, int type_keyval,
+                                  void *attribute_val, int *flag))
+VMPI_API(int, MPI_Type_delete_attr, (MPI_Datatype datatype, int type_keyval))
+VMPI_API(int, MPI_Win_create_keyval, (MPI_Win_copy_attr_function *win_copy_attr_fn,
+                                      MPI_Win_delete_attr_function *win_delete_attr_fn,
+                                      int *win_keyval, void *extra_state))
+VMPI_API(int, MPI_Win_free_keyval, (int *win_keyval))
+VMPI_API(int, MPI_Win_set_attr, (MPI_Win win, int win_keyval, void *attribute_val))
+VMPI_API(int, MPI_Win_delete_attr, (MPI_Win win, int win_keyval))
+/* The MPI-1 names (deprecated, still in MPI-3.1): communicator keyvals. */
+VMPI_API(int, MPI_Keyval_create, (MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn,
+                                  int *keyval, void *extra_state))
+VMPI_API(int, MPI_Keyval_free, (int *keyval))
+VMPI_API(int, MPI_Attr_put, (MPI_Comm comm, int keyval, void *attribute_val))
+VMPI_API(int, MPI_Attr_get, (MPI_Comm comm, int keyval, void *attribute_val, int *flag))
+VMPI_API(int, MPI_Attr_delete, (MPI_Comm comm, int keyval))
+
+VMPI_API(int, MPI_Comm_create_errhandler, (MPI_Comm_errhandler_function *comm_errhandler_fn,
+                                           MPI_Errhandler *errhandler))
+VMPI_API(int, MPI_Win_create_errhandler, (MPI_Win_errhandler_function *win_errhandler_fn,
+                                          MPI_Errhandler *errhandler))
+VMPI_API(int, MPI_Comm_call_errhandler, (MPI_Comm comm, int errorcode))
+VMPI_API(int, MPI_Win_call_errhandler, (MPI_Win win, int errorcode))
+VMPI_API(int, MPI_Add_error_class, (int *errorclass))
+VMPI_API(int, MPI_Add_error_code, (int errorclass, int *errorcode))
+VMPI_API(int, MPI_Add_error_string, (int errorcode, const char *string))
+/* MPI-1's, removed by MPI-3.0; MPICH still exports them. */
+VMPI_API(int, MPI_Errhandler_create, (MPI_Handler_function *function,
+                                      MPI_Errhandler *errhandler))
+VMPI_API(int, MPI_Errhandler_set, (MPI_Comm comm, MPI_Errhandler errhandler))
+VMPI_API(int, MPI_Errhandler_get, (MPI_Comm comm, MPI_Errhandler *errhandler))
 
 /* A Fortran status is MPI_Status's five integers in the same order. The
  * two IGNORE sentinels are distinct addresses a Fortran binding passes. */

@@ -192,7 +192,7 @@ int vmpi_win_create(void *base, MPI_Aint size, int disp_unit, struct vmpi_comm *
         free(w);
         return rc;
     }
-    w->comm->errh = MPI_ERRORS_ARE_FATAL; /* a window's own handler (MPI-3.1 8.3.2) */
+    vmpi_errh_set(w->comm, MPI_ERRORS_ARE_FATAL); /* a window's own handler (MPI-3.1 8.3.2) */
     w->flavor = flavor;
     w->rank = c->rank;
     w->size = c->size;
@@ -369,6 +369,7 @@ int vmpi_win_create(void *base, MPI_Aint size, int disp_unit, struct vmpi_comm *
         return vmpi_err(c, MPI_ERR_NO_MEM, "%s: out of memory", fn);
     }
     w->handle = VMPI_HMAKE(VMPI_HK_INDIRECT, VMPI_OBJ_WIN, idx_h);
+    w->comm->errh_obj = w->handle; /* what a user error handler gets */
     *out = w;
     return MPI_SUCCESS;
 }
