@@ -274,6 +274,9 @@ int PMPI_Type_free(MPI_Datatype *datatype)
     VMPI_CHECK(!dt->builtin && !dt->f90, NULL, MPI_ERR_TYPE,
                "MPI_Type_free: datatype %s is predefined and cannot be freed",
                dt->f90 ? "from MPI_Type_create_f90_*" : dt->name);
+    int rc = vmpi_api_free_attrs("MPI_Type_free", VMPI_ATTR_TYPE, *datatype);
+    if (rc != MPI_SUCCESS)
+        return rc;
     vmpi_dtype_free(dt);
     *datatype = MPI_DATATYPE_NULL;
     return MPI_SUCCESS;
@@ -322,9 +325,6 @@ int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *exte
     CHECK_PTR(extent, "MPI_Type_get_extent_x");
     *lb = dt->lb;
     *extent = vmpi_dtype_ext(dt);
-    int rc = vmpi_api_free_attrs("MPI_Type_free", VMPI_ATTR_TYPE, *datatype);
-    if (rc != MPI_SUCCESS)
-        return rc;
     return MPI_SUCCESS;
 }
 VMPI_WEAK(Type_get_extent_x);

@@ -83,26 +83,26 @@ static void comm_fill(struct vmpi_comm *c, int handle, struct vmpi_group *g, uin
     c->rank = g->rank;
     c->size = g->size;
     c->errh = errh;
-    c->topo = MPI_UNDEFINED;
-    c->ndims = 0;
     vmpi_errh_retain(errh);
     c->errh_obj = handle;
     c->attrs = NULL;
+    c->topo = MPI_UNDEFINED;
+    c->ndims = 0;
     c->dims = c->periods = NULL;
     c->name[0] = '\0';
     memset(c->slot, 0, sizeof c->slot);
 }
 
-static void slots_free(struct vmpi_comm *c)
-{
 /* What a communicator holds besides its group: the layers' data, its
  * attributes (MPI_Comm_free ran their callbacks; at MPI_Finalize they are
  * only freed), its error handler. */
-    for (int k = 0; k < nslots; k++)
-        if (c->slot[k]) {
+static void slots_free(struct vmpi_comm *c)
+{
     vmpi_attr_drop(&c->attrs);
     vmpi_errh_release(c->errh);
     c->errh = MPI_ERRORS_ARE_FATAL;
+    for (int k = 0; k < nslots; k++)
+        if (c->slot[k]) {
             slot_destroy[k](c->slot[k]);
             c->slot[k] = NULL;
         }
@@ -218,6 +218,6 @@ void vmpi_comm_finalize(void)
     comm_world.dims = comm_world.periods = comm_self.dims = comm_self.periods = NULL;
     comm_ready = 0;
     vmpi_group_finalize();
-}
     vmpi_attr_finalize();
     vmpi_errh_finalize();
+}

@@ -33,13 +33,13 @@ struct vmpi_comm {
     int rank, size;
     struct vmpi_group *group;
     MPI_Errhandler errh;
+    int errh_obj;  /* the handle a user error handler gets: this one, or its window's */
+    struct vmpi_attr *attrs; /* cached attributes, newest first (core/attr.h) */
     int topo;      /* MPI_UNDEFINED or MPI_CART */
     int ndims;
     int *dims, *periods;
     char name[MPI_MAX_OBJECT_NAME];
     void *slot[VMPI_COMM_SLOTS]; /* the layers' own data (vmpi_comm_slot_new) */
-    int errh_obj;  /* the handle a user error handler gets: this one, or its window's */
-    struct vmpi_attr *attrs; /* cached attributes, newest first (core/attr.h) */
 };
 
 struct vmpi_comm *vmpi_comm_get(MPI_Comm h); /* NULL: invalid */

@@ -1174,27 +1174,6 @@ VMPI_API(int, MPI_Win_flush_local, (int rank, MPI_Win win))
 VMPI_API(int, MPI_Win_flush_local_all, (MPI_Win win))
 VMPI_API(int, MPI_Win_sync, (MPI_Win win))
 
-/* --- Language interoperability (MPI-3.1 17.2) ---------------------------- */
-
-/* Handles are the same integers in C and Fortran, as in MPICH: c2f and f2c
- * return their argument; an invalid handle stays invalid. */
-VMPI_API(MPI_Fint,       MPI_Comm_c2f, (MPI_Comm comm))
-VMPI_API(MPI_Comm,       MPI_Comm_f2c, (MPI_Fint comm))
-VMPI_API(MPI_Fint,       MPI_Type_c2f, (MPI_Datatype datatype))
-VMPI_API(MPI_Datatype,   MPI_Type_f2c, (MPI_Fint datatype))
-VMPI_API(MPI_Fint,       MPI_Group_c2f, (MPI_Group group))
-VMPI_API(MPI_Group,      MPI_Group_f2c, (MPI_Fint group))
-VMPI_API(MPI_Fint,       MPI_Info_c2f, (MPI_Info info))
-VMPI_API(MPI_Info,       MPI_Info_f2c, (MPI_Fint info))
-VMPI_API(MPI_Fint,       MPI_Request_c2f, (MPI_Request request))
-VMPI_API(MPI_Request,    MPI_Request_f2c, (MPI_Fint request))
-VMPI_API(MPI_Fint,       MPI_Op_c2f, (MPI_Op op))
-VMPI_API(MPI_Op,         MPI_Op_f2c, (MPI_Fint op))
-VMPI_API(MPI_Fint,       MPI_Errhandler_c2f, (MPI_Errhandler errhandler))
-VMPI_API(MPI_Errhandler, MPI_Errhandler_f2c, (MPI_Fint errhandler))
-VMPI_API(MPI_Fint,       MPI_Win_c2f, (MPI_Win win))
-VMPI_API(MPI_Win,        MPI_Win_f2c, (MPI_Fint win))
-
 /* --- Caching and error handlers (MPI-3.1 6.7, 8.3-8.5) ------------------ */
 
 /* MPI_DUP_FN and its typed casts: copies the value, flag 1. */
@@ -1244,6 +1223,27 @@ VMPI_API(int, MPI_Errhandler_create, (MPI_Handler_function *function,
                                       MPI_Errhandler *errhandler))
 VMPI_API(int, MPI_Errhandler_set, (MPI_Comm comm, MPI_Errhandler errhandler))
 VMPI_API(int, MPI_Errhandler_get, (MPI_Comm comm, MPI_Errhandler *errhandler))
+
+/* --- Language interoperability (MPI-3.1 17.2) ---------------------------- */
+
+/* Handles are the same integers in C and Fortran, as in MPICH: c2f and f2c
+ * return their argument; an invalid handle stays invalid. */
+VMPI_API(MPI_Fint,       MPI_Comm_c2f, (MPI_Comm comm))
+VMPI_API(MPI_Comm,       MPI_Comm_f2c, (MPI_Fint comm))
+VMPI_API(MPI_Fint,       MPI_Type_c2f, (MPI_Datatype datatype))
+VMPI_API(MPI_Datatype,   MPI_Type_f2c, (MPI_Fint datatype))
+VMPI_API(MPI_Fint,       MPI_Group_c2f, (MPI_Group group))
+VMPI_API(MPI_Group,      MPI_Group_f2c, (MPI_Fint group))
+VMPI_API(MPI_Fint,       MPI_Info_c2f, (MPI_Info info))
+VMPI_API(MPI_Info,       MPI_Info_f2c, (MPI_Fint info))
+VMPI_API(MPI_Fint,       MPI_Request_c2f, (MPI_Request request))
+VMPI_API(MPI_Request,    MPI_Request_f2c, (MPI_Fint request))
+VMPI_API(MPI_Fint,       MPI_Op_c2f, (MPI_Op op))
+VMPI_API(MPI_Op,         MPI_Op_f2c, (MPI_Fint op))
+VMPI_API(MPI_Fint,       MPI_Errhandler_c2f, (MPI_Errhandler errhandler))
+VMPI_API(MPI_Errhandler, MPI_Errhandler_f2c, (MPI_Fint errhandler))
+VMPI_API(MPI_Fint,       MPI_Win_c2f, (MPI_Win win))
+VMPI_API(MPI_Win,        MPI_Win_f2c, (MPI_Fint win))
 
 /* A Fortran status is MPI_Status's five integers in the same order. The
  * two IGNORE sentinels are distinct addresses a Fortran binding passes. */
