@@ -1,7 +1,6 @@
-/* MPI entry points for datatypes: constructors, queries, names, addresses,
- * MPI_Pack/MPI_Unpack and MPI_Get_elements. Errors that concern no
- * communicator are reported with comm NULL. */
-#include "attr.h"
+/* MPI entry points for datatypes: constructors (MPI-1's removed forms
+ * too), queries, names, addresses. Packing is in type_pack.c. Errors that
+ * concern no communicator are reported with comm NULL. */
 #include "type_args.h"
 
 #include <limits.h>
@@ -179,13 +178,12 @@ int PMPI_Type_create_hindexed_block(int count, int blocklength,
 }
 VMPI_WEAK(Type_create_hindexed_block);
 
-int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
-                              const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
-                              MPI_Datatype *newtype)
+/* MPI_Type_create_hindexed, and MPI-1's MPI_Type_hindexed. */
+static int hindexed(int count, const int array_of_blocklengths[],
+                    const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                    MPI_Datatype *newtype, const char *fn)
 {
-    VMPI_ENTER("MPI_Type_create_hindexed");
-    int rc = check_blocks(count, array_of_blocklengths, array_of_displacements,
-                          "MPI_Type_create_hindexed");
+    int rc = check_blocks(count, array_of_blocklengths, array_of_displacements, fn);
     if (rc != MPI_SUCCESS)
         return rc;
     struct vmpi_dtype_blocks d = { .count = count, .bl = array_of_blocklengths,
@@ -193,29 +191,38 @@ int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
     struct vmpi_dtype_args a = { .combiner = MPI_COMBINER_HINDEXED, .nseg = 2,
                                  .seg = { [1] = { array_of_blocklengths, count } },
                                  .aints = array_of_displacements, .na = count };
-    return indexed(&d, &a, oldtype, newtype, "MPI_Type_create_hindexed");
+    return indexed(&d, &a, oldtype, newtype, fn);
+}
+
+int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
+                              const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                              MPI_Datatype *newtype)
+{
+    VMPI_ENTER("MPI_Type_create_hindexed");
+    return hindexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype,
+                    "MPI_Type_create_hindexed");
 }
 VMPI_WEAK(Type_create_hindexed);
 
-int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
-                            const MPI_Aint array_of_displacements[],
-                            const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
+/* MPI_Type_create_struct, and MPI-1's MPI_Type_struct. */
+static int struct_type(int count, const int array_of_blocklengths[],
+                       const MPI_Aint array_of_displacements[],
+                       const MPI_Datatype array_of_types[], MPI_Datatype *newtype,
+                       const char *fn)
 {
-    VMPI_ENTER("MPI_Type_create_struct");
-    int rc = check_blocks(count, array_of_blocklengths, array_of_displacements,
-                          "MPI_Type_create_struct");
+    int rc = check_blocks(count, array_of_blocklengths, array_of_displacements, fn);
     if (rc != MPI_SUCCESS)
         return rc;
-    VMPI_CHECK(count == 0 || array_of_types, NULL, MPI_ERR_ARG,
-               "MPI_Type_create_struct: array_of_types is NULL");
+    VMPI_CHECK(count == 0 || array_of_types, NULL, MPI_ERR_ARG, "%s: array_of_types is NULL",
+               fn);
     for (int i = 0; i < count; i++) {
         if (VMPI_UNLIKELY(!vmpi_dtype_get(array_of_types[i]))) {
             char arg[40];
             snprintf(arg, sizeof arg, "array_of_types[%d]", i);
-            return vmpi_api_bad_type(NULL, "MPI_Type_create_struct", arg, array_of_types[i]);
+            return vmpi_api_bad_type(NULL, fn, arg, array_of_types[i]);
         }
     }
-    CHECK_PTR(newtype, "MPI_Type_create_struct");
+    VMPI_CHECK(newtype, NULL, MPI_ERR_ARG, "%s: newtype is NULL", fn);
     struct vmpi_dtype_blocks d = { .count = count, .bl = array_of_blocklengths,
                                    .adisp = array_of_displacements, .types = array_of_types };
     struct vmpi_dtype *dt = NULL;
@@ -224,9 +231,48 @@ int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
                                  .seg = { { &count, 1 }, { array_of_blocklengths, count } },
                                  .aints = array_of_displacements, .na = count,
                                  .types = array_of_types, .nt = count };
-    return vmpi_api_type_made(rc, dt, &a, newtype, "MPI_Type_create_struct");
+    return vmpi_api_type_made(rc, dt, &a, newtype, fn);
+}
+
+int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
+                            const MPI_Aint array_of_displacements[],
+                            const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
+{
+    VMPI_ENTER("MPI_Type_create_struct");
+    return struct_type(count, array_of_blocklengths, array_of_displacements, array_of_types,
+                       newtype, "MPI_Type_create_struct");
 }
 VMPI_WEAK(Type_create_struct);
+
+/* ---- MPI-1's forms, removed in MPI-3.0 but exported by MPICH and used by
+ * old programs: the same types, with the same combiners as from C. */
+
+int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                      MPI_Datatype *newtype)
+{
+    VMPI_ENTER("MPI_Type_hvector");
+    return vector(count, blocklength, stride, false, oldtype, newtype, "MPI_Type_hvector");
+}
+VMPI_WEAK(Type_hvector);
+
+int PMPI_Type_hindexed(int count, int array_of_blocklengths[],
+                       MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                       MPI_Datatype *newtype)
+{
+    VMPI_ENTER("MPI_Type_hindexed");
+    return hindexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype,
+                    "MPI_Type_hindexed");
+}
+VMPI_WEAK(Type_hindexed);
+
+int PMPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+                     MPI_Datatype array_of_types[], MPI_Datatype *newtype)
+{
+    VMPI_ENTER("MPI_Type_struct");
+    return struct_type(count, array_of_blocklengths, array_of_displacements, array_of_types,
+                       newtype, "MPI_Type_struct");
+}
+VMPI_WEAK(Type_struct);
 
 int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                              MPI_Datatype *newtype)
@@ -251,8 +297,7 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     struct vmpi_dtype *dt = NULL;
     int rc = vmpi_dtype_dup(old, &dt);
     struct vmpi_dtype_args a = { .combiner = MPI_COMBINER_DUP, .old = old, .nt = 1 };
-    rc = vmpi_api_type_made(rc, dt, &a, newtype, "MPI_Type_dup");
-    return rc == MPI_SUCCESS ? vmpi_api_type_dup_attrs(oldtype, newtype) : rc;
+    return vmpi_api_type_made(rc, dt, &a, newtype, "MPI_Type_dup");
 }
 VMPI_WEAK(Type_dup);
 
@@ -274,9 +319,6 @@ int PMPI_Type_free(MPI_Datatype *datatype)
     VMPI_CHECK(!dt->builtin && !dt->f90, NULL, MPI_ERR_TYPE,
                "MPI_Type_free: datatype %s is predefined and cannot be freed",
                dt->f90 ? "from MPI_Type_create_f90_*" : dt->name);
-    int rc = vmpi_api_free_attrs("MPI_Type_free", VMPI_ATTR_TYPE, *datatype);
-    if (rc != MPI_SUCCESS)
-        return rc;
     vmpi_dtype_free(dt);
     *datatype = MPI_DATATYPE_NULL;
     return MPI_SUCCESS;
@@ -328,6 +370,36 @@ int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *exte
     return MPI_SUCCESS;
 }
 VMPI_WEAK(Type_get_extent_x);
+
+/* MPI-1's bound queries (removed in MPI-3.0, exported by MPICH). */
+static int bound(MPI_Datatype datatype, MPI_Aint *out, int which, const char *fn)
+{
+    GET_TYPE(dt, datatype, NULL, fn, "datatype");
+    VMPI_CHECK(out, NULL, MPI_ERR_ARG, "%s: the result pointer is NULL", fn);
+    *out = which < 0 ? dt->lb : which > 0 ? dt->ub : vmpi_dtype_ext(dt);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent)
+{
+    VMPI_ENTER("MPI_Type_extent");
+    return bound(datatype, extent, 0, "MPI_Type_extent");
+}
+VMPI_WEAK(Type_extent);
+
+int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement)
+{
+    VMPI_ENTER("MPI_Type_lb");
+    return bound(datatype, displacement, -1, "MPI_Type_lb");
+}
+VMPI_WEAK(Type_lb);
+
+int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement)
+{
+    VMPI_ENTER("MPI_Type_ub");
+    return bound(datatype, displacement, 1, "MPI_Type_ub");
+}
+VMPI_WEAK(Type_ub);
 
 int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
 {
@@ -387,6 +459,15 @@ int PMPI_Get_address(const void *location, MPI_Aint *address)
 }
 VMPI_WEAK(Get_address);
 
+int PMPI_Address(void *location, MPI_Aint *address)
+{
+    VMPI_ENTER("MPI_Address");
+    CHECK_PTR(address, "MPI_Address");
+    *address = (MPI_Aint)(uintptr_t)location;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Address);
+
 /* Address arithmetic (MPI-3.1 4.1.5): addresses from MPI_Get_address are
  * plain virtual addresses here, so adding a displacement and taking a
  * difference are the machine's. Unsigned arithmetic: it wraps instead of
@@ -404,119 +485,3 @@ MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
     return (MPI_Aint)((uintptr_t)addr1 - (uintptr_t)addr2);
 }
 VMPI_WEAK(Aint_diff);
-
-/* ---- pack / unpack ------------------------------------------------------- */
-
-/* Checks what MPI_Pack, MPI_Unpack and MPI_Pack_size share and returns the
- * packed size of (count, datatype) in *bytes. */
-static int pack_args(MPI_Comm comm, int count, MPI_Datatype datatype, struct vmpi_comm **c,
-                     struct vmpi_dtype **dtp, MPI_Count *bytes, const char *fn)
-{
-    *c = vmpi_comm_get(comm);
-    VMPI_CHECK(*c, NULL, MPI_ERR_COMM, "%s: comm 0x%08x is not a valid communicator", fn,
-               (unsigned)comm);
-    VMPI_CHECK(count >= 0, *c, MPI_ERR_COUNT, "%s: count %d is negative", fn, count);
-    GET_TYPE(dt, datatype, *c, fn, "datatype");
-    VMPI_CHECK(dt->committed, *c, MPI_ERR_TYPE,
-               "%s: datatype 0x%08x is not committed (MPI_Type_commit it first)", fn,
-               (unsigned)datatype);
-    VMPI_CHECK(!__builtin_mul_overflow(count, dt->size, bytes), *c, MPI_ERR_COUNT,
-               "%s: count %d times the datatype size overflows", fn, count);
-    *dtp = dt;
-    return MPI_SUCCESS;
-}
-
-int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf,
-              int outsize, int *position, MPI_Comm comm)
-{
-    VMPI_ENTER("MPI_Pack");
-    struct vmpi_comm *c;
-    struct vmpi_dtype *dt;
-    MPI_Count bytes;
-    int rc = pack_args(comm, incount, datatype, &c, &dt, &bytes, "MPI_Pack");
-    if (rc != MPI_SUCCESS)
-        return rc;
-    VMPI_CHECK(position, c, MPI_ERR_ARG, "MPI_Pack: position is NULL");
-    VMPI_CHECK(*position >= 0 && *position <= outsize, c, MPI_ERR_ARG,
-               "MPI_Pack: *position %d is outside [0, outsize %d]", *position, outsize);
-    VMPI_CHECK(bytes <= outsize - *position, c, MPI_ERR_TRUNCATE,
-               "MPI_Pack: %ld bytes of data do not fit in the %d bytes left after *position %d",
-               (long)bytes, outsize - *position, *position);
-    VMPI_CHECK(bytes == 0 || outbuf, c, MPI_ERR_BUFFER, "MPI_Pack: outbuf is NULL");
-    vmpi_dtype_pack((char *)outbuf + *position, inbuf, incount, dt, 0, (size_t)bytes);
-    *position += (int)bytes;
-    return MPI_SUCCESS;
-}
-VMPI_WEAK(Pack);
-
-int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
-                MPI_Datatype datatype, MPI_Comm comm)
-{
-    VMPI_ENTER("MPI_Unpack");
-    struct vmpi_comm *c;
-    struct vmpi_dtype *dt;
-    MPI_Count bytes;
-    int rc = pack_args(comm, outcount, datatype, &c, &dt, &bytes, "MPI_Unpack");
-    if (rc != MPI_SUCCESS)
-        return rc;
-    VMPI_CHECK(position, c, MPI_ERR_ARG, "MPI_Unpack: position is NULL");
-    VMPI_CHECK(*position >= 0 && *position <= insize, c, MPI_ERR_ARG,
-               "MPI_Unpack: *position %d is outside [0, insize %d]", *position, insize);
-    VMPI_CHECK(bytes <= insize - *position, c, MPI_ERR_TRUNCATE,
-               "MPI_Unpack: %ld bytes of data wanted but only %d left after *position %d",
-               (long)bytes, insize - *position, *position);
-    VMPI_CHECK(bytes == 0 || inbuf, c, MPI_ERR_BUFFER, "MPI_Unpack: inbuf is NULL");
-    vmpi_dtype_unpack(outbuf, outcount, dt, 0, (const char *)inbuf + *position, (size_t)bytes);
-    *position += (int)bytes;
-    return MPI_SUCCESS;
-}
-VMPI_WEAK(Unpack);
-
-int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
-{
-    VMPI_ENTER("MPI_Pack_size");
-    struct vmpi_comm *c;
-    struct vmpi_dtype *dt;
-    MPI_Count bytes;
-    int rc = pack_args(comm, incount, datatype, &c, &dt, &bytes, "MPI_Pack_size");
-    if (rc != MPI_SUCCESS)
-        return rc;
-    VMPI_CHECK(size, c, MPI_ERR_ARG, "MPI_Pack_size: size is NULL");
-    VMPI_CHECK(bytes <= INT_MAX, c, MPI_ERR_COUNT,
-               "MPI_Pack_size: the packed size %ld does not fit in an int", (long)bytes);
-    *size = (int)bytes;
-    return MPI_SUCCESS;
-}
-VMPI_WEAK(Pack_size);
-
-/* ---- element counts ------------------------------------------------------ */
-
-static int elements(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *n,
-                    const char *fn)
-{
-    VMPI_CHECK(status && status != MPI_STATUS_IGNORE, NULL, MPI_ERR_ARG,
-               "%s: status is NULL or MPI_STATUS_IGNORE", fn);
-    GET_TYPE(dt, datatype, NULL, fn, "datatype");
-    *n = vmpi_dtype_elements(dt, vmpi_req_status_count(status));
-    return MPI_SUCCESS;
-}
-
-int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
-{
-    VMPI_ENTER("MPI_Get_elements");
-    CHECK_PTR(count, "MPI_Get_elements");
-    MPI_Count n;
-    int rc = elements(status, datatype, &n, "MPI_Get_elements");
-    if (rc == MPI_SUCCESS)
-        *count = n > INT_MAX ? MPI_UNDEFINED : (int)n;
-    return rc;
-}
-VMPI_WEAK(Get_elements);
-
-int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
-{
-    VMPI_ENTER("MPI_Get_elements_x");
-    CHECK_PTR(count, "MPI_Get_elements_x");
-    return elements(status, datatype, count, "MPI_Get_elements_x");
-}
-VMPI_WEAK(Get_elements_x);

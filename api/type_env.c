@@ -15,13 +15,6 @@ static int check_array(const int *v, int n, int min, const char *fn, const char 
     return MPI_SUCCESS;
 }
 
-#define TRY(call)                                                               \
-    do {                                                                        \
-        int rc_ = (call);                                                       \
-        if (rc_ != MPI_SUCCESS)                                                 \
-            return rc_;                                                         \
-    } while (0)
-
 static int check_order(int order, const char *fn)
 {
     VMPI_CHECK(order == MPI_ORDER_C || order == MPI_ORDER_FORTRAN, NULL, MPI_ERR_ARG,

@@ -42,22 +42,31 @@ static int window(const MPI_Aint *position, MPI_Aint size, MPI_Aint need, const 
     return MPI_SUCCESS;
 }
 
+/* MPI_Pack_external (pack) and MPI_Unpack_external: count elements of
+ * datatype at buf to or from the external32 bytes at ext + *position. */
+static int ext_move(bool pack, const char *datarep, void *buf, int count, MPI_Datatype datatype,
+                    void *ext, MPI_Aint extsize, MPI_Aint *position, const char *fn)
+{
+    struct vmpi_dtype *dt;
+    MPI_Aint bytes;
+    TRY(ext_args(datarep, count, datatype, &dt, &bytes, fn));
+    TRY(window(position, extsize, bytes, ext, fn, pack ? "outsize" : "insize"));
+    if (pack)
+        vmpi_dtype_ext32_pack((char *)ext + *position, buf, count, dt);
+    else
+        vmpi_dtype_ext32_unpack(buf, count, dt, (char *)ext + *position);
+    *position += bytes;
+    return MPI_SUCCESS;
+}
+
 int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount,
                        MPI_Datatype datatype, void *outbuf, MPI_Aint outsize,
                        MPI_Aint *position)
 {
-    static const char fn[] = "MPI_Pack_external";
-    VMPI_ENTER(fn);
-    struct vmpi_dtype *dt;
-    MPI_Aint bytes;
-    int rc = ext_args(datarep, incount, datatype, &dt, &bytes, fn);
-    if (rc == MPI_SUCCESS)
-        rc = window(position, outsize, bytes, outbuf, fn, "outsize");
-    if (rc != MPI_SUCCESS)
-        return rc;
-    vmpi_dtype_ext32_pack((char *)outbuf + *position, inbuf, incount, dt);
-    *position += bytes;
-    return MPI_SUCCESS;
+    VMPI_ENTER("MPI_Pack_external");
+    /* The input is only read when packing. */
+    return ext_move(true, datarep, (void *)(uintptr_t)inbuf, incount, datatype, outbuf, outsize,
+                    position, "MPI_Pack_external");
 }
 VMPI_WEAK(Pack_external);
 
@@ -65,18 +74,10 @@ int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insiz
                          MPI_Aint *position, void *outbuf, int outcount,
                          MPI_Datatype datatype)
 {
-    static const char fn[] = "MPI_Unpack_external";
-    VMPI_ENTER(fn);
-    struct vmpi_dtype *dt;
-    MPI_Aint bytes;
-    int rc = ext_args(datarep, outcount, datatype, &dt, &bytes, fn);
-    if (rc == MPI_SUCCESS)
-        rc = window(position, insize, bytes, inbuf, fn, "insize");
-    if (rc != MPI_SUCCESS)
-        return rc;
-    vmpi_dtype_ext32_unpack(outbuf, outcount, dt, (const char *)inbuf + *position);
-    *position += bytes;
-    return MPI_SUCCESS;
+    VMPI_ENTER("MPI_Unpack_external");
+    /* The external32 bytes are only read when unpacking. */
+    return ext_move(false, datarep, outbuf, outcount, datatype, (void *)(uintptr_t)inbuf, insize,
+                    position, "MPI_Unpack_external");
 }
 VMPI_WEAK(Unpack_external);
 
@@ -87,9 +88,7 @@ int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype data
     VMPI_ENTER(fn);
     struct vmpi_dtype *dt;
     MPI_Aint bytes;
-    int rc = ext_args(datarep, incount, datatype, &dt, &bytes, fn);
-    if (rc != MPI_SUCCESS)
-        return rc;
+    TRY(ext_args(datarep, incount, datatype, &dt, &bytes, fn));
     CHECK_PTR(size, "MPI_Pack_external_size");
     *size = bytes;
     return MPI_SUCCESS;

@@ -29,7 +29,10 @@ static const struct bdesc basic_desc[] = {
     B(MPI_INT8_T, int8_t), B(MPI_INT16_T, int16_t), B(MPI_INT32_T, int32_t),
     B(MPI_INT64_T, int64_t), B(MPI_UINT8_T, uint8_t), B(MPI_UINT16_T, uint16_t),
     B(MPI_UINT32_T, uint32_t), B(MPI_UINT64_T, uint64_t), B(MPI_C_BOOL, _Bool),
-    B(MPI_C_FLOAT_COMPLEX, float _Complex), B(MPI_C_DOUBLE_COMPLEX, double _Complex),
+    /* MPICH names it by its short alias. */
+    { MPI_C_FLOAT_COMPLEX, "MPI_C_COMPLEX", sizeof(float _Complex), _Alignof(float _Complex),
+      sizeof(float _Complex) },
+    B(MPI_C_DOUBLE_COMPLEX, double _Complex),
     B(MPI_C_LONG_DOUBLE_COMPLEX, long double _Complex),
     B(MPI_AINT, MPI_Aint), B(MPI_OFFSET, MPI_Offset), B(MPI_COUNT, MPI_Count),
     /* Fortran types as gfortran lays them out, and C++'s. */

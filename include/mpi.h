@@ -789,6 +789,20 @@ VMPI_API(int, MPI_Type_create_f90_real, (int p, int r, MPI_Datatype *newtype))
 VMPI_API(int, MPI_Type_create_f90_complex, (int p, int r,
                                             MPI_Datatype *newtype))
 VMPI_API(int, MPI_Type_create_f90_integer, (int r, MPI_Datatype *newtype))
+/* MPI-1's datatype functions, removed in MPI-3.0; MPICH still exports them. */
+VMPI_API(int, MPI_Type_hvector, (int count, int blocklength, MPI_Aint stride,
+                                 MPI_Datatype oldtype, MPI_Datatype *newtype))
+VMPI_API(int, MPI_Type_hindexed, (int count, int array_of_blocklengths[],
+                                  MPI_Aint array_of_displacements[],
+                                  MPI_Datatype oldtype, MPI_Datatype *newtype))
+VMPI_API(int, MPI_Type_struct, (int count, int array_of_blocklengths[],
+                                MPI_Aint array_of_displacements[],
+                                MPI_Datatype array_of_types[],
+                                MPI_Datatype *newtype))
+VMPI_API(int, MPI_Type_extent, (MPI_Datatype datatype, MPI_Aint *extent))
+VMPI_API(int, MPI_Type_lb, (MPI_Datatype datatype, MPI_Aint *displacement))
+VMPI_API(int, MPI_Type_ub, (MPI_Datatype datatype, MPI_Aint *displacement))
+VMPI_API(int, MPI_Address, (void *location, MPI_Aint *address))
 
 /* --- Communicators ----------------------------------------------------- */
 

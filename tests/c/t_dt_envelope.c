@@ -5,7 +5,8 @@
  * come back as new handles (freed here), predefined ones as themselves; the
  * contents survive the user freeing the inner type. The Fortran kinds
  * (MPI_Type_create_f90_*, MPI_Type_match_size), the names of the Fortran
- * and C++ named types, and bad input. */
+ * and C++ named types, MPI-1's removed constructors and bound queries, and
+ * bad input. */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -126,6 +127,28 @@ static void test_round_trips(void)
     OK(MPI_Type_free(&s));
     OK(MPI_Type_free(&v));
     round_trip(t, MPI_COMBINER_CONTIGUOUS, "contiguous of freed struct");
+    /* MPI-1's removed forms record the combiners of their MPI-2 twins. */
+    OK(MPI_Type_hvector(2, 2, 24, MPI_INT, &t));
+    round_trip(t, MPI_COMBINER_HVECTOR, "MPI-1 hvector");
+    OK(MPI_Type_hindexed(3, bl, ad, MPI_SHORT, &t));
+    round_trip(t, MPI_COMBINER_HINDEXED, "MPI-1 hindexed");
+    MPI_Datatype ty1[3] = { MPI_INT, MPI_UB, MPI_CHAR };
+    MPI_Aint ad1[3] = { 4, 64, 0 };
+    OK(MPI_Type_struct(3, bl, ad1, ty1, &t));
+    MPI_Aint e1, l1, u1, a1, a2;
+    OK(MPI_Type_extent(t, &e1));
+    OK(MPI_Type_lb(t, &l1));
+    OK(MPI_Type_ub(t, &u1));
+    CHECK(e1 == 64 && l1 == 0 && u1 == 64, "MPI-1 struct bounds %ld %ld %ld", (long)e1,
+          (long)l1, (long)u1);
+    round_trip(t, MPI_COMBINER_STRUCT, "MPI-1 struct");
+    OK(MPI_Address(&ad1[1], &a1));
+    OK(MPI_Get_address(&ad1[1], &a2));
+    CHECK(a1 == a2, "MPI_Address and MPI_Get_address differ");
+    t_expect_err(MPI_Type_extent(MPI_DATATYPE_NULL, &e1), MPI_ERR_TYPE, "MPI_Type_extent",
+                 "extent of MPI_DATATYPE_NULL");
+    t_expect_err(MPI_Type_struct(-1, bl, ad1, ty1, &t), MPI_ERR_COUNT, "MPI_Type_struct",
+                 "negative count");
     int sz[3] = { 4, 5, 6 }, sub[3] = { 2, 3, 2 }, st[3] = { 1, 2, 3 };
     OK(MPI_Type_create_subarray(3, sz, sub, st, MPI_ORDER_C, MPI_INT, &t));
     round_trip(t, MPI_COMBINER_SUBARRAY, "subarray");

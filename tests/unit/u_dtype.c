@@ -69,7 +69,7 @@ static void test_builtins(void)
         { MPI_INT32_T, "MPI_INT32_T" }, { MPI_INT64_T, "MPI_INT64_T" },
         { MPI_UINT8_T, "MPI_UINT8_T" }, { MPI_UINT16_T, "MPI_UINT16_T" },
         { MPI_UINT32_T, "MPI_UINT32_T" }, { MPI_UINT64_T, "MPI_UINT64_T" },
-        { MPI_C_BOOL, "MPI_C_BOOL" }, { MPI_C_COMPLEX, "MPI_C_FLOAT_COMPLEX" },
+        { MPI_C_BOOL, "MPI_C_BOOL" }, { MPI_C_COMPLEX, "MPI_C_COMPLEX" },
         { MPI_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX" },
         { MPI_C_LONG_DOUBLE_COMPLEX, "MPI_C_LONG_DOUBLE_COMPLEX" },
         { MPI_AINT, "MPI_AINT" }, { MPI_OFFSET, "MPI_OFFSET" }, { MPI_COUNT, "MPI_COUNT" },
