@@ -1,6 +1,7 @@
 /* MPI entry points for datatypes: constructors (MPI-1's removed forms
  * too), queries, names, addresses. Packing is in type_pack.c. Errors that
  * concern no communicator are reported with comm NULL. */
+#include "attr.h"
 #include "type_args.h"
 
 #include <limits.h>
@@ -297,7 +298,8 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     struct vmpi_dtype *dt = NULL;
     int rc = vmpi_dtype_dup(old, &dt);
     struct vmpi_dtype_args a = { .combiner = MPI_COMBINER_DUP, .old = old, .nt = 1 };
-    return vmpi_api_type_made(rc, dt, &a, newtype, "MPI_Type_dup");
+    rc = vmpi_api_type_made(rc, dt, &a, newtype, "MPI_Type_dup");
+    return rc == MPI_SUCCESS ? vmpi_api_type_dup_attrs(oldtype, newtype) : rc;
 }
 VMPI_WEAK(Type_dup);
 
@@ -319,6 +321,9 @@ int PMPI_Type_free(MPI_Datatype *datatype)
     VMPI_CHECK(!dt->builtin && !dt->f90, NULL, MPI_ERR_TYPE,
                "MPI_Type_free: datatype %s is predefined and cannot be freed",
                dt->f90 ? "from MPI_Type_create_f90_*" : dt->name);
+    int rc = vmpi_api_free_attrs("MPI_Type_free", VMPI_ATTR_TYPE, *datatype);
+    if (rc != MPI_SUCCESS)
+        return rc;
     vmpi_dtype_free(dt);
     *datatype = MPI_DATATYPE_NULL;
     return MPI_SUCCESS;
