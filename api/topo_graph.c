@@ -159,11 +159,13 @@ VMPI_WEAK(Graph_neighbors);
 /* ---- distributed graphs ------------------------------------------------- */
 
 /* n ranks of c in ranks[] (name says which argument) and their weights:
- * MPI_UNWEIGHTED (*w becomes NULL), MPI_WEIGHTS_EMPTY (only with n == 0),
- * or n non-negative values. */
+ * MPI_UNWEIGHTED (*w becomes NULL, *weighted false), MPI_WEIGHTS_EMPTY
+ * (only with n == 0), or n non-negative values (NULL too when n == 0, as
+ * MPICH allows: weighted all the same). */
 static int edges_arg(struct vmpi_comm *c, const char *fn, const char *name, int n,
-                     const int *ranks, const char *wname, const int **w)
+                     const int *ranks, const char *wname, const int **w, bool *weighted)
 {
+    *weighted = *w != MPI_UNWEIGHTED;
     VMPI_CHECK(n >= 0, c, MPI_ERR_ARG, "%s: the number of %s (%d) is negative", fn, name, n);
     if (n > 0)
         PTR_ARG(ranks, c, fn, name);
@@ -197,13 +199,16 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
     VMPI_CHECK_INFO(info, c, fn);
     PTR_ARG(comm_dist_graph, c, fn, "comm_dist_graph");
     const int *inw = sourceweights, *outw = destweights;
-    int rc = edges_arg(c, fn, "sources", indegree, sources, "sourceweights", &inw);
+    bool inwt, outwt;
+    int rc = edges_arg(c, fn, "sources", indegree, sources, "sourceweights", &inw, &inwt);
     if (rc == MPI_SUCCESS)
-        rc = edges_arg(c, fn, "destinations", outdegree, destinations, "destweights", &outw);
+        rc = edges_arg(c, fn, "destinations", outdegree, destinations, "destweights", &outw,
+                       &outwt);
     if (rc != MPI_SUCCESS)
         return rc;
     struct vmpi_comm *nc = NULL;
-    rc = vmpi_topo_dist_adjacent(c, indegree, sources, inw, outdegree, destinations, outw, &nc);
+    rc = vmpi_topo_dist_adjacent(c, indegree, sources, inw, outdegree, destinations, outw,
+                                 inwt || outwt, &nc);
     return topo_made(c, rc, nc, comm_dist_graph);
 }
 VMPI_WEAK(Dist_graph_create_adjacent);
@@ -219,7 +224,8 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
     VMPI_CHECK_INFO(info, c, fn);
     PTR_ARG(comm_dist_graph, c, fn, "comm_dist_graph");
     const int *w = weights, *no_w = MPI_UNWEIGHTED;
-    int rc = edges_arg(c, fn, "sources", n, sources, "weights", &no_w);
+    bool weighted;
+    int rc = edges_arg(c, fn, "sources", n, sources, "weights", &no_w, &weighted);
     if (rc != MPI_SUCCESS)
         return rc;
     if (n > 0)
@@ -232,11 +238,11 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
         VMPI_CHECK(nedges <= INT32_MAX / 4, c, MPI_ERR_ARG,
                    "%s: the degrees add up to more than %d edges", fn, INT32_MAX / 4);
     }
-    rc = edges_arg(c, fn, "destinations", (int)nedges, destinations, "weights", &w);
+    rc = edges_arg(c, fn, "destinations", (int)nedges, destinations, "weights", &w, &weighted);
     if (rc != MPI_SUCCESS)
         return rc;
     struct vmpi_comm *nc = NULL;
-    rc = vmpi_topo_dist_create(c, n, sources, degrees, destinations, w, &nc);
+    rc = vmpi_topo_dist_create(c, n, sources, degrees, destinations, w, weighted, &nc);
     return topo_made(c, rc, nc, comm_dist_graph);
 }
 VMPI_WEAK(Dist_graph_create);

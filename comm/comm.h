@@ -44,14 +44,18 @@ const struct vmpi_topo_graph *vmpi_topo_graph(const struct vmpi_comm *c);
  * caller); *out NULL on the others. Collective over c. */
 int vmpi_topo_graph_create(struct vmpi_comm *c, int nnodes, const int *index, const int *edges,
                            struct vmpi_comm **out);
-/* A communicator over c's group with this rank's edges (weights NULL:
- * unweighted). Collective over c. */
+/* A communicator over c's group with this rank's edges; weighted: the
+ * caller did not pass MPI_UNWEIGHTED (weights NULL count as 1). Collective
+ * over c. */
 int vmpi_topo_dist_adjacent(struct vmpi_comm *c, int indeg, const int *in, const int *inw,
-                            int outdeg, const int *out, const int *outw, struct vmpi_comm **out_c);
+                            int outdeg, const int *out, const int *outw, bool weighted,
+                            struct vmpi_comm **out_c);
 /* MPI_Dist_graph_create: n sources with degrees[i] destinations each (and
- * weights, or NULL); every rank learns its edges from the others' lists. */
+ * weights, or NULL: all 1); every rank learns its edges from the others'
+ * lists. */
 int vmpi_topo_dist_create(struct vmpi_comm *c, int n, const int *sources, const int *degrees,
-                          const int *dests, const int *weights, struct vmpi_comm **out);
+                          const int *dests, const int *weights, bool weighted,
+                          struct vmpi_comm **out);
 /* Copies from's topology (any kind) onto to, for MPI_Comm_dup. */
 int vmpi_topo_copy(const struct vmpi_comm *from, struct vmpi_comm *to);
 

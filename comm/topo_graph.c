@@ -106,7 +106,8 @@ static void weights_or_one(int *dst, const int *w, int n)
 }
 
 int vmpi_topo_dist_adjacent(struct vmpi_comm *c, int indeg, const int *in, const int *inw,
-                            int outdeg, const int *out, const int *outw, struct vmpi_comm **out_c)
+                            int outdeg, const int *out, const int *outw, bool weighted,
+                            struct vmpi_comm **out_c)
 {
     struct vmpi_topo_graph *g = graph_new(0, 0, indeg, outdeg);
     if (!g)
@@ -115,7 +116,7 @@ int vmpi_topo_dist_adjacent(struct vmpi_comm *c, int indeg, const int *in, const
     copy_ints(g->out, out, outdeg);
     weights_or_one(g->inw, inw, indeg);
     weights_or_one(g->outw, outw, outdeg);
-    g->weighted = inw != NULL || outw != NULL;
+    g->weighted = weighted;
     int rc = vmpi_topo_comm_first(c, c->size, "MPI_Dist_graph_create_adjacent", out_c);
     if (rc != MPI_SUCCESS) {
         free(g);
@@ -213,7 +214,8 @@ static int dist_exchange(struct vmpi_comm *c, const int *sources, const int *deg
 }
 
 int vmpi_topo_dist_create(struct vmpi_comm *c, int n, const int *sources, const int *degrees,
-                          const int *dests, const int *weights, struct vmpi_comm **out)
+                          const int *dests, const int *weights, bool weighted,
+                          struct vmpi_comm **out)
 {
     static const char fn[] = "MPI_Dist_graph_create";
     struct dist_ex x = {0};
@@ -244,7 +246,7 @@ int vmpi_topo_dist_create(struct vmpi_comm *c, int n, const int *sources, const 
             g->inw[indeg++] = r[2];
         }
     }
-    g->weighted = weights != NULL;
+    g->weighted = weighted;
     rc = vmpi_topo_comm_first(c, c->size, fn, out);
     if (rc == MPI_SUCCESS) {
         graph_attach(*out, MPI_DIST_GRAPH, g);

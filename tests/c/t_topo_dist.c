@@ -4,7 +4,8 @@
  * a star where most ranks have one side empty) and Dist_graph_create, where
  * every rank names edges of other ranks, self-loops and repeated edges
  * included, with weights, with MPI_WEIGHTS_EMPTY on a rank that names none,
- * and unweighted: each rank's sources and destinations (and weights) come
+ * with rank 0 naming all edges and the others passing NULL, and
+ * unweighted: each rank's sources and destinations (and weights) come
  * back from Dist_graph_neighbors in the order of the edge lists taken by
  * increasing contributing rank. Then bad input for each function. */
 #include <mpi.h>
@@ -129,10 +130,27 @@ static void general(int weighted)
             }
     }
     MPI_Comm g;
-    if (weighted == 2 && rank == 0)
+    if (weighted == 2 && rank == 0) {
         OK(MPI_Dist_graph_create(MPI_COMM_WORLD, 0, NULL, NULL, NULL, MPI_WEIGHTS_EMPTY,
                                  MPI_INFO_NULL, 0, &g));
-    else
+    } else if (weighted == 3) {
+        /* rank 0 names every rank's edges; the others pass NULL arrays
+         * (and NULL weights, which is not MPI_UNWEIGHTED: still weighted) */
+        int *as = malloc(sizeof(int) * 2 * (size_t)size), *ad = malloc(sizeof(int) * 2 * (size_t)size);
+        int *at = malloc(sizeof(int) * 4 * (size_t)size), *aw = malloc(sizeof(int) * 4 * (size_t)size);
+        for (int q = 0; q < size; q++)
+            edges_of(q, as + 2 * q, ad + 2 * q, at + 4 * q, aw + 4 * q);
+        if (rank == 0)
+            OK(MPI_Dist_graph_create(MPI_COMM_WORLD, 2 * size, as, ad, at, aw, MPI_INFO_NULL, 0,
+                                     &g));
+        else
+            OK(MPI_Dist_graph_create(MPI_COMM_WORLD, 0, NULL, NULL, NULL, NULL, MPI_INFO_NULL, 0,
+                                     &g));
+        free(as);
+        free(ad);
+        free(at);
+        free(aw);
+    } else
         OK(MPI_Dist_graph_create(MPI_COMM_WORLD, n, src, deg, dst,
                                  weighted ? w : MPI_UNWEIGHTED, MPI_INFO_NULL, 1, &g));
     expect_nbrs(g, nin, in, weighted ? inw : NULL, nout, out, weighted ? outw : NULL);
@@ -222,6 +240,7 @@ int main(int argc, char **argv)
     general(1);
     general(0);
     general(2);
+    general(3);
     errors();
     MPI_Finalize();
     if (rank == 0)
