@@ -117,6 +117,13 @@ INT_TEST(t_aint, MPI_Aint, MPI_AINT, 1, ARITH | BITS)
 INT_TEST(t_count, MPI_Count, MPI_COUNT, 1, ARITH | BITS)
 INT_TEST(t_byte, unsigned char, MPI_BYTE, 0, BITS)
 INT_TEST(t_bool, unsigned char, MPI_C_BOOL, 0, LOGIC)
+/* The Fortran integers take no logical ops; LOGICAL only those. */
+INT_TEST(t_integer, int, MPI_INTEGER, 1, ARITH | BITS)
+INT_TEST(t_integer1, int8_t, MPI_INTEGER1, 1, ARITH | BITS)
+INT_TEST(t_integer8, int64_t, MPI_INTEGER8, 1, ARITH | BITS)
+INT_TEST(t_logical, int, MPI_LOGICAL, 0, LOGIC)
+INT_TEST(t_cxxbool, unsigned char, MPI_CXX_BOOL, 0, LOGIC)
+INT_TEST(t_character, char, MPI_CHARACTER, 0, 0)
 
 #define FLOAT_TEST(fn, C, MT)                                                         \
     static void fn(void)                                                              \
@@ -148,6 +155,9 @@ INT_TEST(t_bool, unsigned char, MPI_C_BOOL, 0, LOGIC)
 FLOAT_TEST(t_float, float, MPI_FLOAT)
 FLOAT_TEST(t_double, double, MPI_DOUBLE)
 FLOAT_TEST(t_ldouble, long double, MPI_LONG_DOUBLE)
+FLOAT_TEST(t_real, float, MPI_REAL)
+FLOAT_TEST(t_dprec, double, MPI_DOUBLE_PRECISION)
+FLOAT_TEST(t_real16, vmpi_real16, MPI_REAL16)
 
 #define COMPLEX_TEST(fn, C, MT)                                                       \
     static void fn(void)                                                              \
@@ -174,6 +184,10 @@ FLOAT_TEST(t_ldouble, long double, MPI_LONG_DOUBLE)
 COMPLEX_TEST(t_cfloat, float _Complex, MPI_C_FLOAT_COMPLEX)
 COMPLEX_TEST(t_cdouble, double _Complex, MPI_C_DOUBLE_COMPLEX)
 COMPLEX_TEST(t_cldouble, long double _Complex, MPI_C_LONG_DOUBLE_COMPLEX)
+COMPLEX_TEST(t_complex, float _Complex, MPI_COMPLEX)
+COMPLEX_TEST(t_dcomplex, double _Complex, MPI_DOUBLE_COMPLEX)
+COMPLEX_TEST(t_complex32, vmpi_complex32, MPI_COMPLEX32)
+COMPLEX_TEST(t_cxxcomplex, double _Complex, MPI_CXX_DOUBLE_COMPLEX)
 
 /* MINLOC/MAXLOC over values 0..2 so most pairs tie; the smaller index must
  * win a tie, and a winning value carries its own index. */
@@ -215,6 +229,9 @@ PAIR_TEST(t_li, vmpi_minloc_li, long, MPI_LONG_INT)
 PAIR_TEST(t_si, vmpi_minloc_si, short, MPI_SHORT_INT)
 PAIR_TEST(t_2i, vmpi_minloc_2i, int, MPI_2INT)
 PAIR_TEST(t_ldi, vmpi_minloc_ldi, long double, MPI_LONG_DOUBLE_INT)
+PAIR_TEST(t_2integer, vmpi_minloc_2i, int, MPI_2INTEGER)
+PAIR_TEST(t_2real, vmpi_minloc_2r, float, MPI_2REAL) /* the index is a REAL */
+PAIR_TEST(t_2dprec, vmpi_minloc_2d, double, MPI_2DOUBLE_PRECISION)
 
 /* ---- derived types --------------------------------------------------------- */
 
@@ -485,6 +502,9 @@ int main(void)
         t_i8, t_u8, t_schar, t_uchar, t_char, t_i16, t_u16, t_int, t_uint, t_long, t_ulong,
         t_ll, t_ull, t_u64, t_aint, t_count, t_byte, t_bool, t_float, t_double, t_ldouble,
         t_cfloat, t_cdouble, t_cldouble, t_fi, t_di, t_li, t_si, t_2i, t_ldi,
+        t_integer, t_integer1, t_integer8, t_logical, t_cxxbool, t_character, t_real, t_dprec,
+        t_real16, t_complex, t_dcomplex, t_complex32, t_cxxcomplex, t_2integer, t_2real,
+        t_2dprec,
         test_derived, test_replace_noop, test_unaligned, test_check, test_user,
     };
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
