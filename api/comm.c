@@ -58,7 +58,7 @@ int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
     VMPI_ENTER("MPI_Comm_test_inter");
     COMM_ARG(c, comm, "MPI_Comm_test_inter", "comm");
     PTR_ARG(flag, c, "MPI_Comm_test_inter", "flag");
-    *flag = 0;
+    *flag = c->local != NULL;
     return MPI_SUCCESS;
 }
 VMPI_WEAK(Comm_test_inter);

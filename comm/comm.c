@@ -62,6 +62,8 @@ static int no_mem(struct vmpi_comm *parent, const char *what)
 
 int vmpi_comm_dup(struct vmpi_comm *c, struct vmpi_comm **out)
 {
+    if (c->local)
+        return vmpi_comm_inter_dup(c, out);
     uint32_t ctx, inst;
     int rc = ctx_agree(c, &ctx, &inst);
     if (rc != MPI_SUCCESS)
@@ -140,6 +142,8 @@ out:
 /* color MPI_UNDEFINED: *out is NULL (MPI_COMM_NULL). */
 int vmpi_comm_split(struct vmpi_comm *c, int color, int key, struct vmpi_comm **out)
 {
+    if (c->local)
+        return vmpi_comm_inter_split(c, color, key, out);
     return split(c, color != MPI_UNDEFINED, color, key, "MPI_Comm_split", out);
 }
 
@@ -157,6 +161,9 @@ int vmpi_comm_split_type(struct vmpi_comm *c, int type, int key, struct vmpi_com
  * Members of g get a communicator over g, the others NULL. */
 int vmpi_comm_create(struct vmpi_comm *c, struct vmpi_group *g, struct vmpi_comm **out)
 {
+    if (c->local)
+        return vmpi_comm_inter_split(c, g->rank == MPI_UNDEFINED ? MPI_UNDEFINED : 0, g->rank,
+                                     out);
     uint32_t ctx, inst;
     *out = NULL;
     int rc = ctx_agree(c, &ctx, &inst);

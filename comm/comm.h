@@ -13,6 +13,24 @@ int vmpi_comm_split(struct vmpi_comm *c, int color, int key, struct vmpi_comm **
 int vmpi_comm_split_type(struct vmpi_comm *c, int type, int key, struct vmpi_comm **out);
 int vmpi_comm_create(struct vmpi_comm *c, struct vmpi_group *g, struct vmpi_comm **out);
 
+/* The new communicator's context id: the lowest in `mask` (the ids free on
+ * all its members); its instance: one more than `seen`, the largest any
+ * member has seen (group.c). MPI_ERR_OTHER naming fn when none is free. */
+int vmpi_comm_ctx_pick(struct vmpi_comm *c, const uint32_t *mask, uint32_t seen,
+                       uint32_t *ctx, uint32_t *inst, const char *fn);
+/* MPI_Comm_create_group: collective over g's members only (group.c). */
+int vmpi_comm_create_group(struct vmpi_comm *c, struct vmpi_group *g, int tag,
+                           struct vmpi_comm **out);
+
+/* Intercommunicators (inter.c): collective over both groups. `peer` and
+ * `remote_leader` matter on the local leader only. */
+int vmpi_comm_intercomm_create(struct vmpi_comm *local, int leader, struct vmpi_comm *peer,
+                               int remote_leader, int tag, struct vmpi_comm **out);
+int vmpi_comm_intercomm_merge(struct vmpi_comm *c, int high, struct vmpi_comm **out);
+int vmpi_comm_inter_dup(struct vmpi_comm *c, struct vmpi_comm **out);
+/* Split (and create, as a split) of an intercommunicator. */
+int vmpi_comm_inter_split(struct vmpi_comm *c, int color, int key, struct vmpi_comm **out);
+
 /* Cartesian topologies (topo.c). */
 int vmpi_topo_set_cart(struct vmpi_comm *c, int ndims, const int *dims, const int *periods);
 int vmpi_topo_cart_create(struct vmpi_comm *c, int ndims, const int *dims, const int *periods,

@@ -80,6 +80,8 @@ static void comm_fill(struct vmpi_comm *c, int handle, struct vmpi_group *g, uin
     c->ctx = ctx;
     c->inst = inst;
     c->group = g;
+    c->peers = g;
+    c->local = NULL;
     c->rank = g->rank;
     c->size = g->size;
     c->errh = errh;
@@ -123,10 +125,23 @@ struct vmpi_comm *vmpi_comm_new(struct vmpi_group *g, uint32_t ctx, uint32_t ins
     return c;
 }
 
+void vmpi_comm_make_inter(struct vmpi_comm *c, struct vmpi_group *remote,
+                          struct vmpi_comm *local)
+{
+    c->peers = remote;
+    c->local = local;
+    vmpi_htab_del(&comm_tab, VMPI_HINDEX(local->handle));
+    local->handle = MPI_COMM_NULL;
+}
+
 static void comm_destroy(struct vmpi_comm *c)
 {
     ctx_mark(c->ctx, 0);
     slots_free(c);
+    if (c->local) {
+        vmpi_group_release(c->peers);
+        vmpi_comm_release(c->local);
+    }
     vmpi_group_release(c->group);
     free(c->dims);
     free(c->periods);

@@ -32,6 +32,11 @@ struct vmpi_comm {
     uint32_t inst; /* instance number, new on every process (core/comm.c) */
     int rank, size;
     struct vmpi_group *group;
+    /* Whom point-to-point ranks name: the group, or an intercommunicator's
+     * remote group. `local`: an intercommunicator's private
+     * intracommunicator over its local group (comm/inter.c), else NULL. */
+    struct vmpi_group *peers;
+    struct vmpi_comm *local;
     MPI_Errhandler errh;
     int errh_obj;  /* the handle a user error handler gets: this one, or its window's */
     struct vmpi_attr *attrs; /* cached attributes, newest first (core/attr.h) */
@@ -44,9 +49,11 @@ struct vmpi_comm {
 
 struct vmpi_comm *vmpi_comm_get(MPI_Comm h); /* NULL: invalid */
 struct vmpi_group *vmpi_group_get(MPI_Group h);
+/* The world rank of rank r of c's point-to-point (remote, on an
+ * intercommunicator) group. */
 static inline int vmpi_comm_world_rank(const struct vmpi_comm *c, int r)
 {
-    return c->group->world[r];
+    return c->peers->world[r];
 }
 int vmpi_comm_init(void);   /* builds MPI_COMM_WORLD and MPI_COMM_SELF */
 void vmpi_comm_finalize(void);
@@ -78,6 +85,10 @@ int vmpi_comm_compare(const struct vmpi_comm *a, const struct vmpi_comm *b);
  * released). */
 struct vmpi_comm *vmpi_comm_new(struct vmpi_group *g, uint32_t ctx, uint32_t inst,
                                 MPI_Errhandler errh);
+/* Makes c (just made by vmpi_comm_new) an intercommunicator: it takes the
+ * reference on `remote` and owns `local`, whose handle goes away. */
+void vmpi_comm_make_inter(struct vmpi_comm *c, struct vmpi_group *remote,
+                          struct vmpi_comm *local);
 /* Context ids: this process's bitmap of free ids (bit i of word w: id
  * 2 * (32 w + i) is free), and instance numbers (see comm/comm.c). */
 #define VMPI_CTX_WORDS 64

@@ -126,10 +126,10 @@ static inline bool matches(const struct vmpi_req *r, const struct vmpi_hdr *h)
  * source and tag end up in the user's status. */
 static void src_check(const struct vmpi_comm *c, const struct vmpi_hdr *h, int world)
 {
-    if (VMPI_UNLIKELY(h->src < 0 || h->src >= c->size || h->tag < 0 ||
+    if (VMPI_UNLIKELY(h->src < 0 || h->src >= c->peers->size || h->tag < 0 ||
                       vmpi_comm_world_rank(c, h->src) != world))
         vmpi_fatal("rank %d sent a message claiming source %d, tag %d in a communicator of %d",
-                   world, (int)h->src, (int)h->tag, c->size);
+                   world, (int)h->src, (int)h->tag, c->peers->size);
 }
 
 /* ---- the up-calls of the channels ------------------------------------------ */

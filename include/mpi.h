@@ -811,6 +811,13 @@ VMPI_API(int, MPI_Comm_rank, (MPI_Comm comm, int *rank))
 VMPI_API(int, MPI_Comm_compare, (MPI_Comm comm1, MPI_Comm comm2,
                                  int *result))
 VMPI_API(int, MPI_Comm_test_inter, (MPI_Comm comm, int *flag))
+/* Intercommunicators (MPI-3.1 6.6). */
+VMPI_API(int, MPI_Intercomm_create, (MPI_Comm local_comm, int local_leader,
+                                     MPI_Comm peer_comm, int remote_leader, int tag,
+                                     MPI_Comm *newintercomm))
+VMPI_API(int, MPI_Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm *newintracomm))
+VMPI_API(int, MPI_Comm_remote_size, (MPI_Comm comm, int *size))
+VMPI_API(int, MPI_Comm_remote_group, (MPI_Comm comm, MPI_Group *group))
 VMPI_API(int, MPI_Comm_group, (MPI_Comm comm, MPI_Group *group))
 VMPI_API(int, MPI_Comm_dup, (MPI_Comm comm, MPI_Comm *newcomm))
 VMPI_API(int, MPI_Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm))

@@ -1,0 +1,289 @@
+/* Intercommunicators (MPI-3.1 6.6): creating one from two intracommunicators
+ * and a peer, duplicating one, and merging one into an intracommunicator.
+ *
+ * An intercommunicator is a communicator whose `group` is the local group
+ * (rank and size are the local ones, as MPI_Comm_rank and MPI_Comm_size
+ * report) and whose `peers` is the remote group: point-to-point ranks name
+ * remote processes, and core translates them through `peers`. `local` is a
+ * private intracommunicator over the local group that the intercommunicator
+ * collectives (coll/inter.c) use inside one side.
+ *
+ * Context ids. The id must be free on every process of both groups: each
+ * side ANDs its members' free bitmaps on its local intracommunicator, the
+ * two leaders swap their results, and each leader broadcasts the AND of
+ * both to its side, with the other side's size, members and high flag.
+ * Instance numbers travel the same way (comm/comm.c explains both). */
+#include "comm.h"
+#include "../coll/coll.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* What a side tells the other, then broadcasts on its own side. */
+struct side {
+    uint32_t mask[VMPI_CTX_WORDS];
+    uint32_t inst;
+    int size;
+    int high;
+    int leader; /* world rank of the side's leader: breaks ties in merge */
+};
+
+static int no_mem(struct vmpi_comm *c, const char *fn)
+{
+    return vmpi_err(c, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+}
+
+/* This side's part, collective over `local`: the AND of the members' free
+ * ids and the largest instance any member has seen. */
+static int side_local(struct vmpi_comm *local, int high, int leader, struct side *s)
+{
+    vmpi_comm_ctx_free(s->mask);
+    s->inst = vmpi_comm_inst_seen();
+    s->size = local->size;
+    s->high = high;
+    s->leader = vmpi_comm_world_rank(local, leader);
+    int rc = vmpi_coll_allreduce(MPI_IN_PLACE, s->mask, VMPI_CTX_WORDS,
+                                 vmpi_dtype_get(MPI_UINT32_T), MPI_BAND, local);
+    if (rc == MPI_SUCCESS)
+        rc = vmpi_coll_allreduce(MPI_IN_PLACE, &s->inst, 1, vmpi_dtype_get(MPI_UINT32_T),
+                                 MPI_MAX, local);
+    return rc;
+}
+
+/* The leaders swap their sides over `via` (rank `other` there; `coll`
+ * selects its collective context) and each broadcasts the other's side
+ * and members on `local`. On return `remote` is the other side and `mine`
+ * holds the AND of both masks and the larger instance; *world is the other
+ * side's members (world ranks), malloc'ed. */
+static int sides_swap(struct vmpi_comm *local, int leader, struct vmpi_comm *via, int other,
+                      int tag, int coll, struct side *mine, struct side *remote, int **world,
+                      const char *fn)
+{
+    struct vmpi_dtype *bt = vmpi_dtype_get(MPI_BYTE), *it = vmpi_dtype_get(MPI_INT);
+    int rc = MPI_SUCCESS;
+    *world = NULL;
+    if (local->rank == leader)
+        rc = vmpi_p2p_sendrecv(mine, sizeof *mine, bt, other, tag, remote, sizeof *remote, bt,
+                               other, tag, via, coll, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS)
+        rc = vmpi_coll_bcast(remote, sizeof *remote, bt, leader, local);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (remote->size < 1 || remote->size > vmpi_job.size)
+        return vmpi_err(local, MPI_ERR_INTERN, "%s: the other side reports %d processes", fn,
+                        remote->size);
+    int *w = malloc(sizeof(int) * (size_t)remote->size);
+    if (!w)
+        return no_mem(local, fn);
+    if (local->rank == leader)
+        rc = vmpi_p2p_sendrecv(local->group->world, local->size, it, other, tag, w,
+                               remote->size, it, other, tag, via, coll, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS)
+        rc = vmpi_coll_bcast(w, remote->size, it, leader, local);
+    if (rc != MPI_SUCCESS) {
+        free(w);
+        return rc;
+    }
+    for (int i = 0; i < VMPI_CTX_WORDS; i++)
+        mine->mask[i] &= remote->mask[i];
+    if (remote->inst > mine->inst)
+        mine->inst = remote->inst;
+    *world = w;
+    return MPI_SUCCESS;
+}
+
+static int pick_ctx(struct vmpi_comm *c, struct side *agreed, uint32_t *ctx, uint32_t *inst,
+                    const char *fn)
+{
+    return vmpi_comm_ctx_pick(c, agreed->mask, agreed->inst, ctx, inst, fn);
+}
+
+/* The intercommunicator over `lgroup` (reference taken) and the remote
+ * members `world` (taken), with a private duplicate of `local`. */
+static int inter_build(struct vmpi_comm *local, struct vmpi_group *lgroup, int *world,
+                       int rsize, uint32_t ctx, uint32_t inst, MPI_Errhandler errh,
+                       const char *fn, struct vmpi_comm **out)
+{
+    struct vmpi_comm *priv = NULL;
+    int rc = vmpi_comm_create(local, local->group, &priv);
+    if (rc != MPI_SUCCESS) {
+        free(world);
+        return rc;
+    }
+    struct vmpi_group *rgroup = vmpi_group_new(rsize, world);
+    vmpi_group_retain(lgroup);
+    struct vmpi_comm *n = rgroup ? vmpi_comm_new(lgroup, ctx, inst, errh) : NULL;
+    if (!n) {
+        if (rgroup)
+            vmpi_group_release(rgroup);
+        else
+            vmpi_group_release(lgroup);
+        vmpi_comm_free(priv);
+        return no_mem(local, fn);
+    }
+    vmpi_comm_make_inter(n, rgroup, priv);
+    *out = n;
+    return MPI_SUCCESS;
+}
+
+int vmpi_comm_intercomm_create(struct vmpi_comm *local, int leader, struct vmpi_comm *peer,
+                               int remote_leader, int tag, struct vmpi_comm **out)
+{
+    const char *fn = "MPI_Intercomm_create";
+    struct side mine, remote;
+    int *world;
+    uint32_t ctx, inst;
+    int rc = side_local(local, 0, leader, &mine);
+    if (rc == MPI_SUCCESS)
+        rc = sides_swap(local, leader, peer, remote_leader, tag, 0, &mine, &remote, &world, fn);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = pick_ctx(local, &mine, &ctx, &inst, fn);
+    if (rc != MPI_SUCCESS) {
+        free(world);
+        return rc;
+    }
+    return inter_build(local, local->group, world, remote.size, ctx, inst, local->errh, fn, out);
+}
+
+/* The leaders of the two sides talk on the intercommunicator's collective
+ * context with a tag above every user and collective tag. */
+enum { INTER_TAG = VMPI_TAG_UB + 1 };
+
+int vmpi_comm_inter_dup(struct vmpi_comm *c, struct vmpi_comm **out)
+{
+    const char *fn = "MPI_Comm_dup";
+    struct side mine, remote;
+    int *world;
+    uint32_t ctx, inst;
+    int rc = side_local(c->local, 0, 0, &mine);
+    if (rc == MPI_SUCCESS)
+        rc = sides_swap(c->local, 0, c, 0, INTER_TAG, 1, &mine, &remote, &world, fn);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = pick_ctx(c, &mine, &ctx, &inst, fn);
+    if (rc != MPI_SUCCESS) {
+        free(world);
+        return rc;
+    }
+    return inter_build(c->local, c->group, world, remote.size, ctx, inst, c->errh, fn, out);
+}
+
+/* The side whose processes passed high = false comes first; when both
+ * passed the same, the side whose leader has the lower world rank. */
+int vmpi_comm_intercomm_merge(struct vmpi_comm *c, int high, struct vmpi_comm **out)
+{
+    const char *fn = "MPI_Intercomm_merge";
+    struct side mine, remote;
+    int *world;
+    uint32_t ctx, inst;
+    int rc = side_local(c->local, high != 0, 0, &mine);
+    if (rc == MPI_SUCCESS)
+        rc = vmpi_coll_bcast(&mine.high, 1, vmpi_dtype_get(MPI_INT), 0, c->local);
+    if (rc == MPI_SUCCESS)
+        rc = sides_swap(c->local, 0, c, 0, INTER_TAG, 1, &mine, &remote, &world, fn);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = pick_ctx(c, &mine, &ctx, &inst, fn);
+    int n = c->size + remote.size;
+    int *all = rc == MPI_SUCCESS ? malloc(sizeof(int) * (size_t)n) : NULL;
+    if (!all) {
+        free(world);
+        return rc != MPI_SUCCESS ? rc : no_mem(c, fn);
+    }
+    bool first = mine.high != remote.high ? !mine.high : mine.leader < remote.leader;
+    int *lo = first ? c->group->world : world, *hi = first ? world : c->group->world;
+    int nlo = first ? c->size : remote.size;
+    memcpy(all, lo, sizeof(int) * (size_t)nlo);
+    memcpy(all + nlo, hi, sizeof(int) * (size_t)(n - nlo));
+    free(world);
+    struct vmpi_group *g = vmpi_group_new(n, all);
+    struct vmpi_comm *nc = g ? vmpi_comm_new(g, ctx, inst, c->errh) : NULL;
+    if (!nc)
+        return no_mem(c, fn);
+    *out = nc;
+    return MPI_SUCCESS;
+}
+
+struct split_key {
+    int key, rank, world;
+};
+
+static int split_key_cmp(const void *a, const void *b)
+{
+    const struct split_key *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* MPI_Comm_split and MPI_Comm_create (a split with color 0 for the
+ * group's members, keyed by their rank in it) on an intercommunicator:
+ * the local processes of one color, and the remote processes of the same
+ * color in (key, rank) order; MPI_COMM_NULL where either side has none.
+ * Every color gets the same context id, free on all processes of both
+ * sides: no process is in two of the new communicators. */
+int vmpi_comm_inter_split(struct vmpi_comm *c, int color, int key, struct vmpi_comm **out)
+{
+    const char *fn = "MPI_Comm_split";
+    struct side mine, remote;
+    int *world, rc;
+    uint32_t ctx, inst;
+    *out = NULL;
+    rc = side_local(c->local, 0, 0, &mine);
+    if (rc == MPI_SUCCESS)
+        rc = sides_swap(c->local, 0, c, 0, INTER_TAG, 1, &mine, &remote, &world, fn);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    free(world);
+    int lsize = c->size, rsize = c->peers->size, ck[2] = {color, key};
+    int *lck = malloc(sizeof(int) * 2 * (size_t)lsize);
+    int *rck = malloc(sizeof(int) * 2 * (size_t)rsize);
+    struct split_key *sel = malloc(sizeof *sel * (size_t)rsize);
+    struct vmpi_dtype *it = vmpi_dtype_get(MPI_INT);
+    rc = lck && rck && sel ? vmpi_coll_allgather(ck, lck, 2, it, c->local) : no_mem(c, fn);
+    if (rc == MPI_SUCCESS && c->rank == 0)
+        rc = vmpi_p2p_sendrecv(lck, 2 * lsize, it, 0, INTER_TAG, rck, 2 * rsize, it, 0,
+                               INTER_TAG, c, 1, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS)
+        rc = vmpi_coll_bcast(rck, 2 * rsize, it, 0, c->local);
+    if (rc == MPI_SUCCESS)
+        rc = pick_ctx(c, &mine, &ctx, &inst, fn);
+    struct vmpi_comm *newlocal = NULL;
+    if (rc == MPI_SUCCESS)
+        rc = vmpi_comm_split(c->local, color, key, &newlocal);
+    int n = 0;
+    for (int j = 0; rc == MPI_SUCCESS && color != MPI_UNDEFINED && j < rsize; j++)
+        if (rck[2 * j] == color)
+            sel[n++] = (struct split_key){rck[2 * j + 1], j, c->peers->world[j]};
+    int *rworld = n ? malloc(sizeof(int) * (size_t)n) : NULL;
+    if (n && !rworld)
+        rc = no_mem(c, fn);
+    if (rc == MPI_SUCCESS && n && newlocal) {
+        qsort(sel, (size_t)n, sizeof *sel, split_key_cmp);
+        for (int i = 0; i < n; i++)
+            rworld[i] = sel[i].world;
+        struct vmpi_group *rgroup = vmpi_group_new(n, rworld);
+        rworld = NULL;
+        vmpi_group_retain(newlocal->group);
+        struct vmpi_comm *nc = rgroup ? vmpi_comm_new(newlocal->group, ctx, inst, c->errh) : NULL;
+        if (nc) {
+            vmpi_comm_make_inter(nc, rgroup, newlocal);
+            newlocal = NULL;
+            *out = nc;
+        } else {
+            if (rgroup)
+                vmpi_group_release(rgroup);
+            else
+                vmpi_group_release(newlocal->group);
+            rc = no_mem(c, fn);
+        }
+    }
+    if (newlocal)
+        vmpi_comm_free(newlocal);
+    free(rworld);
+    free(lck);
+    free(rck);
+    free(sel);
+    return rc;
+}
