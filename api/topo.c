@@ -1,9 +1,10 @@
 /* Process topology entry points (Cartesian ones and Topo_test; graphs are
  * in api/topo_graph.c): argument checks, then comm/topo.c. Error classes:
- * MPI_ERR_COMM for a bad communicator, MPI_ERR_TOPOLOGY for a Cartesian call on a communicator without a
- * Cartesian topology, MPI_ERR_DIMS for bad dimension counts or sizes, and,
- * as in MPICH, MPI_ERR_ARG for a bad direction, maxdims or non-periodic
- * coordinate out of range, MPI_ERR_RANK for a rank outside the grid. */
+ * MPI_ERR_COMM for a bad communicator, MPI_ERR_TOPOLOGY for a Cartesian
+ * call on a communicator without a Cartesian topology, MPI_ERR_DIMS for bad
+ * dimension counts or sizes, and, as in MPICH, MPI_ERR_ARG for a bad
+ * direction, maxdims or non-periodic coordinate out of range, MPI_ERR_RANK
+ * for a rank outside the grid. */
 #include "topo_args.h"
 
 int PMPI_Dims_create(int nnodes, int ndims, int dims[])

@@ -167,7 +167,8 @@ int main(int argc, char **argv)
     char *sbuf = bench_mpi_alloc(&o, len, 'a'), *rbuf = bench_mpi_alloc(&o, len, 'b');
     long max_iters, unused;
     bench_counts_for(&o, &counts, 0, &max_iters, &unused);
-    double *t = malloc((size_t)max_iters * sizeof *t), *tsum = malloc((size_t)max_iters * sizeof *tsum);
+    double *t = malloc((size_t)max_iters * sizeof *t);
+    double *tsum = malloc((size_t)max_iters * sizeof *tsum);
     if (t == NULL || tsum == NULL)
         MPI_Abort(MPI_COMM_WORLD, 1);
     if (rank == 0 && !o.json) {

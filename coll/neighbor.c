@@ -126,7 +126,8 @@ int vmpi_nbr_exchange(struct vmpi_comm *c, int nin, const int *in, int nout, con
                       bool cart, const struct vmpi_nbr_buf *send,
                       const struct vmpi_nbr_buf *recv, const char *fn, struct vmpi_req **req)
 {
-    struct nbr_op *op = malloc(sizeof *op + sizeof(struct vmpi_req *) * ((size_t)nin + (size_t)nout));
+    size_t nsub = (size_t)nin + (size_t)nout;
+    struct nbr_op *op = malloc(sizeof *op + sizeof(struct vmpi_req *) * nsub);
     if (!op)
         return vmpi_err(c, MPI_ERR_NO_MEM, "%s: out of memory", fn);
     op->n = op->ndone = op->err = 0;

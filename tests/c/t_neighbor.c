@@ -138,7 +138,8 @@ static void run_all(const struct topo *t, int nonblocking)
     free(r1);
     free(r2);
     /* allgatherv: blocks in reverse order with gaps */
-    int *rc = malloc(sizeof(int) * (size_t)(nin + 1)), *rd = malloc(sizeof(int) * (size_t)(nin + 1));
+    size_t inlen = sizeof(int) * (size_t)(nin + 1), outlen = sizeof(int) * (size_t)(nout + 1);
+    int *rc = malloc(inlen), *rd = malloc(inlen);
     for (int i = 0; i < nin; i++) {
         rc[i] = BLK;
         rd[i] = (nin - 1 - i) * stride;
@@ -153,13 +154,15 @@ static void run_all(const struct topo *t, int nonblocking)
     check_recv(t, r1, rd, stride, 0, 1, "allgatherv");
     free(r1);
     /* alltoallv: per-edge counts, send blocks at k * BLK, receive reversed */
-    int *sc = malloc(sizeof(int) * (size_t)(nout + 1)), *sd = malloc(sizeof(int) * (size_t)(nout + 1));
+    int *sc = malloc(outlen), *sd = malloc(outlen);
     for (int k = 0; k < nout; k++) {
         sc[k] = vcount(rank, k);
         sd[k] = k * BLK;
     }
-    for (int i = 0; i < nin; i++)
-        rc[i] = t->in[rank][i] == MPI_PROC_NULL ? BLK : vcount(t->in[rank][i], edge_at_sender(t, rank, i));
+    for (int i = 0; i < nin; i++) {
+        int s = t->in[rank][i];
+        rc[i] = s == MPI_PROC_NULL ? BLK : vcount(s, edge_at_sender(t, rank, i));
+    }
     r1 = fresh(nin * stride);
     if (nonblocking) {
         OK(MPI_Ineighbor_alltoallv(sendb, sc, sd, MPI_INT, r1, rc, rd, MPI_INT, c, &rq[0]));
@@ -258,7 +261,8 @@ static void graph(void)
     static struct topo t;
     memset(&t, 0, sizeof t);
     t.kind = K_GRAPH;
-    int *index = malloc(sizeof(int) * (size_t)size), *edges = malloc(sizeof(int) * 5 * (size_t)size);
+    int *index = malloc(sizeof(int) * (size_t)size);
+    int *edges = malloc(sizeof(int) * 5 * (size_t)size);
     for (int r = 0, e = 0; r < size; r++) {
         int u = (r + 1) % size, d = (r - 1 + size) % size, l[5] = {u, r, d, u, d};
         for (int k = 0; k < 5; k++)

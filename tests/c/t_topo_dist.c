@@ -136,8 +136,8 @@ static void general(int weighted)
     } else if (weighted == 3) {
         /* rank 0 names every rank's edges; the others pass NULL arrays
          * (and NULL weights, which is not MPI_UNWEIGHTED: still weighted) */
-        int *as = malloc(sizeof(int) * 2 * (size_t)size), *ad = malloc(sizeof(int) * 2 * (size_t)size);
-        int *at = malloc(sizeof(int) * 4 * (size_t)size), *aw = malloc(sizeof(int) * 4 * (size_t)size);
+        size_t n2 = sizeof(int) * 2 * (size_t)size, n4 = 2 * n2;
+        int *as = malloc(n2), *ad = malloc(n2), *at = malloc(n4), *aw = malloc(n4);
         for (int q = 0; q < size; q++)
             edges_of(q, as + 2 * q, ad + 2 * q, at + 4 * q, aw + 4 * q);
         if (rank == 0)

@@ -29,7 +29,8 @@ static void ring_graph(int *index, int *edges)
 
 static void graph_basic(void)
 {
-    int *index = malloc(sizeof(int) * (size_t)size), *edges = malloc(sizeof(int) * 4 * (size_t)size);
+    int *index = malloc(sizeof(int) * (size_t)size);
+    int *edges = malloc(sizeof(int) * 4 * (size_t)size);
     ring_graph(index, edges);
     MPI_Comm g;
     OK(MPI_Graph_create(MPI_COMM_WORLD, size, index, edges, 1, &g));
