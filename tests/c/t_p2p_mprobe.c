@@ -165,6 +165,9 @@ static void errors(void)
     } else {
         OK(MPI_Mprobe(0, 8, tw, &m, MPI_STATUS_IGNORE));
         MPI_Status st;
+        /* A message handle is no request: MPI_Wait refuses it (no hang). */
+        MPI_Request as_req = (MPI_Request)m;
+        t_expect_err(MPI_Wait(&as_req, &st), MPI_ERR_REQUEST, "MPI_Wait", "Wait(message)");
         int rc = MPI_Mrecv(x, 4, MPI_INT, &m, &st);
         t_expect_err(rc, MPI_ERR_TRUNCATE, "MPI_Mrecv", "8 ints into 4");
         CHECK(m == MPI_MESSAGE_NULL, "a truncated Mrecv left message %#x", (unsigned)m);
