@@ -25,9 +25,9 @@ int p2p_check_buf(const char *fn, MPI_Comm comm, struct vmpi_comm **c, const voi
 
 int p2p_check_dest(const char *fn, struct vmpi_comm *c, int dest, int tag)
 {
-    VMPI_CHECK(dest == MPI_PROC_NULL || (dest >= 0 && dest < c->size), c, MPI_ERR_RANK,
+    VMPI_CHECK(dest == MPI_PROC_NULL || (dest >= 0 && dest < c->peers->size), c, MPI_ERR_RANK,
                "%s: destination rank %d is not in [0, %d) of communicator %s", fn, dest,
-               c->size, c->name);
+               c->peers->size, c->name);
     VMPI_CHECK(tag >= 0 && tag <= VMPI_TAG_UB, c, MPI_ERR_TAG,
                "%s: tag %d is not in [0, MPI_TAG_UB=%d]", fn, tag, VMPI_TAG_UB);
     return MPI_SUCCESS;
@@ -35,9 +35,9 @@ int p2p_check_dest(const char *fn, struct vmpi_comm *c, int dest, int tag)
 
 int p2p_check_src(const char *fn, struct vmpi_comm *c, int src, int tag)
 {
-    VMPI_CHECK(src == MPI_PROC_NULL || src == MPI_ANY_SOURCE || (src >= 0 && src < c->size),
+    VMPI_CHECK(src == MPI_PROC_NULL || src == MPI_ANY_SOURCE || (src >= 0 && src < c->peers->size),
                c, MPI_ERR_RANK, "%s: source rank %d is not in [0, %d) of communicator %s",
-               fn, src, c->size, c->name);
+               fn, src, c->peers->size, c->name);
     VMPI_CHECK(tag == MPI_ANY_TAG || (tag >= 0 && tag <= VMPI_TAG_UB), c, MPI_ERR_TAG,
                "%s: tag %d is not MPI_ANY_TAG or in [0, MPI_TAG_UB=%d]", fn, tag,
                VMPI_TAG_UB);
@@ -57,13 +57,13 @@ static inline bool buf_ok(MPI_Comm comm, const void *buf, int count, MPI_Datatyp
 
 static inline bool dest_ok(const struct vmpi_comm *c, int dest, int tag)
 {
-    return ((unsigned)dest < (unsigned)c->size || dest == MPI_PROC_NULL) &&
+    return ((unsigned)dest < (unsigned)c->peers->size || dest == MPI_PROC_NULL) &&
            (unsigned)tag <= VMPI_TAG_UB;
 }
 
 static inline bool src_ok(const struct vmpi_comm *c, int src, int tag)
 {
-    return ((unsigned)src < (unsigned)c->size || src == MPI_ANY_SOURCE ||
+    return ((unsigned)src < (unsigned)c->peers->size || src == MPI_ANY_SOURCE ||
             src == MPI_PROC_NULL) &&
            ((unsigned)tag <= VMPI_TAG_UB || tag == MPI_ANY_TAG);
 }
