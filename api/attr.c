@@ -100,7 +100,9 @@ static int free_keyval(const char *fn, int kind, int *keyval)
     return MPI_SUCCESS;
 }
 
-static int set_attr(const char *fn, int kind, int obj, int keyval, void *val)
+/* MPI_*_set_attr (set) and MPI_*_delete_attr: a delete callback that fails
+ * leaves the old value in place. Deleting an absent attribute does nothing. */
+static int change_attr(const char *fn, int kind, int obj, int keyval, bool set, void *val)
 {
     struct vmpi_comm *ec;
     struct vmpi_keyval *kv;
@@ -109,24 +111,10 @@ static int set_attr(const char *fn, int kind, int obj, int keyval, void *val)
         rc = keyval_arg(fn, kind, keyval, ec, false, &kv);
     if (rc != MPI_SUCCESS)
         return rc;
-    struct vmpi_attr **list = vmpi_attr_list(kind, obj, true);
-    VMPI_CHECK(list, ec, MPI_ERR_NO_MEM, "%s: out of memory", fn);
-    rc = vmpi_attr_set(list, obj, kv, val);
-    return rc == MPI_SUCCESS ? rc : callback_err(ec, fn, "delete", rc);
-}
-
-static int delete_attr(const char *fn, int kind, int obj, int keyval)
-{
-    struct vmpi_comm *ec;
-    struct vmpi_keyval *kv;
-    int rc = obj_arg(fn, kind, obj, &ec);
-    if (rc == MPI_SUCCESS)
-        rc = keyval_arg(fn, kind, keyval, ec, false, &kv);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    struct vmpi_attr **list = vmpi_attr_list(kind, obj, false);
-    bool found = false;
-    rc = list ? vmpi_attr_delete(list, obj, kv, &found) : MPI_SUCCESS;
+    struct vmpi_attr **list = vmpi_attr_list(kind, obj, set);
+    VMPI_CHECK(list || !set, ec, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    rc = set ? vmpi_attr_set(list, obj, kv, val)
+             : list ? vmpi_attr_delete(list, obj, kv) : MPI_SUCCESS;
     return rc == MPI_SUCCESS ? rc : callback_err(ec, fn, "delete", rc);
 }
 
@@ -245,13 +233,13 @@ int vmpi_api_comm_dup_attrs(struct vmpi_comm *c, struct vmpi_comm *n, const char
     int PMPI_##K##_set_attr(Obj obj, int keyval, void *attribute_val)                       \
     {                                                                                       \
         VMPI_ENTER("MPI_" #K "_set_attr");                                                  \
-        return set_attr("MPI_" #K "_set_attr", KIND, obj, keyval, attribute_val);           \
+        return change_attr("MPI_" #K "_set_attr", KIND, obj, keyval, true, attribute_val);  \
     }                                                                                       \
     VMPI_WEAK(K##_set_attr);                                                                \
     int PMPI_##K##_delete_attr(Obj obj, int keyval)                                         \
     {                                                                                       \
         VMPI_ENTER("MPI_" #K "_delete_attr");                                               \
-        return delete_attr("MPI_" #K "_delete_attr", KIND, obj, keyval);                    \
+        return change_attr("MPI_" #K "_delete_attr", KIND, obj, keyval, false, NULL);       \
     }                                                                                       \
     VMPI_WEAK(K##_delete_attr)
 
@@ -296,7 +284,7 @@ VMPI_WEAK(Keyval_free);
 int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
 {
     VMPI_ENTER("MPI_Attr_put");
-    return set_attr("MPI_Attr_put", VMPI_ATTR_COMM, comm, keyval, attribute_val);
+    return change_attr("MPI_Attr_put", VMPI_ATTR_COMM, comm, keyval, true, attribute_val);
 }
 VMPI_WEAK(Attr_put);
 
@@ -310,6 +298,6 @@ VMPI_WEAK(Attr_get);
 int PMPI_Attr_delete(MPI_Comm comm, int keyval)
 {
     VMPI_ENTER("MPI_Attr_delete");
-    return delete_attr("MPI_Attr_delete", VMPI_ATTR_COMM, comm, keyval);
+    return change_attr("MPI_Attr_delete", VMPI_ATTR_COMM, comm, keyval, false, NULL);
 }
 VMPI_WEAK(Attr_delete);

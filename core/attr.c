@@ -158,10 +158,9 @@ bool vmpi_attr_get(struct vmpi_attr *list, const struct vmpi_keyval *kv, void **
     return false;
 }
 
-int vmpi_attr_delete(struct vmpi_attr **list, int obj, struct vmpi_keyval *kv, bool *found)
+int vmpi_attr_delete(struct vmpi_attr **list, int obj, struct vmpi_keyval *kv)
 {
     struct vmpi_attr **at = find(list, kv);
-    *found = at != NULL;
     if (!at)
         return MPI_SUCCESS;
     int rc = call_delete(*at, obj);

@@ -64,8 +64,8 @@ struct vmpi_attr **vmpi_attr_list(int kind, int obj, bool make);
 int vmpi_attr_set(struct vmpi_attr **list, int obj, struct vmpi_keyval *kv, void *val);
 /* The value, or false when the object has no attribute for kv. */
 bool vmpi_attr_get(struct vmpi_attr *list, const struct vmpi_keyval *kv, void **val);
-/* Deletes one (MPI_ERR_KEYVAL-free: *found tells whether it was there). */
-int vmpi_attr_delete(struct vmpi_attr **list, int obj, struct vmpi_keyval *kv, bool *found);
+/* Deletes one; an absent attribute is no error. */
+int vmpi_attr_delete(struct vmpi_attr **list, int obj, struct vmpi_keyval *kv);
 /* Runs the delete callbacks newest first, unlinking each that succeeds;
  * stops at the first failure. */
 int vmpi_attr_clear(struct vmpi_attr **list, int obj);
