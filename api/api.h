@@ -40,6 +40,10 @@ static inline void vmpi_api_leave(int *scope)
     __attribute__((cleanup(vmpi_api_leave))) int vmpi_api_scope_ = vmpi_api_enter(fname); \
     (void)vmpi_api_scope_
 
+/* group must be a subgroup of c's group, else MPI_ERR_GROUP naming fn
+ * (api/intercomm.c). */
+int vmpi_api_subgroup(struct vmpi_comm *c, struct vmpi_group *g, const char *fn);
+
 /* Argument check helpers: each returns the error code from the enclosing
  * function when the check fails. */
 #define VMPI_CHECK(cond, comm, cls, ...)                    \

@@ -1,5 +1,8 @@
-/* Intercommunicator entry points (MPI-3.1 6.6): argument checks, then
- * comm/inter.c. */
+/* Constructors whose collective is not one intracommunicator: the
+ * intercommunicator entry points (MPI-3.1 6.6, comm/inter.c) and
+ * MPI_Comm_create_group (6.4.2, comm/group.c); argument checks, then comm/. */
+#include <stdlib.h>
+
 #include "api.h"
 
 #define COMM_ARG(c, h, fn, argname)                                                     \
@@ -89,3 +92,46 @@ int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
     return MPI_SUCCESS;
 }
 VMPI_WEAK(Comm_remote_group);
+
+int vmpi_api_subgroup(struct vmpi_comm *c, struct vmpi_group *g, const char *fn)
+{
+    if (g->size == 0)
+        return MPI_SUCCESS;
+    int scratch[64], k;
+    int *out = g->size <= 64 ? scratch : malloc(sizeof(int) * (size_t)g->size);
+    if (!out)
+        return vmpi_err(c, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    vmpi_group_difference(g->world, g->size, c->group->world, c->group->size, out, &k);
+    int stray = k > 0 ? out[0] : -1;
+    if (out != scratch)
+        free(out);
+    VMPI_CHECK(k == 0, c, MPI_ERR_GROUP,
+               "%s: group is not a subgroup of comm's group (world rank %d is not in comm)", fn,
+               stray);
+    return MPI_SUCCESS;
+}
+
+/* A process outside the group gets MPI_COMM_NULL at once, as in MPICH. */
+int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
+{
+    static const char fn[] = "MPI_Comm_create_group";
+    VMPI_ENTER(fn);
+    COMM_ARG(c, comm, fn, "comm");
+    KIND_ARG(c, 0, fn, "comm");
+    PTR_ARG(newcomm, c, fn, "newcomm");
+    struct vmpi_group *g = vmpi_group_get(group);
+    VMPI_CHECK(g, c, MPI_ERR_GROUP, "%s: group is not a valid group (0x%x)", fn,
+               (unsigned)group);
+    VMPI_CHECK(tag >= 0 && tag <= VMPI_TAG_UB, c, MPI_ERR_TAG,
+               "%s: tag = %d is not in 0..MPI_TAG_UB", fn, tag);
+    int rc = vmpi_api_subgroup(c, g, fn);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct vmpi_comm *n;
+    rc = vmpi_comm_create_group(c, g, tag, &n);
+    if (rc != MPI_SUCCESS)
+        return vmpi_err_handle(c, rc);
+    *newcomm = n ? n->handle : MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(Comm_create_group);

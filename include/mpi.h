@@ -818,6 +818,8 @@ VMPI_API(int, MPI_Intercomm_create, (MPI_Comm local_comm, int local_leader,
 VMPI_API(int, MPI_Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm *newintracomm))
 VMPI_API(int, MPI_Comm_remote_size, (MPI_Comm comm, int *size))
 VMPI_API(int, MPI_Comm_remote_group, (MPI_Comm comm, MPI_Group *group))
+VMPI_API(int, MPI_Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag,
+                                      MPI_Comm *newcomm))
 VMPI_API(int, MPI_Comm_group, (MPI_Comm comm, MPI_Group *group))
 VMPI_API(int, MPI_Comm_dup, (MPI_Comm comm, MPI_Comm *newcomm))
 VMPI_API(int, MPI_Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm))
