@@ -21,6 +21,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -138,7 +139,7 @@ def verdict(rc, out, timed_out):
     return False, (lines[0] if lines else f"exit {rc}, no output")[:160]
 
 
-def run_one(impl, exe, e, cwd, build_dir, vms, timeout):
+def run_one(impl, exe, e, cwd, build_dir, lib_dir, vms, timeout):
     limit = max(timeout, e["limit"])
     env = dict(os.environ)
     for kv in e["env"]:
@@ -147,7 +148,7 @@ def run_one(impl, exe, e, cwd, build_dir, vms, timeout):
     if impl == "mpich":
         cmd = ["mpiexec.mpich", "-n", str(e["np"]), str(exe)] + e["args"]
     else:
-        lib = str(Path(build_dir, "lib").resolve())
+        lib = str(lib_dir)
         cmd = [str(Path(build_dir, "bin", "vmpirun")), "-n", str(e["np"]), "--timeout",
                str(limit), "-x", f"LD_LIBRARY_PATH={lib}"]
         cmd += [a for kv in e["env"] for a in ("-x", kv)]
@@ -215,6 +216,10 @@ def main():
     res_path = args.out / "results.json"
     results = json.loads(res_path.read_text()) if res_path.exists() else {}
     if not args.table_only:
+        # A copy of the library, so that a rebuild during a long run does not
+        # pull it from under the tests.
+        lib_dir = args.out / "vmpi-lib"
+        shutil.copytree(args.build / "lib", lib_dir, symlinks=True, dirs_exist_ok=True)
         (args.out / "include").mkdir(exist_ok=True)
         (args.out / "include" / "mpitestconf.h").write_text(CONF_H)
         # configure's list of MPIX extensions: the tests use none here.
@@ -238,7 +243,7 @@ def main():
                 impls += [("vmpi", v) for v in args.vms]
                 for impl, v in impls:
                     tag = "mpich" if impl == "mpich" else f"vmpi{v}"
-                    row[tag] = run_one(impl, exe, e, d, args.build, v, args.timeout)
+                    row[tag] = run_one(impl, exe, e, d, args.build, lib_dir, v, args.timeout)
                     print(f"{k} [{tag}]: {'pass' if row[tag]['pass'] else 'FAIL ' + row[tag]['why']}",
                           flush=True)
                 res_path.write_text(json.dumps(results, indent=1, sort_keys=True))
