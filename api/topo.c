@@ -58,6 +58,7 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
     (void)reorder; /* ranks keep their order: grid rank i is comm_old rank i */
     VMPI_ENTER(fn);
     COMM_ARG(c, comm_old, fn);
+    INTRA_ARG(c, fn);
     PTR_ARG(comm_cart, c, fn, "comm_cart");
     long n;
     int rc = grid_arg(c, fn, ndims, dims, periods, &n);
@@ -183,6 +184,7 @@ int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[
     static const char fn[] = "MPI_Cart_map";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
+    INTRA_ARG(c, fn);
     PTR_ARG(newrank, c, fn, "newrank");
     long n;
     int rc = grid_arg(c, fn, ndims, dims, periods, &n);

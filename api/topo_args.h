@@ -13,6 +13,11 @@
 #define PTR_ARG(p, c, fn, name) \
     VMPI_CHECK((p) != NULL, c, MPI_ERR_ARG, "%s: %s is NULL", fn, name)
 
+/* Topologies live on intracommunicators only (MPI-3.1 7.2). */
+#define INTRA_ARG(c, fn)                                                               \
+    VMPI_CHECK(!(c)->local, c, MPI_ERR_COMM,                                           \
+               "%s: comm is an intercommunicator (topologies need an intracommunicator)", fn)
+
 /* Hands a new communicator (NULL: MPI_COMM_NULL) to the caller, or reports
  * why the constructor failed. */
 static inline int topo_made(struct vmpi_comm *c, int rc, struct vmpi_comm *nc, MPI_Comm *out)

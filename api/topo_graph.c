@@ -50,6 +50,7 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const in
     (void)reorder; /* ranks keep their order */
     VMPI_ENTER(fn);
     COMM_ARG(c, comm_old, fn);
+    INTRA_ARG(c, fn);
     PTR_ARG(comm_graph, c, fn, "comm_graph");
     int rc = graph_arg(c, fn, nnodes, index, edges);
     if (rc != MPI_SUCCESS)
@@ -67,6 +68,7 @@ int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges
     static const char fn[] = "MPI_Graph_map";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
+    INTRA_ARG(c, fn);
     PTR_ARG(newrank, c, fn, "newrank");
     int rc = graph_arg(c, fn, nnodes, index, edges);
     if (rc != MPI_SUCCESS)
@@ -196,6 +198,7 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
     (void)reorder; /* ranks keep their order */
     VMPI_ENTER(fn);
     COMM_ARG(c, comm_old, fn);
+    INTRA_ARG(c, fn);
     VMPI_CHECK_INFO(info, c, fn);
     PTR_ARG(comm_dist_graph, c, fn, "comm_dist_graph");
     const int *inw = sourceweights, *outw = destweights;
@@ -221,6 +224,7 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
     (void)reorder; /* ranks keep their order */
     VMPI_ENTER(fn);
     COMM_ARG(c, comm_old, fn);
+    INTRA_ARG(c, fn);
     VMPI_CHECK_INFO(info, c, fn);
     PTR_ARG(comm_dist_graph, c, fn, "comm_dist_graph");
     const int *w = weights, *no_w = MPI_UNWEIGHTED;

@@ -5,7 +5,7 @@
  * and Topo_test; a graph on fewer nodes than ranks (MPI_COMM_NULL beyond
  * it), the empty graph, Graph_map and Cart_map; Cart_sub on a 2-D grid;
  * Topo_test of every kind; and bad input for each function (error class
- * and a message naming it). */
+ * and a message naming it), intercommunicators included. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,6 +201,25 @@ static void errors(void)
                  "null comm");
     OK(MPI_Topo_test(MPI_COMM_WORLD, &t));
     CHECK(t == MPI_UNDEFINED, "world topo %d", t);
+    if (size >= 2) { /* even ranks against odd ones */
+        MPI_Comm half, inter;
+        OK(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half));
+        OK(MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, rank % 2 ? 0 : 1, 7, &inter));
+        MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+        t_expect_err(MPI_Cart_create(inter, 1, (int[]){1}, (int[]){0}, 0, &g), MPI_ERR_COMM,
+                     "MPI_Cart_create", "intercommunicator");
+        t_expect_err(MPI_Graph_create(inter, 1, self_index, self_edges, 0, &g), MPI_ERR_COMM,
+                     "MPI_Graph_create", "intercommunicator");
+        t_expect_err(MPI_Dist_graph_create_adjacent(inter, 0, NULL, MPI_UNWEIGHTED, 0, NULL,
+                                                    MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &g),
+                     MPI_ERR_COMM, "MPI_Dist_graph_create_adjacent", "intercommunicator");
+        t_expect_err(MPI_Graph_map(inter, 1, self_index, self_edges, &nr), MPI_ERR_COMM,
+                     "MPI_Graph_map", "intercommunicator");
+        OK(MPI_Topo_test(inter, &t));
+        CHECK(t == MPI_UNDEFINED, "intercommunicator topo %d", t);
+        OK(MPI_Comm_free(&inter));
+        OK(MPI_Comm_free(&half));
+    }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
