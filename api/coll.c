@@ -115,12 +115,8 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     INTER_BRANCH(c, inter_allgather(fn, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                     NULL, NULL, recvtype, c));
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
-    TRY(coll_not_in_place(c, fn, recvbuf, "recvbuf", ""));
-    TRY(coll_data_arg(c, fn, "recv", recvbuf, recvcount, recvtype, &rdt));
-    if (sendbuf != MPI_IN_PLACE) {
-        TRY(coll_data_arg(c, fn, "send", sendbuf, sendcount, sendtype, &sdt));
-        TRY(coll_alias_arg(c, fn, sendbuf, recvbuf, sendcount > 0 && recvcount > 0));
-    }
+    TRY(coll_blocks_args(c, fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                         true, &sdt, &rdt));
     DONE(c, vmpi_coll_allgather2(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, c));
 }
 VMPI_WEAK(Allgather);
@@ -152,12 +148,8 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     INTER_BRANCH(c, inter_alltoall(fn, sendbuf, sendcount, NULL, NULL, sendtype, NULL,
                                    recvbuf, recvcount, NULL, NULL, recvtype, NULL, c));
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
-    TRY(coll_not_in_place(c, fn, recvbuf, "recvbuf", ""));
-    TRY(coll_data_arg(c, fn, "recv", recvbuf, recvcount, recvtype, &rdt));
-    if (sendbuf != MPI_IN_PLACE) {
-        TRY(coll_data_arg(c, fn, "send", sendbuf, sendcount, sendtype, &sdt));
-        TRY(coll_alias_arg(c, fn, sendbuf, recvbuf, sendcount > 0 && recvcount > 0));
-    }
+    TRY(coll_blocks_args(c, fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                         false, &sdt, &rdt));
     DONE(c, vmpi_coll_alltoall(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, c));
 }
 VMPI_WEAK(Alltoall);

@@ -61,6 +61,17 @@ int coll_alias_arg(struct vmpi_comm *c, const char *fn, const void *sendbuf,
     return MPI_SUCCESS;
 }
 
+/* In allgather(v), sendbuf at this rank's own block of recvbuf (at bytes
+ * in) is aliasing too: MPI_IN_PLACE says that. */
+static int alias_own(struct vmpi_comm *c, const char *fn, const void *sendbuf,
+                     const void *recvbuf, MPI_Aint at, int moves)
+{
+    if (moves && recvbuf && at && sendbuf == (const char *)recvbuf + at)
+        return vmpi_err(c, MPI_ERR_BUFFER,
+                        "%s: sendbuf is this rank's block of recvbuf (use MPI_IN_PLACE)", fn);
+    return coll_alias_arg(c, fn, sendbuf, recvbuf, moves);
+}
+
 int coll_not_in_place(struct vmpi_comm *c, const char *fn, const void *buf, const char *name,
                       const char *where)
 {
@@ -161,7 +172,21 @@ int coll_allgatherv_args(struct vmpi_comm *c, const char *fn, const void *sendbu
     if (sendbuf == MPI_IN_PLACE)
         return MPI_SUCCESS;
     TRY(coll_data_arg(c, fn, "send", sendbuf, sendcount, sendtype, sdt));
-    return coll_alias_arg(c, fn, sendbuf, recvbuf, sendcount > 0 && any);
+    return alias_own(c, fn, sendbuf, recvbuf, (MPI_Aint)displs[c->rank] * vmpi_dtype_extent(*rdt),
+                     sendcount > 0 && any);
+}
+
+int coll_blocks_args(struct vmpi_comm *c, const char *fn, const void *sendbuf, int sendcount,
+                     MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                     bool gather, struct vmpi_dtype **sdt, struct vmpi_dtype **rdt)
+{
+    TRY(coll_not_in_place(c, fn, recvbuf, "recvbuf", ""));
+    TRY(coll_data_arg(c, fn, "recv", recvbuf, recvcount, recvtype, rdt));
+    if (sendbuf == MPI_IN_PLACE)
+        return MPI_SUCCESS;
+    TRY(coll_data_arg(c, fn, "send", sendbuf, sendcount, sendtype, sdt));
+    MPI_Aint own = gather ? (MPI_Aint)c->rank * recvcount * vmpi_dtype_extent(*rdt) : 0;
+    return alias_own(c, fn, sendbuf, recvbuf, own, sendcount > 0 && recvcount > 0);
 }
 
 int coll_alltoallv_args(struct vmpi_comm *c, const char *fn, const void *sendbuf,

@@ -101,6 +101,12 @@ int coll_allgatherv_args(struct vmpi_comm *c, const char *fn, const void *sendbu
                          int sendcount, MPI_Datatype sendtype, void *recvbuf,
                          const int *recvcounts, const int *displs, MPI_Datatype recvtype,
                          struct vmpi_dtype **sdt, struct vmpi_dtype **rdt);
+/* Allgather (gather: also sendbuf at this rank's block of recvbuf is
+ * aliasing) and Alltoall: every rank sends one block to every rank, itself
+ * included. */
+int coll_blocks_args(struct vmpi_comm *c, const char *fn, const void *sendbuf, int sendcount,
+                     MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                     bool gather, struct vmpi_dtype **sdt, struct vmpi_dtype **rdt);
 int coll_alltoallv_args(struct vmpi_comm *c, const char *fn, const void *sendbuf,
                         const int *sendcounts, const int *sdispls, MPI_Datatype sendtype,
                         void *recvbuf, const int *recvcounts, const int *rdispls,

@@ -1,13 +1,14 @@
 /* Non-blocking collective entry points: the argument checks of the blocking
  * forms plus the request, then vmpi_coll_i* (coll/sched.c); the v/w forms,
  * reduce_scatter and the scans are in api/icoll_v.c. */
-#include "coll_args.h"
+#include "inter_coll.h"
 
 int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
     static const char fn[] = "MPI_Ibarrier";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
+    INTER_BRANCH(c, inter_none(c, fn));
     REQUEST_ARG(request, c, fn);
     struct vmpi_req *r = NULL;
     int rc = vmpi_coll_ibarrier(c, &r);
@@ -21,6 +22,7 @@ int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Co
     static const char fn[] = "MPI_Ibcast";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
+    INTER_BRANCH(c, inter_none(c, fn));
     COUNT_ARG(count, c, fn);
     TYPE_ARG(dt, datatype, c, fn);
     ROOT_ARG(root, c, fn);
@@ -38,6 +40,7 @@ int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
     static const char fn[] = "MPI_Ireduce";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
+    INTER_BRANCH(c, inter_none(c, fn));
     COUNT_ARG(count, c, fn);
     TYPE_ARG(dt, datatype, c, fn);
     ROOT_ARG(root, c, fn);
@@ -70,6 +73,7 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
     static const char fn[] = "MPI_Iallreduce";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
+    INTER_BRANCH(c, inter_none(c, fn));
     COUNT_ARG(count, c, fn);
     TYPE_ARG(dt, datatype, c, fn);
     int rc = op_arg(c, op, dt, datatype, fn);
@@ -88,29 +92,24 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
 }
 VMPI_WEAK(Iallreduce);
 
-/* ---- send and receive sides (Iallgather, Ialltoall) ------------------------- */
+/* ---- Iallgather, Ialltoall ------------------------------------------------ */
 
-/* Both sides of a collective where every rank sends one block to every
- * rank, itself included: the block sent must fit the block received. */
-static int blocks_arg(struct vmpi_comm *c, const char *fn, const void *sendbuf, int sendcount,
-                      MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                      MPI_Datatype recvtype, struct vmpi_dtype **sdt, struct vmpi_dtype **rdt)
+/* Beyond the blocking forms' checks: the block this rank sends must fit the
+ * block it receives (its own block shows a mismatch here, before any
+ * message; every rank with the same arguments refuses alike). */
+static int fits_arg(struct vmpi_comm *c, const char *fn, const void *sendbuf, int sendcount,
+                    const struct vmpi_dtype *sdt, int recvcount, const struct vmpi_dtype *rdt)
 {
-    int rc = coll_not_in_place(c, fn, recvbuf, "recvbuf", "");
-    if (rc == MPI_SUCCESS)
-        rc = coll_data_arg(c, fn, "recv", recvbuf, recvcount, recvtype, rdt);
-    if (rc != MPI_SUCCESS || sendbuf == MPI_IN_PLACE)
-        return rc;
-    if ((rc = coll_data_arg(c, fn, "send", sendbuf, sendcount, sendtype, sdt)) != MPI_SUCCESS)
-        return rc;
-    MPI_Count sbytes = sendcount * vmpi_dtype_size(*sdt);
-    MPI_Count rbytes = recvcount * vmpi_dtype_size(*rdt);
+    if (sendbuf == MPI_IN_PLACE)
+        return MPI_SUCCESS;
+    MPI_Count sbytes = sendcount * vmpi_dtype_size(sdt);
+    MPI_Count rbytes = recvcount * vmpi_dtype_size(rdt);
     if (sbytes > rbytes)
         return vmpi_err(c, MPI_ERR_TRUNCATE,
                         "%s: a block of sendcount x sendtype (%lld bytes) does not fit in "
                         "recvcount x recvtype (%lld bytes)",
                         fn, (long long)sbytes, (long long)rbytes);
-    return coll_alias_arg(c, fn, sendbuf, recvbuf, sbytes > 0);
+    return MPI_SUCCESS;
 }
 
 int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -119,14 +118,14 @@ int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
     static const char fn[] = "MPI_Iallgather";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
+    INTER_BRANCH(c, inter_none(c, fn));
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
-    int rc = blocks_arg(c, fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &sdt,
-                        &rdt);
-    if (rc != MPI_SUCCESS)
-        return rc;
+    TRY(coll_blocks_args(c, fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                         true, &sdt, &rdt));
+    TRY(fits_arg(c, fn, sendbuf, sendcount, sdt, recvcount, rdt));
     REQUEST_ARG(request, c, fn);
     struct vmpi_req *r = NULL;
-    rc = vmpi_coll_iallgather(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, c, &r);
+    int rc = vmpi_coll_iallgather(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, c, &r);
     return coll_started(c, rc, r, request);
 }
 VMPI_WEAK(Iallgather);
@@ -137,14 +136,14 @@ int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     static const char fn[] = "MPI_Ialltoall";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
+    INTER_BRANCH(c, inter_none(c, fn));
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
-    int rc = blocks_arg(c, fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &sdt,
-                        &rdt);
-    if (rc != MPI_SUCCESS)
-        return rc;
+    TRY(coll_blocks_args(c, fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                         false, &sdt, &rdt));
+    TRY(fits_arg(c, fn, sendbuf, sendcount, sdt, recvcount, rdt));
     REQUEST_ARG(request, c, fn);
     struct vmpi_req *r = NULL;
-    rc = vmpi_coll_ialltoall(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, c, &r);
+    int rc = vmpi_coll_ialltoall(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, c, &r);
     return coll_started(c, rc, r, request);
 }
 VMPI_WEAK(Ialltoall);

@@ -4,7 +4,7 @@
  * coll/sched_reduce.c). */
 #include <stdlib.h>
 
-#include "coll_args.h"
+#include "inter_coll.h"
 
 /* ---- gather and scatter ------------------------------------------------- */
 
@@ -15,6 +15,7 @@ int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     static const char fn[] = "MPI_Igather";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
+    INTER_BRANCH(c, inter_none(c, fn));
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     TRY(coll_gather_args(c, fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, NULL,
                          NULL, false, root, &sdt, &rdt));
@@ -32,6 +33,7 @@ int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     static const char fn[] = "MPI_Igatherv";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
+    INTER_BRANCH(c, inter_none(c, fn));
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     TRY(coll_gather_args(c, fn, sendbuf, sendcount, sendtype, recvbuf, 0, recvtype, recvcounts,
                          displs, true, root, &sdt, &rdt));
@@ -50,6 +52,7 @@ int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     static const char fn[] = "MPI_Iscatter";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
+    INTER_BRANCH(c, inter_none(c, fn));
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     TRY(coll_scatter_args(c, fn, sendbuf, sendcount, NULL, NULL, false, sendtype, recvbuf,
                           recvcount, recvtype, root, &sdt, &rdt));
@@ -67,6 +70,7 @@ int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs
     static const char fn[] = "MPI_Iscatterv";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
+    INTER_BRANCH(c, inter_none(c, fn));
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     TRY(coll_scatter_args(c, fn, sendbuf, 0, sendcounts, displs, true, sendtype, recvbuf,
                           recvcount, recvtype, root, &sdt, &rdt));
@@ -87,6 +91,7 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
     static const char fn[] = "MPI_Iallgatherv";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
+    INTER_BRANCH(c, inter_none(c, fn));
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     TRY(coll_allgatherv_args(c, fn, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                              recvtype, &sdt, &rdt));
@@ -106,6 +111,7 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
     static const char fn[] = "MPI_Ialltoallv";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
+    INTER_BRANCH(c, inter_none(c, fn));
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     TRY(coll_alltoallv_args(c, fn, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                             rdispls, recvtype, &sdt, &rdt));
@@ -125,6 +131,7 @@ int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
     static const char fn[] = "MPI_Ialltoallw";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
+    INTER_BRANCH(c, inter_none(c, fn));
     REQUEST_ARG(request, c, fn); /* first: dts must not leak */
     int rc;
     struct vmpi_dtype **dts = coll_alltoallw_args(c, fn, sendbuf, sendcounts, sdispls, sendtypes,
@@ -148,6 +155,7 @@ int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcount
     static const char fn[] = "MPI_Ireduce_scatter";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
+    INTER_BRANCH(c, inter_none(c, fn));
     struct vmpi_dtype *dt;
     TRY(coll_redscat_args(c, fn, sendbuf, recvbuf, recvcounts, 0, true, datatype, op, &dt));
     REQUEST_ARG(request, c, fn);
@@ -164,6 +172,7 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount
     static const char fn[] = "MPI_Ireduce_scatter_block";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
+    INTER_BRANCH(c, inter_none(c, fn));
     struct vmpi_dtype *dt;
     TRY(coll_redscat_args(c, fn, sendbuf, recvbuf, NULL, recvcount, false, datatype, op, &dt));
     REQUEST_ARG(request, c, fn);
@@ -179,6 +188,7 @@ int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
     static const char fn[] = "MPI_Iscan";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
+    INTER_BRANCH(c, inter_none(c, fn));
     struct vmpi_dtype *dt;
     TRY(coll_allreduce_args(c, fn, sendbuf, recvbuf, count, datatype, op, &dt));
     REQUEST_ARG(request, c, fn);
@@ -195,6 +205,7 @@ int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
     static const char fn[] = "MPI_Iexscan";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
+    INTER_BRANCH(c, inter_none(c, fn));
     struct vmpi_dtype *dt;
     TRY(coll_allreduce_args(c, fn, sendbuf, recvbuf, count, datatype, op, &dt));
     REQUEST_ARG(request, c, fn);

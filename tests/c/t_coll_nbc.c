@@ -856,7 +856,12 @@ static void test_errors(void)
     EXPECT(MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_OP_NULL, c, &r), MPI_ERR_OP);
     EXPECT(MPI_Iallreduce(&x, MPI_IN_PLACE, 1, MPI_INT, MPI_SUM, c, &r), MPI_ERR_BUFFER);
     EXPECT(MPI_Ibcast(&x, 1, MPI_DATATYPE_NULL, 0, c, &r), MPI_ERR_TYPE);
-    EXPECT(MPI_Iallgather(&x, 1, MPI_INT, &y, 1, MPI_INT, c, NULL), MPI_ERR_ARG);
+    int *all = calloc((size_t)wsize, sizeof *all); /* room for every rank's block */
+    EXPECT(MPI_Iallgather(&x, 1, MPI_INT, all, 1, MPI_INT, c, NULL), MPI_ERR_ARG);
+    /* sendbuf at this rank's own block of recvbuf is aliasing, as in MPI_Allgather */
+    EXPECT(MPI_Iallgather(all + wrank, 1, MPI_INT, all, 1, MPI_INT, c, &r), MPI_ERR_BUFFER);
+    EXPECT(MPI_Allgather(all + wrank, 1, MPI_INT, all, 1, MPI_INT, c), MPI_ERR_BUFFER);
+    free(all);
     EXPECT(MPI_Ialltoall(&x, 1, MPI_INT, &y, -1, MPI_INT, c, &r), MPI_ERR_COUNT);
     /* collectives cannot be cancelled (MPICH reports an internal error
      * through MPI_COMM_WORLD's handler) */

@@ -566,6 +566,9 @@ static void t_errors(void)
                  MPI_ERR_BUFFER, "MPI_Iallgatherv", "Iallgatherv recvbuf MPI_IN_PLACE");
     t_expect_err(MPI_Iallgatherv(buf, 1, MPI_INT, buf + 64, cnt, NULL, MPI_INT, w, &r),
                  MPI_ERR_ARG, "MPI_Iallgatherv", "Iallgatherv displs NULL");
+    t_expect_err(MPI_Iallgatherv(buf + 64 + displs[rank], 1, MPI_INT, buf + 64, cnt, displs,
+                                 MPI_INT, w, &r),
+                 MPI_ERR_BUFFER, "MPI_Iallgatherv", "Iallgatherv sendbuf at its own block");
     t_expect_err(MPI_Ialltoallv(buf, neg, displs, MPI_INT, buf + 64, cnt, displs, MPI_INT, w, &r),
                  MPI_ERR_COUNT, "MPI_Ialltoallv", "Ialltoallv negative sendcounts");
     t_expect_err(MPI_Ialltoallv(buf, cnt, displs, MPI_INT, buf, cnt, displs, MPI_INT, w, &r),
