@@ -72,8 +72,7 @@ int vmpi_comm_dup(struct vmpi_comm *c, struct vmpi_comm **out)
     struct vmpi_comm *n = vmpi_comm_new(c->group, ctx, inst, c->errh);
     if (!n)
         return no_mem(c, "MPI_Comm_dup");
-    if (c->topo == MPI_CART &&
-        vmpi_topo_set_cart(n, c->ndims, c->dims, c->periods) != MPI_SUCCESS) {
+    if (vmpi_topo_copy(c, n) != MPI_SUCCESS) {
         vmpi_comm_free(n);
         return no_mem(c, "MPI_Comm_dup");
     }

@@ -63,6 +63,10 @@ static void adjacent(void)
     OK(MPI_Comm_size(g, &gs));
     CHECK(gr == rank && gs == size, "rank %d size %d", gr, gs);
     expect_nbrs(g, 2, in, inw, 2, out, outw);
+    MPI_Comm d; /* a duplicate has the same neighbours and weights */
+    OK(MPI_Comm_dup(g, &d));
+    expect_nbrs(d, 2, in, inw, 2, out, outw);
+    OK(MPI_Comm_free(&d));
     OK(MPI_Comm_free(&g));
     OK(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, in, MPI_UNWEIGHTED, 2, out,
                                       MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &g));

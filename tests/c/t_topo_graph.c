@@ -58,6 +58,18 @@ static void graph_basic(void)
         CHECK(!memcmp(nb, edges + 4 * v, sizeof(int) * 4) && nb[4] == -1,
               "node %d: neighbours %d %d %d %d", v, nb[0], nb[1], nb[2], nb[3]);
     }
+    /* a duplicate has the same graph */
+    MPI_Comm d;
+    OK(MPI_Comm_dup(g, &d));
+    OK(MPI_Topo_test(d, &t));
+    CHECK(t == MPI_GRAPH, "the dup's topology is %d", t);
+    memset(gi, 0, sizeof(int) * (size_t)size);
+    memset(ge, 0, sizeof(int) * 4 * (size_t)size);
+    OK(MPI_Graph_get(d, size, 4 * size, gi, ge));
+    CHECK(!memcmp(gi, index, sizeof(int) * (size_t)size) &&
+              !memcmp(ge, edges, sizeof(int) * 4 * (size_t)size),
+          "the dup's graph differs");
+    OK(MPI_Comm_free(&d));
     OK(MPI_Comm_free(&g));
     free(gi);
     free(ge);
