@@ -40,6 +40,11 @@ static inline void vmpi_api_leave(int *scope)
     __attribute__((cleanup(vmpi_api_leave))) int vmpi_api_scope_ = vmpi_api_enter(fname); \
     (void)vmpi_api_scope_
 
+/* Calls defined on intracommunicators only refuse an intercommunicator. */
+#define VMPI_CHECK_INTRA(c, fn)                                                        \
+    VMPI_CHECK(!(c)->local, c, MPI_ERR_COMM,                                           \
+               "%s: comm is an intercommunicator; this call needs an intracommunicator", fn)
+
 /* group must be a subgroup of c's group, else MPI_ERR_GROUP naming fn
  * (api/intercomm.c). */
 int vmpi_api_subgroup(struct vmpi_comm *c, struct vmpi_group *g, const char *fn);

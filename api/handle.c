@@ -22,6 +22,7 @@ VMPI_HANDLE_CONV(Request, MPI_Request);
 VMPI_HANDLE_CONV(Op, MPI_Op);
 VMPI_HANDLE_CONV(Errhandler, MPI_Errhandler);
 VMPI_HANDLE_CONV(Win, MPI_Win);
+VMPI_HANDLE_CONV(Message, MPI_Message);
 
 /* Storage behind the Fortran IGNORE sentinels: only their addresses matter. */
 static MPI_Fint f_status_ignore[sizeof(MPI_Status) / sizeof(MPI_Fint)];

@@ -118,16 +118,3 @@ int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *messag
     return rc;
 }
 VMPI_WEAK(Imrecv);
-
-/* Handles are the same integers in C and Fortran (as in MPICH). */
-MPI_Fint PMPI_Message_c2f(MPI_Message message)
-{
-    return (MPI_Fint)message;
-}
-VMPI_WEAK(Message_c2f);
-
-MPI_Message PMPI_Message_f2c(MPI_Fint message)
-{
-    return (MPI_Message)message;
-}
-VMPI_WEAK(Message_f2c);

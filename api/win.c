@@ -22,6 +22,7 @@ static int make(const char *fn, void *base, MPI_Aint size, int disp_unit, MPI_In
 {
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
+    VMPI_CHECK_INTRA(c, fn);
     PTR_ARG(win, c, fn, "win");
     VMPI_CHECK_INFO(info, c, fn); /* no hint is used (no_locks, accumulate_ordering, ...) */
     VMPI_CHECK(size >= 0, c, MPI_ERR_SIZE, "%s: size %ld is negative", fn, (long)size);

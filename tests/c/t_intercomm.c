@@ -303,6 +303,11 @@ int main(int argc, char **argv)
     check_err(MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_SUM, ic), MPI_ERR_BUFFER,
               "MPI_Allreduce");
     check_err(MPI_Comm_remote_group(ic, NULL), MPI_ERR_ARG, "MPI_Comm_remote_group");
+    MPI_Win w;
+    check_err(MPI_Win_create(&v, sizeof v, 1, MPI_INFO_NULL, ic, &w), MPI_ERR_COMM,
+              "MPI_Win_create");
+    check_err(MPI_Comm_split_type(ic, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &bad),
+              MPI_ERR_COMM, "MPI_Comm_split_type");
 
     OK(MPI_Comm_free(&icd));
     OK(MPI_Comm_free(&ic));
