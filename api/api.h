@@ -57,6 +57,14 @@ int vmpi_api_subgroup(struct vmpi_comm *c, struct vmpi_group *g, const char *fn)
             return vmpi_err((comm), (cls), __VA_ARGS__);    \
     } while (0)
 
+/* Returns a failed check's error code (its handler already applied). */
+#define TRY(call)               \
+    do {                        \
+        int rc_ = (call);       \
+        if (rc_ != MPI_SUCCESS) \
+            return rc_;         \
+    } while (0)
+
 /* The MPI_Info argument of a call that takes hints: MPI_INFO_NULL or a valid
  * info object, else MPI_ERR_INFO. Hints vmpi does not use are ignored, as
  * the standard allows (MPI-3.1 9). */

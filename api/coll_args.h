@@ -43,14 +43,6 @@ static inline int op_arg(struct vmpi_comm *c, MPI_Op op, struct vmpi_dtype *dt, 
     return MPI_SUCCESS;
 }
 
-/* Returns a failed check's error code (its handler already applied). */
-#define TRY(call)               \
-    do {                        \
-        int rc_ = (call);       \
-        if (rc_ != MPI_SUCCESS) \
-            return rc_;         \
-    } while (0)
-
 #define REQUEST_ARG(request, c, fn) \
     VMPI_CHECK(request, c, MPI_ERR_ARG, "%s: request is NULL", fn)
 

@@ -86,13 +86,6 @@ static int acc_args(const char *fn, struct vmpi_win *w, const struct rma_op *o)
     return MPI_SUCCESS;
 }
 
-#define TRY(call)                        \
-    do {                                 \
-        int rc_ = (call);                \
-        if (rc_ != MPI_SUCCESS)          \
-            return rc_;                  \
-    } while (0)
-
 static int put_get(const char *fn, int kind, const void *oaddr, int ocount, MPI_Datatype odt,
                    int target, MPI_Aint disp, int tcount, MPI_Datatype tdt, MPI_Win win,
                    MPI_Request *request)

@@ -20,14 +20,6 @@ int vmpi_api_bad_type(struct vmpi_comm *comm, const char *fn, const char *arg,
 #define CHECK_PTR(p, fn)                                                        \
     VMPI_CHECK((p) != NULL, NULL, MPI_ERR_ARG, fn ": " #p " is NULL")
 
-/* Returns a failed check's error code (its handler already applied). */
-#define TRY(call)               \
-    do {                        \
-        int rc_ = (call);       \
-        if (rc_ != MPI_SUCCESS) \
-            return rc_;         \
-    } while (0)
-
 /* Given rc from a constructor that made dt: records how it was made (a)
  * and hands it out in *newtype, or reports why it could not be made. */
 int vmpi_api_type_made(int rc, struct vmpi_dtype *dt, const struct vmpi_dtype_args *a,
