@@ -76,6 +76,15 @@ VMPI_WEAK(Finalized);
 int PMPI_Finalize(void)
 {
     VMPI_ENTER("MPI_Finalize");
+    /* First, while all of MPI still works: MPI_COMM_SELF's attributes
+     * (MPI-3.1 8.7.1), then MPI_COMM_WORLD's. Then a barrier: a receive
+     * the program freed before its message came (MPI_Request_free of an
+     * MPI_Irecv) must still take it, and its sender may be waiting for
+     * that in MPI_Wait. */
+    vmpi_attr_finalize_comms();
+    int rc = vmpi_coll_barrier(vmpi_g.world);
+    if (rc != MPI_SUCCESS)
+        return vmpi_err_handle(vmpi_g.world, rc);
     return vmpi_core_finalize();
 }
 VMPI_WEAK(Finalize);

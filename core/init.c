@@ -85,9 +85,6 @@ int vmpi_core_init(int required, int *provided)
 
 int vmpi_core_finalize(void)
 {
-    /* First, while all of MPI still works: MPI_COMM_SELF's attributes
-     * (MPI-3.1 8.7.1), then MPI_COMM_WORLD's. */
-    vmpi_attr_finalize_comms();
     /* Everything this rank queued must reach its peers before we leave. */
     while (!vmpi_progress_idle())
         vmpi_progress();

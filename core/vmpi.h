@@ -67,6 +67,7 @@ static inline struct vmpi_comm *vmpi_comm_lookup(MPI_Comm h)
 }
 
 int vmpi_core_init(int required, int *provided);
+/* After MPI_Finalize has run the attribute callbacks and a barrier. */
 int vmpi_core_finalize(void);
 
 #endif
