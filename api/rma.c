@@ -80,7 +80,9 @@ static int acc_args(const char *fn, struct vmpi_win *w, const struct rma_op *o)
     if (o->op != MPI_NO_OP && o->odt && o->ocount && o->tcount)
         VMPI_CHECK(o->odt->basic == o->tdt->basic, w->comm, MPI_ERR_TYPE,
                    "%s: origin and target datatypes are made of different basic types", fn);
-    VMPI_CHECK(vmpi_op_check(o->op, o->tdt) == MPI_SUCCESS, w->comm, MPI_ERR_OP,
+    /* no data, no reduction: like MPICH, a zero count takes any op (mpi4py
+     * probes for MPI_Get_accumulate with a zero-count MPI_SUM on MPI_BYTE) */
+    VMPI_CHECK(!o->tcount || vmpi_op_check(o->op, o->tdt) == MPI_SUCCESS, w->comm, MPI_ERR_OP,
                "%s: op 0x%x is not a predefined operation defined for the target datatype", fn,
                (unsigned)o->op);
     return MPI_SUCCESS;

@@ -96,6 +96,12 @@ static void bad_operations(MPI_Win win)
                "MPI_Accumulate", "accumulate of a type mixing int and double");
     t_expect_err(MPI_Accumulate(buf, 2, MPI_FLOAT, t, 0, 2, MPI_FLOAT, MPI_BAND, win), MPI_ERR_OP,
                "MPI_Accumulate", "BAND on float");
+    /* a zero count moves nothing, so any op goes (mpi4py probes this way) */
+    CHECK(MPI_Get_accumulate(buf, 0, MPI_BYTE, res, 0, MPI_BYTE, t, 0, 0, MPI_BYTE, MPI_SUM,
+                             win) == MPI_SUCCESS, "zero-count Get_accumulate SUM on BYTE");
+    t_expect_err(MPI_Get_accumulate(buf, 1, MPI_BYTE, res, 1, MPI_BYTE, t, 0, 1, MPI_BYTE,
+                                    MPI_SUM, win), MPI_ERR_OP, "MPI_Get_accumulate",
+                 "SUM on BYTE");
     t_expect_err(MPI_Compare_and_swap(&one, buf, res, MPI_DOUBLE, t, 0, win), MPI_ERR_TYPE,
                "MPI_Compare_and_swap", "compare_and_swap on double");
     t_expect_err(MPI_Put(buf, 1, MPI_INT, t, 0, 1, MPI_INT, MPI_WIN_NULL), MPI_ERR_WIN, "MPI_Put",
