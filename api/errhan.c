@@ -76,7 +76,7 @@ VMPI_WEAK(Comm_get_errhandler);
 
 /* The MPI-1 names, removed by MPI-3.0 but still exported by MPICH (and
  * called by programs built against it). */
-int PMPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler)
+int PMPI_Errhandler_create(MPI_Comm_errhandler_function *function, MPI_Errhandler *errhandler)
 {
     VMPI_ENTER("MPI_Errhandler_create");
     return create("MPI_Errhandler_create", VMPI_ERRH_COMM, function, errhandler);

@@ -823,6 +823,7 @@ VMPI_API(int, MPI_Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag,
 VMPI_API(int, MPI_Comm_group, (MPI_Comm comm, MPI_Group *group))
 VMPI_API(int, MPI_Comm_dup, (MPI_Comm comm, MPI_Comm *newcomm))
 VMPI_API(int, MPI_Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm))
+VMPI_API(int, MPI_Comm_idup, (MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request))
 VMPI_API(int, MPI_Comm_set_info, (MPI_Comm comm, MPI_Info info))
 VMPI_API(int, MPI_Comm_get_info, (MPI_Comm comm, MPI_Info *info_used))
 VMPI_API(int, MPI_Comm_split, (MPI_Comm comm, int color, int key,
@@ -1242,7 +1243,7 @@ VMPI_API(int, MPI_Add_error_class, (int *errorclass))
 VMPI_API(int, MPI_Add_error_code, (int errorclass, int *errorcode))
 VMPI_API(int, MPI_Add_error_string, (int errorcode, const char *string))
 /* MPI-1's, removed by MPI-3.0; MPICH still exports them. */
-VMPI_API(int, MPI_Errhandler_create, (MPI_Handler_function *function,
+VMPI_API(int, MPI_Errhandler_create, (MPI_Comm_errhandler_function *function,
                                       MPI_Errhandler *errhandler))
 VMPI_API(int, MPI_Errhandler_set, (MPI_Comm comm, MPI_Errhandler errhandler))
 VMPI_API(int, MPI_Errhandler_get, (MPI_Comm comm, MPI_Errhandler *errhandler))
