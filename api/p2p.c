@@ -119,8 +119,8 @@ int p2p_recv_error(const char *fn, const struct vmpi_req *r)
  * error handler. */
 static int coll_error(const char *fn, const struct vmpi_req *r)
 {
-    if (r->st_error == MPI_SUCCESS)
-        return MPI_SUCCESS;
+    if (r->st_error == MPI_SUCCESS || r->st_error != vmpi_err_class(r->st_error))
+        return vmpi_err_handle(r->comm, r->st_error); /* a code with its own message */
     return vmpi_err(r->comm, r->st_error, "%s: non-blocking collective failed: %s", fn,
                     r->st_error == MPI_ERR_TRUNCATE
                         ? "a rank received more data than it expected (the ranks passed "

@@ -266,4 +266,30 @@ bool coll_sched_oom(const struct coll_sched *s);
 /* Gives a built schedule its request (*out) and starts it. */
 int coll_sched_launch(struct coll_sched *s, const char *fn, struct vmpi_req **out);
 
+/* Steps that run code (comm/idup.c's agreement on a context id). A CALL
+ * step runs fn(s, arg) when its round starts; fn returns false to be run
+ * again at later progress (the round waits for it). fn may add steps: they
+ * form rounds after the schedule's last one, and their message steps keep
+ * counting in the schedule's tag range. */
+typedef bool coll_sched_fn(struct coll_sched *s, void *arg);
+void coll_sched_call(struct coll_sched *s, coll_sched_fn *fn, void *arg);
+/* A send (or receive) on the collective context of `via` instead of the
+ * view's communicator, peer a rank there (an intercommunicator's leaders). */
+void coll_sched_via(struct coll_sched *s, struct vmpi_comm *via, bool send, void *buf,
+                    MPI_Count count, struct vmpi_dtype *dt, int peer, int tag);
+/* The request ends with error code `code` (the first one set), and the
+ * code so far; the schedule's first tag (distinct among the communicator's
+ * running schedules). */
+void coll_sched_fail(struct coll_sched *s, int code);
+int coll_sched_error(const struct coll_sched *s);
+int coll_sched_tag0(const struct coll_sched *s);
+struct vmpi_comm *coll_sched_comm(const struct coll_sched *s); /* all its ranks run it */
+/* coll/sched_call.c: appends an allreduce of the n bytes at buf over the
+ * view, recursive doubling (ranks beyond the largest power of two fold in
+ * first), message steps from *tag (advanced past them). After each
+ * receive into tmp (n bytes) a CALL step merge(s, arg) folds tmp into buf;
+ * the merge must be commutative and associative. */
+void coll_sched_allreduce_call(struct coll_sched *s, void *buf, void *tmp, size_t n,
+                               coll_sched_fn *merge, void *arg, int *tag);
+
 #endif

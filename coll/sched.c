@@ -6,7 +6,8 @@
  * and receives (between view ranks, in the collective context) are posted.
  * The next round starts when every send and receive of the round has
  * completed. Buffers the schedule needs are allocated when it is built and
- * freed when it ends, so a running schedule never allocates.
+ * freed when it ends, so a running schedule never allocates, unless a CALL
+ * step (code, for comm/idup.c) adds rounds while it runs.
  *
  * The request the user holds (kind VMPI_REQ_COLL) completes when the last
  * round does. It keeps the communicator alive; the schedule keeps references
@@ -46,11 +47,13 @@ _Static_assert(COLL_TAG_NBC + (long long)NBC_WINDOW * NBC_STRIDE - 1 <= VMPI_TAG
 
 static unsigned nbc_active; /* schedules running: progress runs them */
 
-enum { ST_SEND, ST_RECV, ST_REDUCE, ST_COPY };
+enum { ST_SEND, ST_RECV, ST_REDUCE, ST_COPY, ST_CALL };
 
 struct step {
     int kind;
-    int peer;                /* SEND, RECV: view rank */
+    int peer;                /* SEND, RECV: view rank (of via, when set) */
+    struct vmpi_comm *via;   /* SEND, RECV: another communicator, or NULL */
+    coll_sched_fn *fn;       /* CALL: runs with arg dst */
     int tag;                 /* SEND, RECV: message step, < NBC_STRIDE */
     const void *src;         /* SEND: data; REDUCE: left operand; COPY: source */
     void *dst;               /* RECV: buffer; REDUCE: right operand and result; COPY: target */
@@ -74,7 +77,8 @@ struct coll_sched {
     int nround, capround;
     int cur; /* the running round, -1 before the first */
     struct vmpi_req **preq; /* the running round's sends and receives */
-    int npreq, ndone;
+    int npreq, ndone, cappreq, maxp; /* maxp: sends and receives of the largest round */
+    int call;                        /* a CALL step to run again (its index + 1), or 0 */
     void *raw[SCHED_RAW];
     int nraw;
     struct vmpi_dtype **ref; /* user datatypes it holds (alltoallw: up to 2p) */
@@ -157,6 +161,48 @@ void coll_sched_copy(struct coll_sched *s, const void *src, MPI_Count scount,
                            .scount = scount, .sdt = sdt};
 }
 
+void coll_sched_call(struct coll_sched *s, coll_sched_fn *fn, void *arg)
+{
+    struct step *t = add_step(s, ST_CALL);
+    if (t) {
+        t->fn = fn;
+        t->dst = arg;
+    }
+}
+
+void coll_sched_via(struct coll_sched *s, struct vmpi_comm *via, bool send, void *buf,
+                    MPI_Count count, struct vmpi_dtype *dt, int peer, int tag)
+{
+    int n = s->nstep;
+    if (send)
+        coll_sched_send(s, buf, count, dt, peer, tag);
+    else
+        coll_sched_recv(s, buf, count, dt, peer, tag);
+    if (s->nstep > n)
+        s->step[n].via = via;
+}
+
+void coll_sched_fail(struct coll_sched *s, int code)
+{
+    if (!s->err)
+        s->err = code;
+}
+
+int coll_sched_error(const struct coll_sched *s)
+{
+    return s->err;
+}
+
+int coll_sched_tag0(const struct coll_sched *s)
+{
+    return s->tag0;
+}
+
+struct vmpi_comm *coll_sched_comm(const struct coll_sched *s)
+{
+    return s->view.comm;
+}
+
 void coll_sched_round(struct coll_sched *s)
 {
     int begin = s->nround ? s->rend[s->nround - 1] : 0;
@@ -172,6 +218,10 @@ void coll_sched_round(struct coll_sched *s)
         s->rend = n;
         s->capround = cap;
     }
+    int n = 0;
+    for (int i = begin; i < s->nstep; i++)
+        n += s->step[i].kind == ST_SEND || s->step[i].kind == ST_RECV;
+    s->maxp = n > s->maxp ? n : s->maxp;
     s->rend[s->nround++] = s->nstep;
 }
 
@@ -235,16 +285,32 @@ static void round_start(struct coll_sched *s)
     const struct coll_view *v = &s->view;
     int begin = s->cur ? s->rend[s->cur - 1] : 0, end = s->rend[s->cur];
     s->npreq = s->ndone = 0;
+    if (s->maxp > s->cappreq) { /* rounds a CALL step added */
+        struct vmpi_req **n = realloc(s->preq, sizeof *n * (size_t)s->maxp);
+        if (!n) {
+            s->err = MPI_ERR_NO_MEM;
+            return;
+        }
+        s->preq = n;
+        s->cappreq = s->maxp;
+    }
     for (int i = begin; i < end; i++) {
         const struct step *t = &s->step[i];
         switch (t->kind) {
         case ST_SEND:
-            vmpi_p2p_isend(t->src, t->count, t->dt, coll_peer(v, t->peer), s->tag0 + t->tag,
-                           v->comm, 1, VMPI_MODE_STD, &s->preq[s->npreq++]);
+            vmpi_p2p_isend(t->src, t->count, t->dt, t->via ? t->peer : coll_peer(v, t->peer),
+                           s->tag0 + t->tag, t->via ? t->via : v->comm, 1, VMPI_MODE_STD,
+                           &s->preq[s->npreq++]);
             break;
         case ST_RECV:
-            vmpi_p2p_irecv(t->dst, t->count, t->dt, coll_peer(v, t->peer), s->tag0 + t->tag,
-                           v->comm, 1, &s->preq[s->npreq++]);
+            vmpi_p2p_irecv(t->dst, t->count, t->dt, t->via ? t->peer : coll_peer(v, t->peer),
+                           s->tag0 + t->tag, t->via ? t->via : v->comm, 1,
+                           &s->preq[s->npreq++]);
+            break;
+        case ST_CALL:
+            if (!t->fn(s, t->dst))
+                s->call = i + 1;
+            coll_sched_round(s); /* closes the steps it added */
             break;
         case ST_REDUCE:
             vmpi_op_apply(s->op, t->src, t->dst, t->count, t->dt);
@@ -263,6 +329,13 @@ static void round_start(struct coll_sched *s)
 static bool sched_advance(struct coll_sched *s, int *events)
 {
     for (;;) {
+        if (s->call) {
+            const struct step *t = &s->step[s->call - 1];
+            if (!t->fn(s, t->dst))
+                return false;
+            s->call = 0;
+            coll_sched_round(s);
+        }
         while (s->ndone < s->npreq && s->preq[s->ndone]->done)
             s->ndone++;
         if (s->ndone < s->npreq)
@@ -318,15 +391,9 @@ int vmpi_coll_nbc_progress(void)
 int coll_sched_launch(struct coll_sched *s, const char *fn, struct vmpi_req **out)
 {
     coll_sched_round(s);
-    int maxp = 0;
-    for (int r = 0; r < s->nround; r++) {
-        int n = 0;
-        for (int i = r ? s->rend[r - 1] : 0; i < s->rend[r]; i++)
-            n += s->step[i].kind == ST_SEND || s->step[i].kind == ST_RECV;
-        maxp = n > maxp ? n : maxp;
-    }
-    if (maxp && !s->oom && !(s->preq = malloc(sizeof *s->preq * (size_t)maxp)))
+    if (s->maxp && !s->oom && !(s->preq = malloc(sizeof *s->preq * (size_t)s->maxp)))
         s->oom = true;
+    s->cappreq = s->maxp;
     if (s->oom) {
         struct vmpi_comm *c = s->view.comm;
         sched_free(s);

@@ -9,9 +9,11 @@
  * all parent members (one allreduce on the parent's collective context) and
  * takes the lowest id free everywhere; only the members of the new
  * communicator mark it used, and it is returned when the communicator is
- * destroyed. Matching is by (ctx, source, tag) on the receiving process, and
- * a process never holds two communicators with the same id, so disjoint
- * communicators (the colors of one split) may share an id. MPI_COMM_SELF's
+ * destroyed. The last VMPI_CTX_NB_WORDS words of ids are MPI_Comm_idup's
+ * and never offered here (comm/idup.c says why). Matching is by (ctx,
+ * source, tag) on the receiving process, and a process never holds two
+ * communicators with the same id, so disjoint communicators (the colors of
+ * one split) may share an id. MPI_COMM_SELF's
  * id 2 is the same on every process for the same reason: only its own
  * process can talk on it.
  *
@@ -52,7 +54,7 @@ static int ctx_agree(struct vmpi_comm *parent, uint32_t *ctx, uint32_t *inst)
     return vmpi_err(parent, MPI_ERR_OTHER,
                     "no context id is free on all members of the communicator (at most %d "
                     "communicators may exist at once); free some with MPI_Comm_free",
-                    VMPI_CTX_WORDS * 32);
+                    (VMPI_CTX_WORDS - VMPI_CTX_NB_WORDS) * 32);
 }
 
 static int no_mem(struct vmpi_comm *parent, const char *what)

@@ -22,6 +22,14 @@ int vmpi_comm_ctx_pick(struct vmpi_comm *c, const uint32_t *mask, uint32_t seen,
 int vmpi_comm_create_group(struct vmpi_comm *c, struct vmpi_group *g, int tag,
                            struct vmpi_comm **out);
 
+/* MPI_Comm_idup (idup.c): starts the duplicate's schedule, whose request
+ * (*out, kind VMPI_REQ_COLL) completes when *newcomm is written; the new
+ * communicator takes `attrs` (copied by the caller at the call), which the
+ * idup frees if it fails. */
+struct vmpi_attr;
+int vmpi_comm_idup(struct vmpi_comm *c, struct vmpi_attr *attrs, MPI_Comm *newcomm,
+                   struct vmpi_req **out);
+
 /* Intercommunicators (inter.c): collective over both groups. `peer` and
  * `remote_leader` matter on the local leader only. */
 int vmpi_comm_intercomm_create(struct vmpi_comm *local, int leader, struct vmpi_comm *peer,

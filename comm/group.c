@@ -20,7 +20,8 @@ int vmpi_comm_ctx_pick(struct vmpi_comm *c, const uint32_t *mask, uint32_t seen,
         }
     return vmpi_err(c, MPI_ERR_OTHER,
                     "%s: no context id is free on all members (at most %d communicators may "
-                    "exist at once); free some with MPI_Comm_free", fn, VMPI_CTX_WORDS * 32);
+                    "exist at once); free some with MPI_Comm_free", fn,
+                    (VMPI_CTX_WORDS - VMPI_CTX_NB_WORDS) * 32);
 }
 
 struct agree {

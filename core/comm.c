@@ -35,7 +35,15 @@ static void ctx_mark(uint32_t ctx, int used)
 
 void vmpi_comm_ctx_free(uint32_t mask[VMPI_CTX_WORDS])
 {
-    memcpy(mask, ctx_free, sizeof ctx_free);
+    enum { NB = VMPI_CTX_WORDS - VMPI_CTX_NB_WORDS };
+    memcpy(mask, ctx_free, sizeof(uint32_t) * NB);
+    memset(mask + NB, 0, sizeof(uint32_t) * VMPI_CTX_NB_WORDS);
+}
+
+void vmpi_comm_ctx_free_nb(uint32_t mask[VMPI_CTX_NB_WORDS])
+{
+    memcpy(mask, ctx_free + VMPI_CTX_WORDS - VMPI_CTX_NB_WORDS,
+           sizeof(uint32_t) * VMPI_CTX_NB_WORDS);
 }
 
 uint32_t vmpi_comm_inst_seen(void)

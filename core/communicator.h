@@ -93,6 +93,12 @@ void vmpi_comm_make_inter(struct vmpi_comm *c, struct vmpi_group *remote,
  * 2 * (32 w + i) is free), and instance numbers (see comm/comm.c). */
 #define VMPI_CTX_WORDS 64
 void vmpi_comm_ctx_free(uint32_t mask[VMPI_CTX_WORDS]);
+/* The last VMPI_CTX_NB_WORDS words of ids are MPI_Comm_idup's
+ * (comm/idup.c): vmpi_comm_ctx_free reports none of them, so a blocking
+ * constructor never picks one an idup may be agreeing on meanwhile;
+ * vmpi_comm_ctx_free_nb reports those free (word 0: the region's first). */
+#define VMPI_CTX_NB_WORDS 16
+void vmpi_comm_ctx_free_nb(uint32_t mask[VMPI_CTX_NB_WORDS]);
 uint32_t vmpi_comm_inst_seen(void);
 void vmpi_comm_inst_saw(uint32_t inst);
 
