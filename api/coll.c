@@ -46,7 +46,7 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     static const char fn[] = "MPI_Gather";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
-    INTER_BRANCH(c, inter_gather(fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
+    INTER_BRANCH(c, inter_gather(fn, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
                                  NULL, recvtype, root, c));
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     TRY(coll_gather_args(c, fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, NULL,
@@ -62,7 +62,7 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     static const char fn[] = "MPI_Gatherv";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
-    INTER_BRANCH(c, inter_gather(fn, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
+    INTER_BRANCH(c, inter_gather(fn, true, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
                                  displs, recvtype, root, c));
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     TRY(coll_gather_args(c, fn, sendbuf, sendcount, sendtype, recvbuf, 0, recvtype, recvcounts,
@@ -78,7 +78,7 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     static const char fn[] = "MPI_Scatter";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
-    INTER_BRANCH(c, inter_scatter(fn, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
+    INTER_BRANCH(c, inter_scatter(fn, false, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
                                   recvcount, recvtype, root, c));
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     TRY(coll_scatter_args(c, fn, sendbuf, sendcount, NULL, NULL, false, sendtype, recvbuf,
@@ -94,7 +94,7 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
     static const char fn[] = "MPI_Scatterv";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
-    INTER_BRANCH(c, inter_scatter(fn, sendbuf, 0, sendcounts, displs, sendtype, recvbuf,
+    INTER_BRANCH(c, inter_scatter(fn, true, sendbuf, 0, sendcounts, displs, sendtype, recvbuf,
                                   recvcount, recvtype, root, c));
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     TRY(coll_scatter_args(c, fn, sendbuf, 0, sendcounts, displs, true, sendtype, recvbuf,

@@ -235,7 +235,8 @@ static int w_side(struct vmpi_comm *c, const char *fn, const char *side, const v
         int rc = coll_type_arg(c, fn, tname, i, types[i], &dts[i]);
         if (rc != MPI_SUCCESS)
             return rc;
-        if (coll_null_buf(buf, types[i]))
+        /* MPI_BOTTOM plus a byte displacement is an address */
+        if (coll_null_buf(buf, types[i]) && displs[i] == 0)
             return vmpi_err(c, MPI_ERR_BUFFER, "%s: %sbuf is NULL with %s[%d] = %d", fn, side,
                             cname, i, counts[i]);
     }

@@ -68,13 +68,14 @@ int inter_bcast(void *buf, int count, MPI_Datatype datatype, int root, struct vm
     return done(c, vmpi_inter_bcast(buf, count, dt, root, c));
 }
 
-int inter_gather(const char *fn, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+int inter_gather(const char *fn, bool vform, const void *sendbuf, int sendcount,
+                 MPI_Datatype sendtype,
                  void *recvbuf, int recvcount, const int *recvcounts, const int *displs,
                  MPI_Datatype recvtype, int root, struct vmpi_comm *c)
 {
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     TRY(root_arg(c, fn, root));
-    if (root == MPI_ROOT && displs) {
+    if (root == MPI_ROOT && vform) {
         TRY(counts_arg(c, fn, "recvcounts", recvcounts, "displs", displs));
         TRY(side_arg(c, fn, "recv", recvbuf, 0, recvtype, &rdt));
     } else if (root == MPI_ROOT) {
@@ -82,19 +83,20 @@ int inter_gather(const char *fn, const void *sendbuf, int sendcount, MPI_Datatyp
     } else if (root != MPI_PROC_NULL) {
         TRY(side_arg(c, fn, "send", sendbuf, sendcount, sendtype, &sdt));
     }
-    if (displs)
+    if (vform)
         return done(c, vmpi_inter_gatherv(sendbuf, sendcount, sdt, recvbuf, recvcounts, displs,
                                           rdt, root, c));
     return done(c, vmpi_inter_gather(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, root, c));
 }
 
-int inter_scatter(const char *fn, const void *sendbuf, int sendcount, const int *sendcounts,
+int inter_scatter(const char *fn, bool vform, const void *sendbuf, int sendcount,
+                  const int *sendcounts,
                   const int *displs, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                   MPI_Datatype recvtype, int root, struct vmpi_comm *c)
 {
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     TRY(root_arg(c, fn, root));
-    if (root == MPI_ROOT && displs) {
+    if (root == MPI_ROOT && vform) {
         TRY(counts_arg(c, fn, "sendcounts", sendcounts, "displs", displs));
         TRY(side_arg(c, fn, "send", sendbuf, 0, sendtype, &sdt));
     } else if (root == MPI_ROOT) {
@@ -102,7 +104,7 @@ int inter_scatter(const char *fn, const void *sendbuf, int sendcount, const int 
     } else if (root != MPI_PROC_NULL) {
         TRY(side_arg(c, fn, "recv", recvbuf, recvcount, recvtype, &rdt));
     }
-    if (displs)
+    if (vform)
         return done(c, vmpi_inter_scatterv(sendbuf, sendcounts, displs, sdt, recvbuf, recvcount,
                                            rdt, root, c));
     return done(c, vmpi_inter_scatter(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, root,

@@ -9,11 +9,14 @@
 #include "coll_args.h"
 
 int inter_barrier(struct vmpi_comm *c);
+/* vform: Gatherv / Scatterv, whose counts and displs only the root gives. */
 int inter_bcast(void *buf, int count, MPI_Datatype datatype, int root, struct vmpi_comm *c);
-int inter_gather(const char *fn, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+int inter_gather(const char *fn, bool vform, const void *sendbuf, int sendcount,
+                 MPI_Datatype sendtype,
                  void *recvbuf, int recvcount, const int *recvcounts, const int *displs,
                  MPI_Datatype recvtype, int root, struct vmpi_comm *c);
-int inter_scatter(const char *fn, const void *sendbuf, int sendcount, const int *sendcounts,
+int inter_scatter(const char *fn, bool vform, const void *sendbuf, int sendcount,
+                  const int *sendcounts,
                   const int *displs, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                   MPI_Datatype recvtype, int root, struct vmpi_comm *c);
 /* Allgather (recvcounts NULL) and Allgatherv. */

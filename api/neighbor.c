@@ -99,7 +99,9 @@ static int side_arg(struct nbr_call *k, const char *fn, const struct side_args *
         MPI_Datatype h = a->types ? a->types[i] : a->type;
         if (a->types && (rc = coll_type_arg(c, fn, name, i, h, &a->dts[i])) != MPI_SUCCESS)
             return rc;
-        VMPI_CHECK(n == 0 || !coll_null_buf(a->buf, h), c, MPI_ERR_BUFFER,
+        /* in the w form MPI_BOTTOM plus a byte displacement is an address */
+        VMPI_CHECK(n == 0 || !coll_null_buf(a->buf, h) || (a->bdispls && a->bdispls[i]),
+                   c, MPI_ERR_BUFFER,
                    "%s: %sbuf is NULL with data to %s (block %d)", fn, s,
                    *s == 's' ? "send" : "receive", i);
     }

@@ -104,7 +104,7 @@ void vmpi_errh_finalize(void);
 int vmpi_err_add(int errclass); /* a new code of errclass (itself for a new class: -1) */
 bool vmpi_err_dyn_valid(int code);
 int vmpi_err_dyn_class(int code);
-const char *vmpi_err_dyn_text(int code); /* "" until MPI_Add_error_string */
+const char *vmpi_err_dyn_text(int code); /* "" until MPI_Add_error_string for it */
 int vmpi_err_dyn_set_text(int code, const char *text);
 /* Any code's class: predefined, or user-defined. */
 int vmpi_err_class_of(int code);

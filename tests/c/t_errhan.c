@@ -144,7 +144,11 @@ static void user_codes(void)
     OK(MPI_Error_string(e1, s, &len));
     CHECK(!strcmp(s, "the first user code") && len == (int)strlen(s), "string '%s'", s);
     OK(MPI_Error_string(e2, s, &len));
-    CHECK(!strcmp(s, "the second user class"), "a code says its class's string: '%s'", s);
+    CHECK(len == 0 && s[0] == '\0', "a code without a string of its own: '%s'", s);
+    OK(MPI_Error_string(e3, s, &len));
+    CHECK(len == 0 && s[0] == '\0', "a code of MPI_ERR_ARG without a string: '%s'", s);
+    OK(MPI_Error_string(c2, s, &len));
+    CHECK(!strcmp(s, "the second user class"), "class string '%s'", s);
     OK(MPI_Error_string(c1, s, &len));
     CHECK(len == 0 && s[0] == '\0', "a class without a string: '%s'", s);
     OK(MPI_Add_error_string(e1, "replaced"));

@@ -80,7 +80,11 @@ static void collectives(MPI_Comm ic, int give)
         off += i + 1;
     }
     int vbuf[64];
-    OK(MPI_Gatherv(mine, lrank + 1, MPI_INT, vbuf, cnt, dis, MPI_INT, root, ic));
+    /* counts and displs matter at the root only: the others pass NULL */
+    if (root == MPI_ROOT)
+        OK(MPI_Gatherv(mine, lrank + 1, MPI_INT, vbuf, cnt, dis, MPI_INT, root, ic));
+    else
+        OK(MPI_Gatherv(mine, lrank + 1, MPI_INT, NULL, NULL, NULL, MPI_DATATYPE_NULL, root, ic));
     if (root == MPI_ROOT)
         for (int i = 0; i < rsize; i++)
             for (int k = 0; k <= i; k++)
@@ -98,7 +102,8 @@ static void collectives(MPI_Comm ic, int give)
         cnt[i] = 2;
         dis[i] = 2 * (rsize - 1 - i);
     }
-    OK(MPI_Scatterv(send, cnt, dis, MPI_INT, two, 2, MPI_INT, root, ic));
+    OK(MPI_Scatterv(root == MPI_ROOT ? send : NULL, root == MPI_ROOT ? cnt : NULL,
+                    root == MPI_ROOT ? dis : NULL, MPI_INT, two, 2, MPI_INT, root, ic));
     if (even != give)
         CHECK(two[0] == 500 + 2 * (lsize - 1 - lrank) && two[1] == two[0] + 1,
               "scatterv gave %d %d", two[0], two[1]);

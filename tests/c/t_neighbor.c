@@ -196,6 +196,19 @@ static void run_all(const struct topo *t, int nonblocking)
         OK(MPI_Wait(&rq[0], MPI_STATUS_IGNORE));
     } else {
         OK(MPI_Neighbor_alltoallw(sendb, sc, swd, st, r1, ones, rwd, rt, c));
+        /* the same from MPI_BOTTOM, the displacements being addresses */
+        int *r2 = fresh(nin * stride);
+        MPI_Aint *sa = malloc(sizeof(MPI_Aint) * (size_t)(nout + 1));
+        MPI_Aint *ra = malloc(sizeof(MPI_Aint) * (size_t)(nin + 1));
+        for (int k = 0; k < nout; k++)
+            OK(MPI_Get_address((char *)sendb + swd[k], &sa[k]));
+        for (int i = 0; i < nin; i++)
+            OK(MPI_Get_address((char *)r2 + rwd[i], &ra[i]));
+        OK(MPI_Neighbor_alltoallw(MPI_BOTTOM, sc, sa, st, MPI_BOTTOM, ones, ra, rt, c));
+        check_recv(t, r2, rd, stride, 1, 0, "alltoallw from MPI_BOTTOM");
+        free(r2);
+        free(sa);
+        free(ra);
         for (int i = 0; i < nin; i++)
             OK(MPI_Type_free(&rt[i]));
     }
