@@ -181,21 +181,11 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     struct vmpi_group *g = vmpi_group_get(group);
     VMPI_CHECK(g, c, MPI_ERR_GROUP, "%s: group is not a valid group (0x%x)", fn,
                (unsigned)group);
-    if (g->size > 0) {
-        int scratch[64], k;
-        int *out = g->size <= 64 ? scratch : malloc(sizeof(int) * (size_t)g->size);
-        if (!out)
-            return vmpi_err(c, MPI_ERR_NO_MEM, "%s: out of memory", fn);
-        vmpi_group_difference(g->world, g->size, c->group->world, c->group->size, out, &k);
-        int stray = k > 0 ? out[0] : -1;
-        if (out != scratch)
-            free(out);
-        VMPI_CHECK(k == 0, c, MPI_ERR_GROUP,
-                   "%s: group is not a subgroup of comm's group (world rank %d is not in "
-                   "comm)", fn, stray);
-    }
+    int rc = vmpi_api_subgroup(c, g, fn);
+    if (rc != MPI_SUCCESS)
+        return rc;
     struct vmpi_comm *n;
-    int rc = vmpi_comm_create(c, g, &n);
+    rc = vmpi_comm_create(c, g, &n);
     if (rc != MPI_SUCCESS)
         return vmpi_err_handle(c, rc);
     *newcomm = handle_of(n);
