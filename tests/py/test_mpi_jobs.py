@@ -322,6 +322,21 @@ def test_installed_tree_compiles_and_runs(tmp_path):
     assert f"pingpong ok 1000 {expect}" in cp.stdout.splitlines(), cp.stdout
 
 
+def test_mpicc_links_vmpi_before_a_system_libmpi(tmp_path):
+    """A -L of the system's library directory among the caller's arguments
+    (setuptools passes one) must not make -lmpi find Open MPI's libmpi.so."""
+    system = Path("/usr/lib/x86_64-linux-gnu")
+    if not (system / "libmpi.so").exists():
+        pytest.skip("no other libmpi.so in /usr/lib/x86_64-linux-gnu to be confused with")
+    prog = tmp_path / "prog"
+    cp = subprocess.run([str(BUILD / "bin" / "mpicc"), f"-L{system}", "-o", str(prog),
+                         str(PROGS / "jobs.c")], capture_output=True, text=True, timeout=120)
+    assert cp.returncode == 0, cp.stderr
+    ldd = subprocess.run(["ldd", str(prog)], capture_output=True, text=True, timeout=30)
+    lines = [l for l in ldd.stdout.splitlines() if "libmpi" in l or "libvmpi" in l]
+    assert lines and all(str(BUILD) in l for l in lines), ldd.stdout
+
+
 def test_pkg_config_of_installed_tree(tmp_path):
     """pkg-config's flags for the installed vmpi.pc build a working program."""
     prefix = tmp_path / "prefix"
