@@ -31,30 +31,18 @@
 #include <string.h>
 
 /* Collective over `parent`: the lowest id that is free on every member, and
- * a new instance number. */
-static int ctx_agree(struct vmpi_comm *parent, uint32_t *ctx, uint32_t *inst)
+ * a new instance number (vmpi_comm_ctx_pick); fn names the caller. */
+static int ctx_agree(struct vmpi_comm *parent, uint32_t *ctx, uint32_t *inst, const char *fn)
 {
-    uint32_t mask[VMPI_CTX_WORDS];
+    uint32_t mask[VMPI_CTX_WORDS], seen = vmpi_comm_inst_seen();
     vmpi_comm_ctx_free(mask);
-    int rc = vmpi_coll_allreduce(MPI_IN_PLACE, mask, VMPI_CTX_WORDS, vmpi_dtype_get(MPI_UINT32_T),
-                                 MPI_BAND, parent);
-    *inst = vmpi_comm_inst_seen() + 1;
+    struct vmpi_dtype *u32 = vmpi_dtype_get(MPI_UINT32_T);
+    int rc = vmpi_coll_allreduce(MPI_IN_PLACE, mask, VMPI_CTX_WORDS, u32, MPI_BAND, parent);
     if (rc == MPI_SUCCESS)
-        rc = vmpi_coll_allreduce(MPI_IN_PLACE, inst, 1, vmpi_dtype_get(MPI_UINT32_T), MPI_MAX,
-                                 parent);
+        rc = vmpi_coll_allreduce(MPI_IN_PLACE, &seen, 1, u32, MPI_MAX, parent);
     if (rc != MPI_SUCCESS)
         return rc;
-    vmpi_comm_inst_saw(*inst);
-    for (int w = 0; w < VMPI_CTX_WORDS; w++) {
-        if (mask[w]) {
-            *ctx = 2u * (uint32_t)(w * 32 + __builtin_ctz(mask[w]));
-            return MPI_SUCCESS;
-        }
-    }
-    return vmpi_err(parent, MPI_ERR_OTHER,
-                    "no context id is free on all members of the communicator (at most %d "
-                    "communicators may exist at once); free some with MPI_Comm_free",
-                    (VMPI_CTX_WORDS - VMPI_CTX_NB_WORDS) * 32);
+    return vmpi_comm_ctx_pick(parent, mask, seen, ctx, inst, fn);
 }
 
 static int no_mem(struct vmpi_comm *parent, const char *what)
@@ -67,7 +55,7 @@ int vmpi_comm_dup(struct vmpi_comm *c, struct vmpi_comm **out)
     if (c->local)
         return vmpi_comm_inter_dup(c, out);
     uint32_t ctx, inst;
-    int rc = ctx_agree(c, &ctx, &inst);
+    int rc = ctx_agree(c, &ctx, &inst, "MPI_Comm_dup");
     if (rc != MPI_SUCCESS)
         return rc;
     vmpi_group_retain(c->group);
@@ -112,7 +100,7 @@ static int split(struct vmpi_comm *c, int defined, int color, int key, const cha
     uint32_t ctx, inst;
     int rc = vmpi_coll_allgather(mine, all, 3, vmpi_dtype_get(MPI_INT), c);
     if (rc == MPI_SUCCESS)
-        rc = ctx_agree(c, &ctx, &inst);
+        rc = ctx_agree(c, &ctx, &inst, fn);
     if (rc != MPI_SUCCESS || !defined)
         goto out;
     int n = 0;
@@ -167,7 +155,7 @@ int vmpi_comm_create(struct vmpi_comm *c, struct vmpi_group *g, struct vmpi_comm
                                      out);
     uint32_t ctx, inst;
     *out = NULL;
-    int rc = ctx_agree(c, &ctx, &inst);
+    int rc = ctx_agree(c, &ctx, &inst, "MPI_Comm_create");
     if (rc != MPI_SUCCESS || g->rank == MPI_UNDEFINED)
         return rc;
     vmpi_group_retain(g);

@@ -92,12 +92,6 @@ static int sides_swap(struct vmpi_comm *local, int leader, struct vmpi_comm *via
     return MPI_SUCCESS;
 }
 
-static int pick_ctx(struct vmpi_comm *c, struct side *agreed, uint32_t *ctx, uint32_t *inst,
-                    const char *fn)
-{
-    return vmpi_comm_ctx_pick(c, agreed->mask, agreed->inst, ctx, inst, fn);
-}
-
 /* The intercommunicator over `lgroup` (reference taken) and the remote
  * members `world` (taken), with a private duplicate of `local`. */
 static int inter_build(struct vmpi_comm *local, struct vmpi_group *lgroup, int *world,
@@ -138,7 +132,7 @@ int vmpi_comm_intercomm_create(struct vmpi_comm *local, int leader, struct vmpi_
         rc = sides_swap(local, leader, peer, remote_leader, tag, 0, &mine, &remote, &world, fn);
     if (rc != MPI_SUCCESS)
         return rc;
-    rc = pick_ctx(local, &mine, &ctx, &inst, fn);
+    rc = vmpi_comm_ctx_pick(local, mine.mask, mine.inst, &ctx, &inst, fn);
     if (rc != MPI_SUCCESS) {
         free(world);
         return rc;
@@ -161,7 +155,7 @@ int vmpi_comm_inter_dup(struct vmpi_comm *c, struct vmpi_comm **out)
         rc = sides_swap(c->local, 0, c, 0, INTER_TAG, 1, &mine, &remote, &world, fn);
     if (rc != MPI_SUCCESS)
         return rc;
-    rc = pick_ctx(c, &mine, &ctx, &inst, fn);
+    rc = vmpi_comm_ctx_pick(c, mine.mask, mine.inst, &ctx, &inst, fn);
     if (rc != MPI_SUCCESS) {
         free(world);
         return rc;
@@ -184,7 +178,7 @@ int vmpi_comm_intercomm_merge(struct vmpi_comm *c, int high, struct vmpi_comm **
         rc = sides_swap(c->local, 0, c, 0, INTER_TAG, 1, &mine, &remote, &world, fn);
     if (rc != MPI_SUCCESS)
         return rc;
-    rc = pick_ctx(c, &mine, &ctx, &inst, fn);
+    rc = vmpi_comm_ctx_pick(c, mine.mask, mine.inst, &ctx, &inst, fn);
     int n = c->size + remote.size;
     int *all = rc == MPI_SUCCESS ? malloc(sizeof(int) * (size_t)n) : NULL;
     if (!all) {
@@ -248,7 +242,7 @@ int vmpi_comm_inter_split(struct vmpi_comm *c, int color, int key, struct vmpi_c
     if (rc == MPI_SUCCESS)
         rc = vmpi_coll_bcast(rck, 2 * rsize, it, 0, c->local);
     if (rc == MPI_SUCCESS)
-        rc = pick_ctx(c, &mine, &ctx, &inst, fn);
+        rc = vmpi_comm_ctx_pick(c, mine.mask, mine.inst, &ctx, &inst, fn);
     struct vmpi_comm *newlocal = NULL;
     if (rc == MPI_SUCCESS)
         rc = vmpi_comm_split(c->local, color, key, &newlocal);
