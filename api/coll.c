@@ -8,7 +8,7 @@ int PMPI_Barrier(MPI_Comm comm)
 {
     VMPI_ENTER("MPI_Barrier");
     COMM_ARG(c, comm, "MPI_Barrier");
-    INTER_BRANCH(c, inter_barrier(c));
+    INTER_BRANCH(c, inter_barrier(c, NULL));
     int rc = vmpi_coll_barrier(c);
     return rc == MPI_SUCCESS ? rc : vmpi_err_handle(c, rc);
 }
@@ -19,7 +19,7 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
     static const char fn[] = "MPI_Bcast";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
-    INTER_BRANCH(c, inter_bcast(buffer, count, datatype, root, c));
+    INTER_BRANCH(c, inter_bcast(fn, buffer, count, datatype, root, c, NULL));
     COUNT_ARG(count, c, fn);
     TYPE_ARG(dt, datatype, c, fn);
     ROOT_ARG(root, c, fn);
@@ -47,7 +47,7 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
     INTER_BRANCH(c, inter_gather(fn, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
-                                 NULL, recvtype, root, c));
+                                 NULL, recvtype, root, c, NULL));
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     TRY(coll_gather_args(c, fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, NULL,
                          NULL, false, root, &sdt, &rdt));
@@ -63,7 +63,7 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
     INTER_BRANCH(c, inter_gather(fn, true, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
-                                 displs, recvtype, root, c));
+                                 displs, recvtype, root, c, NULL));
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     TRY(coll_gather_args(c, fn, sendbuf, sendcount, sendtype, recvbuf, 0, recvtype, recvcounts,
                          displs, true, root, &sdt, &rdt));
@@ -79,7 +79,7 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
     INTER_BRANCH(c, inter_scatter(fn, false, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
-                                  recvcount, recvtype, root, c));
+                                  recvcount, recvtype, root, c, NULL));
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     TRY(coll_scatter_args(c, fn, sendbuf, sendcount, NULL, NULL, false, sendtype, recvbuf,
                           recvcount, recvtype, root, &sdt, &rdt));
@@ -95,7 +95,7 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
     INTER_BRANCH(c, inter_scatter(fn, true, sendbuf, 0, sendcounts, displs, sendtype, recvbuf,
-                                  recvcount, recvtype, root, c));
+                                  recvcount, recvtype, root, c, NULL));
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     TRY(coll_scatter_args(c, fn, sendbuf, 0, sendcounts, displs, true, sendtype, recvbuf,
                           recvcount, recvtype, root, &sdt, &rdt));
@@ -113,7 +113,7 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
     INTER_BRANCH(c, inter_allgather(fn, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                    NULL, NULL, recvtype, c));
+                                    NULL, NULL, recvtype, c, NULL));
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     TRY(coll_blocks_args(c, fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                          true, &sdt, &rdt));
@@ -129,7 +129,7 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
     INTER_BRANCH(c, inter_allgather(fn, sendbuf, sendcount, sendtype, recvbuf, 0,
-                                    recvcounts, displs, recvtype, c));
+                                    recvcounts, displs, recvtype, c, NULL));
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     TRY(coll_allgatherv_args(c, fn, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                              recvtype, &sdt, &rdt));
@@ -146,7 +146,7 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
     INTER_BRANCH(c, inter_alltoall(fn, sendbuf, sendcount, NULL, NULL, sendtype, NULL,
-                                   recvbuf, recvcount, NULL, NULL, recvtype, NULL, c));
+                                   recvbuf, recvcount, NULL, NULL, recvtype, NULL, c, NULL));
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     TRY(coll_blocks_args(c, fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                          false, &sdt, &rdt));
@@ -162,7 +162,7 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
     INTER_BRANCH(c, inter_alltoall(fn, sendbuf, 0, sendcounts, sdispls, sendtype, NULL,
-                                   recvbuf, 0, recvcounts, rdispls, recvtype, NULL, c));
+                                   recvbuf, 0, recvcounts, rdispls, recvtype, NULL, c, NULL));
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     TRY(coll_alltoallv_args(c, fn, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                             rdispls, recvtype, &sdt, &rdt));
@@ -180,7 +180,7 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
     COMM_ARG(c, comm, fn);
     INTER_BRANCH(c, inter_alltoall(fn, sendbuf, 0, sendcounts, sdispls, MPI_DATATYPE_NULL,
                                    sendtypes, recvbuf, 0, recvcounts, rdispls,
-                                   MPI_DATATYPE_NULL, recvtypes, c));
+                                   MPI_DATATYPE_NULL, recvtypes, c, NULL));
     int rc;
     struct vmpi_dtype **dts = coll_alltoallw_args(c, fn, sendbuf, sendcounts, sdispls, sendtypes,
                                                   recvbuf, recvcounts, rdispls, recvtypes, &rc);

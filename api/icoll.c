@@ -8,8 +8,8 @@ int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
     static const char fn[] = "MPI_Ibarrier";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
-    INTER_BRANCH(c, inter_none(c, fn));
     REQUEST_ARG(request, c, fn);
+    INTER_BRANCH(c, inter_barrier(c, request));
     struct vmpi_req *r = NULL;
     int rc = vmpi_coll_ibarrier(c, &r);
     return coll_started(c, rc, r, request);
@@ -22,12 +22,12 @@ int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Co
     static const char fn[] = "MPI_Ibcast";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
-    INTER_BRANCH(c, inter_none(c, fn));
+    REQUEST_ARG(request, c, fn);
+    INTER_BRANCH(c, inter_bcast(fn, buffer, count, datatype, root, c, request));
     COUNT_ARG(count, c, fn);
     TYPE_ARG(dt, datatype, c, fn);
     ROOT_ARG(root, c, fn);
     BUF_ARG(buffer, count, datatype, c, fn, "buffer");
-    REQUEST_ARG(request, c, fn);
     struct vmpi_req *r = NULL;
     int rc = vmpi_coll_ibcast(buffer, count, dt, root, c, &r);
     return coll_started(c, rc, r, request);
@@ -40,7 +40,8 @@ int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
     static const char fn[] = "MPI_Ireduce";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
-    INTER_BRANCH(c, inter_none(c, fn));
+    REQUEST_ARG(request, c, fn);
+    INTER_BRANCH(c, inter_reduce(fn, sendbuf, recvbuf, count, datatype, op, root, c, request));
     COUNT_ARG(count, c, fn);
     TYPE_ARG(dt, datatype, c, fn);
     ROOT_ARG(root, c, fn);
@@ -60,7 +61,6 @@ int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
                    "%s: sendbuf is MPI_IN_PLACE on a rank that is not the root", fn);
         BUF_ARG(sendbuf, count, datatype, c, fn, "sendbuf");
     }
-    REQUEST_ARG(request, c, fn);
     struct vmpi_req *r = NULL;
     rc = vmpi_coll_ireduce(sendbuf, recvbuf, count, dt, op, root, c, &r);
     return coll_started(c, rc, r, request);
@@ -73,7 +73,8 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
     static const char fn[] = "MPI_Iallreduce";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
-    INTER_BRANCH(c, inter_none(c, fn));
+    REQUEST_ARG(request, c, fn);
+    INTER_BRANCH(c, inter_allreduce(fn, sendbuf, recvbuf, count, datatype, op, c, request));
     COUNT_ARG(count, c, fn);
     TYPE_ARG(dt, datatype, c, fn);
     int rc = op_arg(c, op, dt, datatype, fn);
@@ -85,7 +86,6 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
         BUF_ARG(sendbuf, count, datatype, c, fn, "sendbuf");
     if ((rc = coll_alias_arg(c, fn, sendbuf, recvbuf, count > 0)) != MPI_SUCCESS)
         return rc;
-    REQUEST_ARG(request, c, fn);
     struct vmpi_req *r = NULL;
     rc = vmpi_coll_iallreduce(sendbuf, recvbuf, count, dt, op, c, &r);
     return coll_started(c, rc, r, request);
@@ -118,12 +118,13 @@ int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
     static const char fn[] = "MPI_Iallgather";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
-    INTER_BRANCH(c, inter_none(c, fn));
+    REQUEST_ARG(request, c, fn);
+    INTER_BRANCH(c, inter_allgather(fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
+                                    NULL, recvtype, c, request));
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     TRY(coll_blocks_args(c, fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                          true, &sdt, &rdt));
     TRY(fits_arg(c, fn, sendbuf, sendcount, sdt, recvcount, rdt));
-    REQUEST_ARG(request, c, fn);
     struct vmpi_req *r = NULL;
     int rc = vmpi_coll_iallgather(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, c, &r);
     return coll_started(c, rc, r, request);
@@ -136,12 +137,13 @@ int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     static const char fn[] = "MPI_Ialltoall";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
-    INTER_BRANCH(c, inter_none(c, fn));
+    REQUEST_ARG(request, c, fn);
+    INTER_BRANCH(c, inter_alltoall(fn, sendbuf, sendcount, NULL, NULL, sendtype, NULL, recvbuf,
+                                   recvcount, NULL, NULL, recvtype, NULL, c, request));
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     TRY(coll_blocks_args(c, fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                          false, &sdt, &rdt));
     TRY(fits_arg(c, fn, sendbuf, sendcount, sdt, recvcount, rdt));
-    REQUEST_ARG(request, c, fn);
     struct vmpi_req *r = NULL;
     int rc = vmpi_coll_ialltoall(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, c, &r);
     return coll_started(c, rc, r, request);

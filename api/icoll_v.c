@@ -15,11 +15,12 @@ int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     static const char fn[] = "MPI_Igather";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
-    INTER_BRANCH(c, inter_none(c, fn));
+    REQUEST_ARG(request, c, fn);
+    INTER_BRANCH(c, inter_gather(fn, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
+                                 NULL, recvtype, root, c, request));
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     TRY(coll_gather_args(c, fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, NULL,
                          NULL, false, root, &sdt, &rdt));
-    REQUEST_ARG(request, c, fn);
     struct vmpi_req *r = NULL;
     int rc = vmpi_coll_igather(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, root, c, &r);
     return coll_started(c, rc, r, request);
@@ -33,11 +34,12 @@ int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     static const char fn[] = "MPI_Igatherv";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
-    INTER_BRANCH(c, inter_none(c, fn));
+    REQUEST_ARG(request, c, fn);
+    INTER_BRANCH(c, inter_gather(fn, true, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
+                                 displs, recvtype, root, c, request));
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     TRY(coll_gather_args(c, fn, sendbuf, sendcount, sendtype, recvbuf, 0, recvtype, recvcounts,
                          displs, true, root, &sdt, &rdt));
-    REQUEST_ARG(request, c, fn);
     struct vmpi_req *r = NULL;
     int rc = vmpi_coll_igatherv(sendbuf, sendcount, sdt, recvbuf, recvcounts, displs, rdt, root,
                                 c, &r);
@@ -52,11 +54,12 @@ int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     static const char fn[] = "MPI_Iscatter";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
-    INTER_BRANCH(c, inter_none(c, fn));
+    REQUEST_ARG(request, c, fn);
+    INTER_BRANCH(c, inter_scatter(fn, false, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
+                                  recvcount, recvtype, root, c, request));
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     TRY(coll_scatter_args(c, fn, sendbuf, sendcount, NULL, NULL, false, sendtype, recvbuf,
                           recvcount, recvtype, root, &sdt, &rdt));
-    REQUEST_ARG(request, c, fn);
     struct vmpi_req *r = NULL;
     int rc = vmpi_coll_iscatter(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, root, c, &r);
     return coll_started(c, rc, r, request);
@@ -70,11 +73,12 @@ int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs
     static const char fn[] = "MPI_Iscatterv";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
-    INTER_BRANCH(c, inter_none(c, fn));
+    REQUEST_ARG(request, c, fn);
+    INTER_BRANCH(c, inter_scatter(fn, true, sendbuf, 0, sendcounts, displs, sendtype, recvbuf,
+                                  recvcount, recvtype, root, c, request));
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     TRY(coll_scatter_args(c, fn, sendbuf, 0, sendcounts, displs, true, sendtype, recvbuf,
                           recvcount, recvtype, root, &sdt, &rdt));
-    REQUEST_ARG(request, c, fn);
     struct vmpi_req *r = NULL;
     int rc = vmpi_coll_iscatterv(sendbuf, sendcounts, displs, sdt, recvbuf, recvcount, rdt, root,
                                  c, &r);
@@ -91,11 +95,12 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
     static const char fn[] = "MPI_Iallgatherv";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
-    INTER_BRANCH(c, inter_none(c, fn));
+    REQUEST_ARG(request, c, fn);
+    INTER_BRANCH(c, inter_allgather(fn, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
+                                    displs, recvtype, c, request));
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     TRY(coll_allgatherv_args(c, fn, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                              recvtype, &sdt, &rdt));
-    REQUEST_ARG(request, c, fn);
     struct vmpi_req *r = NULL;
     int rc = vmpi_coll_iallgatherv(sendbuf, sendcount, sdt, recvbuf, recvcounts, displs, rdt, c,
                                    &r);
@@ -111,11 +116,12 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
     static const char fn[] = "MPI_Ialltoallv";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
-    INTER_BRANCH(c, inter_none(c, fn));
+    REQUEST_ARG(request, c, fn);
+    INTER_BRANCH(c, inter_alltoall(fn, sendbuf, 0, sendcounts, sdispls, sendtype, NULL, recvbuf, 0,
+                                   recvcounts, rdispls, recvtype, NULL, c, request));
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     TRY(coll_alltoallv_args(c, fn, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                             rdispls, recvtype, &sdt, &rdt));
-    REQUEST_ARG(request, c, fn);
     struct vmpi_req *r = NULL;
     int rc = vmpi_coll_ialltoallv(sendbuf, sendcounts, sdispls, sdt, recvbuf, recvcounts,
                                   rdispls, rdt, c, &r);
@@ -131,8 +137,10 @@ int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
     static const char fn[] = "MPI_Ialltoallw";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
-    INTER_BRANCH(c, inter_none(c, fn));
-    REQUEST_ARG(request, c, fn); /* first: dts must not leak */
+    REQUEST_ARG(request, c, fn);
+    INTER_BRANCH(c, inter_alltoall(fn, sendbuf, 0, sendcounts, sdispls, MPI_DATATYPE_NULL,
+                                   sendtypes, recvbuf, 0, recvcounts, rdispls, MPI_DATATYPE_NULL,
+                                   recvtypes, c, request));
     int rc;
     struct vmpi_dtype **dts = coll_alltoallw_args(c, fn, sendbuf, sendcounts, sdispls, sendtypes,
                                                   recvbuf, recvcounts, rdispls, recvtypes, &rc);
@@ -155,10 +163,11 @@ int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcount
     static const char fn[] = "MPI_Ireduce_scatter";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
-    INTER_BRANCH(c, inter_none(c, fn));
+    REQUEST_ARG(request, c, fn);
+    INTER_BRANCH(c, inter_reduce_scatter(fn, sendbuf, recvbuf, recvcounts, 0, datatype, op, c,
+                                         request));
     struct vmpi_dtype *dt;
     TRY(coll_redscat_args(c, fn, sendbuf, recvbuf, recvcounts, 0, true, datatype, op, &dt));
-    REQUEST_ARG(request, c, fn);
     struct vmpi_req *r = NULL;
     int rc = vmpi_coll_ireduce_scatter(sendbuf, recvbuf, recvcounts, dt, op, c, &r);
     return coll_started(c, rc, r, request);
@@ -172,10 +181,11 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount
     static const char fn[] = "MPI_Ireduce_scatter_block";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
-    INTER_BRANCH(c, inter_none(c, fn));
+    REQUEST_ARG(request, c, fn);
+    INTER_BRANCH(c, inter_reduce_scatter(fn, sendbuf, recvbuf, NULL, recvcount, datatype, op, c,
+                                         request));
     struct vmpi_dtype *dt;
     TRY(coll_redscat_args(c, fn, sendbuf, recvbuf, NULL, recvcount, false, datatype, op, &dt));
-    REQUEST_ARG(request, c, fn);
     struct vmpi_req *r = NULL;
     int rc = vmpi_coll_ireduce_scatter_block(sendbuf, recvbuf, recvcount, dt, op, c, &r);
     return coll_started(c, rc, r, request);

@@ -1,5 +1,5 @@
 /* Collectives on intercommunicators: argument checks (api/inter_coll.h),
- * then coll/inter.c. */
+ * then coll/inter.c, or coll/inter_sched.c for the non-blocking forms. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +13,17 @@ static int done(struct vmpi_comm *c, int rc)
 {
     return rc == MPI_SUCCESS ? rc : vmpi_err_handle(c, rc);
 }
+
+/* The blocking call, or (request not NULL) the non-blocking one, which
+ * takes the request pointer r. */
+#define RUN(c, request, blocking, nonblocking)               \
+    do {                                                     \
+        if (!(request))                                      \
+            return done((c), (blocking));                    \
+        struct vmpi_req *r = NULL;                           \
+        int rc_ = (nonblocking);                             \
+        return coll_started((c), rc_, r, (request));         \
+    } while (0)
 
 static int root_arg(struct vmpi_comm *c, const char *fn, int root)
 {
@@ -49,29 +60,30 @@ static int counts_arg(struct vmpi_comm *c, const char *fn, const char *name, con
 
 int inter_none(struct vmpi_comm *c, const char *fn)
 {
-    return vmpi_err(c, MPI_ERR_COMM, "%s: comm is an intercommunicator, where vmpi does not "
-                    "provide this operation", fn);
+    return vmpi_err(c, MPI_ERR_COMM, "%s: comm is an intercommunicator, on which MPI does not "
+                    "define this operation", fn);
 }
 
-int inter_barrier(struct vmpi_comm *c)
+int inter_barrier(struct vmpi_comm *c, MPI_Request *request)
 {
-    return done(c, vmpi_inter_barrier(c));
+    RUN(c, request, vmpi_inter_barrier(c), vmpi_inter_ibarrier(c, &r));
 }
 
-int inter_bcast(void *buf, int count, MPI_Datatype datatype, int root, struct vmpi_comm *c)
+int inter_bcast(const char *fn, void *buf, int count, MPI_Datatype datatype, int root,
+                struct vmpi_comm *c, MPI_Request *request)
 {
-    static const char fn[] = "MPI_Bcast";
     struct vmpi_dtype *dt = NULL;
     TRY(root_arg(c, fn, root));
     if (root != MPI_PROC_NULL)
         TRY(side_arg(c, fn, "", buf, count, datatype, &dt));
-    return done(c, vmpi_inter_bcast(buf, count, dt, root, c));
+    RUN(c, request, vmpi_inter_bcast(buf, count, dt, root, c),
+        vmpi_inter_ibcast(buf, count, dt, root, c, &r));
 }
 
 int inter_gather(const char *fn, bool vform, const void *sendbuf, int sendcount,
                  MPI_Datatype sendtype,
                  void *recvbuf, int recvcount, const int *recvcounts, const int *displs,
-                 MPI_Datatype recvtype, int root, struct vmpi_comm *c)
+                 MPI_Datatype recvtype, int root, struct vmpi_comm *c, MPI_Request *request)
 {
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     TRY(root_arg(c, fn, root));
@@ -84,15 +96,19 @@ int inter_gather(const char *fn, bool vform, const void *sendbuf, int sendcount,
         TRY(side_arg(c, fn, "send", sendbuf, sendcount, sendtype, &sdt));
     }
     if (vform)
-        return done(c, vmpi_inter_gatherv(sendbuf, sendcount, sdt, recvbuf, recvcounts, displs,
-                                          rdt, root, c));
-    return done(c, vmpi_inter_gather(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, root, c));
+        RUN(c, request,
+            vmpi_inter_gatherv(sendbuf, sendcount, sdt, recvbuf, recvcounts, displs, rdt, root, c),
+            vmpi_inter_igather(sendbuf, sendcount, sdt, recvbuf, 0, recvcounts, displs, rdt, root,
+                               c, &r));
+    RUN(c, request, vmpi_inter_gather(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, root, c),
+        vmpi_inter_igather(sendbuf, sendcount, sdt, recvbuf, recvcount, NULL, NULL, rdt, root, c,
+                           &r));
 }
 
 int inter_scatter(const char *fn, bool vform, const void *sendbuf, int sendcount,
                   const int *sendcounts,
                   const int *displs, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                  MPI_Datatype recvtype, int root, struct vmpi_comm *c)
+                  MPI_Datatype recvtype, int root, struct vmpi_comm *c, MPI_Request *request)
 {
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     TRY(root_arg(c, fn, root));
@@ -105,10 +121,15 @@ int inter_scatter(const char *fn, bool vform, const void *sendbuf, int sendcount
         TRY(side_arg(c, fn, "recv", recvbuf, recvcount, recvtype, &rdt));
     }
     if (vform)
-        return done(c, vmpi_inter_scatterv(sendbuf, sendcounts, displs, sdt, recvbuf, recvcount,
-                                           rdt, root, c));
-    return done(c, vmpi_inter_scatter(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, root,
-                                      c));
+        RUN(c, request,
+            vmpi_inter_scatterv(sendbuf, sendcounts, displs, sdt, recvbuf, recvcount, rdt, root,
+                                c),
+            vmpi_inter_iscatter(sendbuf, 0, sendcounts, displs, sdt, recvbuf, recvcount, rdt,
+                                root, c, &r));
+    RUN(c, request,
+        vmpi_inter_scatter(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, root, c),
+        vmpi_inter_iscatter(sendbuf, sendcount, NULL, NULL, sdt, recvbuf, recvcount, rdt, root,
+                            c, &r));
 }
 
 /* Per-peer arrays for vmpi_inter_exchange: counts, byte displacements and
@@ -159,38 +180,60 @@ static int side_fill(struct vmpi_comm *c, const char *fn, const char *side, stru
     return MPI_SUCCESS;
 }
 
-int inter_allgather(const char *fn, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                    void *recvbuf, int recvcount, const int *recvcounts, const int *displs,
-                    MPI_Datatype recvtype, struct vmpi_comm *c)
+/* Fills both sides (the arguments as side_fill's) and runs the exchange,
+ * blocking or not. */
+static int exchange(struct vmpi_comm *c, const char *fn, const void *sendbuf, int sendcount,
+                    const int *sendcounts, const int *sdispls, bool same, struct vmpi_dtype *sdt,
+                    const MPI_Datatype *sendtypes, void *recvbuf, int recvcount,
+                    const int *recvcounts, const int *rdispls, struct vmpi_dtype *rdt,
+                    const MPI_Datatype *recvtypes, MPI_Request *request)
 {
-    struct vmpi_dtype *sdt, *rdt;
-    TRY(side_arg(c, fn, "send", sendbuf, sendcount, sendtype, &sdt));
-    if (!recvcounts) {
-        TRY(side_arg(c, fn, "recv", recvbuf, recvcount, recvtype, &rdt));
-        return done(c, vmpi_inter_allgather(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, c));
-    }
-    TRY(counts_arg(c, fn, "recvcounts", recvcounts, "displs", displs));
-    TRY(side_arg(c, fn, "recv", recvbuf, 0, recvtype, &rdt));
     struct peers_side s = {0}, r = {0};
     int rc = side_alloc(c, &s);
     if (rc == MPI_SUCCESS)
         rc = side_alloc(c, &r);
     if (rc == MPI_SUCCESS)
-        rc = side_fill(c, fn, "send", &s, sendcount, NULL, NULL, true, sdt, NULL);
+        rc = side_fill(c, fn, "send", &s, sendcount, sendcounts, sdispls, same, sdt, sendtypes);
     if (rc == MPI_SUCCESS)
-        rc = side_fill(c, fn, "recv", &r, 0, recvcounts, displs, false, rdt, NULL);
-    if (rc == MPI_SUCCESS)
+        rc = side_fill(c, fn, "recv", &r, recvcount, recvcounts, rdispls, false, rdt, recvtypes);
+    struct vmpi_req *q = NULL;
+    if (rc == MPI_SUCCESS && !request)
         rc = done(c, vmpi_inter_exchange(sendbuf, s.counts, s.displs, s.dts, recvbuf, r.counts,
                                          r.displs, r.dts, c));
+    else if (rc == MPI_SUCCESS) {
+        rc = vmpi_inter_iexchange(fn, sendbuf, s.counts, s.displs, s.dts, recvbuf, r.counts,
+                                  r.displs, r.dts, c, &q);
+        rc = coll_started(c, rc, q, request);
+    }
     side_free(&s);
     side_free(&r);
     return rc;
 }
 
+int inter_allgather(const char *fn, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                    void *recvbuf, int recvcount, const int *recvcounts, const int *displs,
+                    MPI_Datatype recvtype, struct vmpi_comm *c, MPI_Request *request)
+{
+    struct vmpi_dtype *sdt, *rdt;
+    TRY(side_arg(c, fn, "send", sendbuf, sendcount, sendtype, &sdt));
+    if (!recvcounts) {
+        TRY(side_arg(c, fn, "recv", recvbuf, recvcount, recvtype, &rdt));
+        if (!request)
+            return done(c, vmpi_inter_allgather(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt,
+                                                c));
+    } else {
+        TRY(counts_arg(c, fn, "recvcounts", recvcounts, "displs", displs));
+        TRY(side_arg(c, fn, "recv", recvbuf, 0, recvtype, &rdt));
+    }
+    return exchange(c, fn, sendbuf, sendcount, NULL, NULL, true, sdt, NULL, recvbuf, recvcount,
+                    recvcounts, displs, rdt, NULL, request);
+}
+
 int inter_alltoall(const char *fn, const void *sendbuf, int sendcount, const int *sendcounts,
                    const int *sdispls, MPI_Datatype sendtype, const MPI_Datatype *sendtypes,
                    void *recvbuf, int recvcount, const int *recvcounts, const int *rdispls,
-                   MPI_Datatype recvtype, const MPI_Datatype *recvtypes, struct vmpi_comm *c)
+                   MPI_Datatype recvtype, const MPI_Datatype *recvtypes, struct vmpi_comm *c,
+                   MPI_Request *request)
 {
     struct vmpi_dtype *sdt = NULL, *rdt = NULL;
     if (sendcounts) {
@@ -208,20 +251,8 @@ int inter_alltoall(const char *fn, const void *sendbuf, int sendcount, const int
         TRY(side_arg(c, fn, "send", sendbuf, sendcount, sendtype, &sdt));
         TRY(side_arg(c, fn, "recv", recvbuf, recvcount, recvtype, &rdt));
     }
-    struct peers_side s = {0}, r = {0};
-    int rc = side_alloc(c, &s);
-    if (rc == MPI_SUCCESS)
-        rc = side_alloc(c, &r);
-    if (rc == MPI_SUCCESS)
-        rc = side_fill(c, fn, "send", &s, sendcount, sendcounts, sdispls, false, sdt, sendtypes);
-    if (rc == MPI_SUCCESS)
-        rc = side_fill(c, fn, "recv", &r, recvcount, recvcounts, rdispls, false, rdt, recvtypes);
-    if (rc == MPI_SUCCESS)
-        rc = done(c, vmpi_inter_exchange(sendbuf, s.counts, s.displs, s.dts, recvbuf, r.counts,
-                                         r.displs, r.dts, c));
-    side_free(&s);
-    side_free(&r);
-    return rc;
+    return exchange(c, fn, sendbuf, sendcount, sendcounts, sdispls, false, sdt, sendtypes,
+                    recvbuf, recvcount, recvcounts, rdispls, rdt, recvtypes, request);
 }
 
 /* count, datatype and op of a reduction. */
@@ -233,36 +264,36 @@ static int reduce_arg(struct vmpi_comm *c, const char *fn, int count, MPI_Dataty
     return op_arg(c, op, *dt, datatype, fn);
 }
 
-int inter_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                 MPI_Op op, int root, struct vmpi_comm *c)
+int inter_reduce(const char *fn, const void *sendbuf, void *recvbuf, int count,
+                 MPI_Datatype datatype, MPI_Op op, int root, struct vmpi_comm *c,
+                 MPI_Request *request)
 {
-    static const char fn[] = "MPI_Reduce";
     struct vmpi_dtype *dt = NULL;
     TRY(root_arg(c, fn, root));
-    if (root == MPI_PROC_NULL)
-        return MPI_SUCCESS;
-    TRY(reduce_arg(c, fn, count, datatype, op, &dt));
+    if (root != MPI_PROC_NULL)
+        TRY(reduce_arg(c, fn, count, datatype, op, &dt));
     if (root == MPI_ROOT)
         TRY(side_arg(c, fn, "recv", recvbuf, count, datatype, &dt));
-    else
+    else if (root != MPI_PROC_NULL)
         TRY(side_arg(c, fn, "send", sendbuf, count, datatype, &dt));
-    return done(c, vmpi_inter_reduce(sendbuf, recvbuf, count, dt, op, root, c));
+    RUN(c, request, vmpi_inter_reduce(sendbuf, recvbuf, count, dt, op, root, c),
+        vmpi_inter_ireduce(sendbuf, recvbuf, count, dt, op, root, c, &r));
 }
 
-int inter_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                    MPI_Op op, struct vmpi_comm *c)
+int inter_allreduce(const char *fn, const void *sendbuf, void *recvbuf, int count,
+                    MPI_Datatype datatype, MPI_Op op, struct vmpi_comm *c, MPI_Request *request)
 {
-    static const char fn[] = "MPI_Allreduce";
     struct vmpi_dtype *dt;
     TRY(reduce_arg(c, fn, count, datatype, op, &dt));
     TRY(side_arg(c, fn, "send", sendbuf, count, datatype, &dt));
     TRY(side_arg(c, fn, "recv", recvbuf, count, datatype, &dt));
-    return done(c, vmpi_inter_allreduce(sendbuf, recvbuf, count, dt, op, c));
+    RUN(c, request, vmpi_inter_allreduce(sendbuf, recvbuf, count, dt, op, c),
+        vmpi_inter_iallreduce(sendbuf, recvbuf, count, dt, op, c, &r));
 }
 
 int inter_reduce_scatter(const char *fn, const void *sendbuf, void *recvbuf,
                          const int *recvcounts, int recvcount, MPI_Datatype datatype,
-                         MPI_Op op, struct vmpi_comm *c)
+                         MPI_Op op, struct vmpi_comm *c, MPI_Request *request)
 {
     struct vmpi_dtype *dt;
     int n = c->size;
@@ -288,8 +319,13 @@ int inter_reduce_scatter(const char *fn, const void *sendbuf, void *recvbuf,
         rc = side_arg(c, fn, "send", sendbuf, (int)total, datatype, &dt);
     if (rc == MPI_SUCCESS)
         rc = side_arg(c, fn, "recv", recvbuf, counts[c->rank], datatype, &dt);
-    if (rc == MPI_SUCCESS)
+    struct vmpi_req *q = NULL;
+    if (rc == MPI_SUCCESS && !request)
         rc = done(c, vmpi_inter_reduce_scatter(sendbuf, recvbuf, counts, dt, op, c));
+    else if (rc == MPI_SUCCESS) {
+        rc = vmpi_inter_ireduce_scatter(fn, sendbuf, recvbuf, counts, dt, op, c, &q);
+        rc = coll_started(c, rc, q, request);
+    }
     free(counts);
     return rc;
 }

@@ -10,7 +10,7 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
     static const char fn[] = "MPI_Reduce";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
-    INTER_BRANCH(c, inter_reduce(sendbuf, recvbuf, count, datatype, op, root, c));
+    INTER_BRANCH(c, inter_reduce(fn, sendbuf, recvbuf, count, datatype, op, root, c, NULL));
     COUNT_ARG(count, c, fn);
     TYPE_ARG(dt, datatype, c, fn);
     ROOT_ARG(root, c, fn);
@@ -41,7 +41,7 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
     static const char fn[] = "MPI_Allreduce";
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
-    INTER_BRANCH(c, inter_allreduce(sendbuf, recvbuf, count, datatype, op, c));
+    INTER_BRANCH(c, inter_allreduce(fn, sendbuf, recvbuf, count, datatype, op, c, NULL));
     struct vmpi_dtype *dt;
     int rc = coll_allreduce_args(c, fn, sendbuf, recvbuf, count, datatype, op, &dt);
     if (rc != MPI_SUCCESS)
@@ -58,7 +58,7 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
     INTER_BRANCH(c, inter_reduce_scatter(fn, sendbuf, recvbuf, recvcounts, 0, datatype,
-                                         op, c));
+                                         op, c, NULL));
     struct vmpi_dtype *dt;
     int rc = coll_redscat_args(c, fn, sendbuf, recvbuf, recvcounts, 0, true, datatype, op, &dt);
     if (rc != MPI_SUCCESS)
@@ -81,7 +81,7 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
     VMPI_ENTER(fn);
     COMM_ARG(c, comm, fn);
     INTER_BRANCH(c, inter_reduce_scatter(fn, sendbuf, recvbuf, NULL, recvcount, datatype,
-                                         op, c));
+                                         op, c, NULL));
     struct vmpi_dtype *dt;
     int rc = coll_redscat_args(c, fn, sendbuf, recvbuf, NULL, recvcount, false, datatype, op,
                                &dt);

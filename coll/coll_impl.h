@@ -265,6 +265,10 @@ void coll_sched_hold(struct coll_sched *s, struct vmpi_dtype *dt);
 bool coll_sched_oom(const struct coll_sched *s);
 /* Gives a built schedule its request (*out) and starts it. */
 int coll_sched_launch(struct coll_sched *s, const char *fn, struct vmpi_req **out);
+/* The same, the request and its errors belonging to owner rather than the
+ * schedule's communicator (an intercommunicator whose side runs it). */
+int coll_sched_launch_for(struct coll_sched *s, struct vmpi_comm *owner, const char *fn,
+                          struct vmpi_req **out);
 
 /* Steps that run code (comm/idup.c's agreement on a context id). A CALL
  * step runs fn(s, arg) when its round starts; fn returns false to be run
@@ -284,6 +288,14 @@ void coll_sched_fail(struct coll_sched *s, int code);
 int coll_sched_error(const struct coll_sched *s);
 int coll_sched_tag0(const struct coll_sched *s);
 struct vmpi_comm *coll_sched_comm(const struct coll_sched *s); /* all its ranks run it */
+MPI_Op coll_sched_op(const struct coll_sched *s);
+/* coll/sched_tree.c: appends a binomial-tree bcast of (buf, count, dt)
+ * from root (message step tag), and a reduce with the schedule's op of in
+ * into out at root (out only read there; steps tag and tag + 1). */
+void coll_sched_bcast(struct coll_sched *s, void *buf, MPI_Count count, struct vmpi_dtype *dt,
+                      int root, int tag);
+void coll_sched_reduce_tree(struct coll_sched *s, const void *in, void *out, MPI_Count count,
+                            struct vmpi_dtype *dt, int root, int tag);
 /* coll/sched_call.c: appends an allreduce of the n bytes at buf over the
  * view, recursive doubling (ranks beyond the largest power of two fold in
  * first), message steps from *tag (advanced past them). After each

@@ -40,4 +40,32 @@ int vmpi_inter_allreduce(const void *sbuf, void *rbuf, MPI_Count count, struct v
 int vmpi_inter_reduce_scatter(const void *sbuf, void *rbuf, const int *counts,
                               struct vmpi_dtype *dt, MPI_Op op, struct vmpi_comm *c);
 
+/* The non-blocking forms (coll/inter_sched.c): the same arguments and a
+ * request (*out). gather and scatter take counts NULL for the plain form
+ * (count, blocks i * count apart) and the v form's counts and displs;
+ * iexchange serves alltoall(v,w) and allgather(v), named fn. */
+int vmpi_inter_ibarrier(struct vmpi_comm *c, struct vmpi_req **out);
+int vmpi_inter_ibcast(void *buf, MPI_Count count, struct vmpi_dtype *dt, int root,
+                      struct vmpi_comm *c, struct vmpi_req **out);
+int vmpi_inter_igather(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt, void *rbuf,
+                       MPI_Count rcount, const int *rcounts, const int *displs,
+                       struct vmpi_dtype *rdt, int root, struct vmpi_comm *c,
+                       struct vmpi_req **out);
+int vmpi_inter_iscatter(const void *sbuf, MPI_Count scount, const int *scounts,
+                        const int *displs, struct vmpi_dtype *sdt, void *rbuf, MPI_Count rcount,
+                        struct vmpi_dtype *rdt, int root, struct vmpi_comm *c,
+                        struct vmpi_req **out);
+int vmpi_inter_iexchange(const char *fn, const void *sbuf, const int *scounts,
+                         const MPI_Aint *sdispls, struct vmpi_dtype *const *sdts, void *rbuf,
+                         const int *rcounts, const MPI_Aint *rdispls,
+                         struct vmpi_dtype *const *rdts, struct vmpi_comm *c,
+                         struct vmpi_req **out);
+int vmpi_inter_ireduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
+                       MPI_Op op, int root, struct vmpi_comm *c, struct vmpi_req **out);
+int vmpi_inter_iallreduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
+                          MPI_Op op, struct vmpi_comm *c, struct vmpi_req **out);
+int vmpi_inter_ireduce_scatter(const char *fn, const void *sbuf, void *rbuf, const int *counts,
+                               struct vmpi_dtype *dt, MPI_Op op, struct vmpi_comm *c,
+                               struct vmpi_req **out);
+
 #endif

@@ -16,18 +16,10 @@
  * lets the schedule run to its end (the peers need its messages), then the
  * request goes.
  *
- * Algorithms, flat on all ranks of the communicator:
- *   ibarrier    dissemination (ceil(log2 p) rounds of empty messages)
- *   ibcast      binomial tree from the root, a node's sends in one round
- *   ireduce     binomial tree; for a non-commutative op the tree is rooted
- *               at rank 0, so every node combines lower ranks on the left,
- *               and rank 0 sends the result on to the root
- *   iallreduce  recursive doubling; with p not a power of two the first
- *               2 * (p - p') ranks fold in pairs first (p' the largest power
- *               of two <= p); the lower ranks' data is always on the left
- *   the data-movement ones (gather, scatter, allgather, alltoall and their
- *   v/w forms) are in coll/sched_move.c, reduce_scatter and the scans in
- *   coll/sched_reduce.c, built with the same steps (coll_impl.h)
+ * The algorithms are in coll/sched_tree.c (barrier, bcast, reduce,
+ * allreduce), coll/sched_move.c (gather, scatter, allgather, alltoall and
+ * their v/w forms), coll/sched_reduce.c (reduce_scatter, the scans) and
+ * coll/inter_sched.c (all of them on intercommunicators).
  *
  * Tags: COLL_TAG_NBC + (seq mod NBC_WINDOW) * NBC_STRIDE + step, where seq
  * numbers the non-blocking collectives of the communicator (all members
@@ -201,6 +193,11 @@ int coll_sched_tag0(const struct coll_sched *s)
 struct vmpi_comm *coll_sched_comm(const struct coll_sched *s)
 {
     return s->view.comm;
+}
+
+MPI_Op coll_sched_op(const struct coll_sched *s)
+{
+    return s->op;
 }
 
 void coll_sched_round(struct coll_sched *s)
@@ -390,17 +387,22 @@ int vmpi_coll_nbc_progress(void)
 
 int coll_sched_launch(struct coll_sched *s, const char *fn, struct vmpi_req **out)
 {
+    return coll_sched_launch_for(s, s->view.comm, fn, out);
+}
+
+int coll_sched_launch_for(struct coll_sched *s, struct vmpi_comm *owner, const char *fn,
+                          struct vmpi_req **out)
+{
     coll_sched_round(s);
     if (s->maxp && !s->oom && !(s->preq = malloc(sizeof *s->preq * (size_t)s->maxp)))
         s->oom = true;
     s->cappreq = s->maxp;
     if (s->oom) {
-        struct vmpi_comm *c = s->view.comm;
         sched_free(s);
-        return vmpi_err(c, MPI_ERR_NO_MEM, "%s: out of memory for the schedule", fn);
+        return vmpi_err(owner, MPI_ERR_NO_MEM, "%s: out of memory for the schedule", fn);
     }
     struct vmpi_req *r = vmpi_req_alloc(VMPI_REQ_COLL);
-    r->comm = s->view.comm;
+    r->comm = owner;
     vmpi_comm_retain(r->comm);
     s->req = r;
     *out = r;
@@ -418,165 +420,3 @@ int coll_sched_launch(struct coll_sched *s, const char *fn, struct vmpi_req **ou
         vmpi_progress_add(vmpi_coll_nbc_progress, 0, VMPI_POLL_WAIT);
     return MPI_SUCCESS;
 }
-
-/* ---- algorithms ---------------------------------------------------------------- */
-
-static char nbc_dummy; /* the address of empty messages */
-
-int vmpi_coll_ibarrier(struct vmpi_comm *c, struct vmpi_req **out)
-{
-    struct coll_sched *s = coll_sched_new(c, MPI_OP_NULL);
-    if (!s)
-        return vmpi_err(c, MPI_ERR_NO_MEM, "MPI_Ibarrier: out of memory");
-    int p = c->size, r = c->rank;
-    struct vmpi_dtype *bt = coll_byte_type();
-    for (int d = 1, k = 0; d < p; d <<= 1, k++) {
-        coll_sched_send(s, &nbc_dummy, 0, bt, (r + d) % p, k);
-        coll_sched_recv(s, &nbc_dummy, 0, bt, (r - d + p) % p, k);
-        coll_sched_round(s);
-    }
-    return coll_sched_launch(s, "MPI_Ibarrier", out);
-}
-
-int vmpi_coll_ibcast(void *buf, MPI_Count count, struct vmpi_dtype *dt, int root,
-                     struct vmpi_comm *c, struct vmpi_req **out)
-{
-    struct coll_sched *s = coll_sched_new(c, MPI_OP_NULL);
-    if (!s)
-        return vmpi_err(c, MPI_ERR_NO_MEM, "MPI_Ibcast: out of memory");
-    coll_sched_hold(s, dt);
-    int p = c->size, vr = (c->rank - root + p) % p;
-    if (p > 1 && count * vmpi_dtype_size(dt) > 0) {
-        int mask = 1;
-        for (; mask < p; mask <<= 1)
-            if (vr & mask) {
-                coll_sched_recv(s, buf, count, dt, (vr - mask + root) % p, 0);
-                coll_sched_round(s);
-                break;
-            }
-        /* children vr + mask below the lowest set bit, largest subtree first */
-        for (mask >>= 1; mask > 0; mask >>= 1)
-            if (vr + mask < p)
-                coll_sched_send(s, buf, count, dt, (vr + mask + root) % p, 0);
-    }
-    return coll_sched_launch(s, "MPI_Ibcast", out);
-}
-
-void coll_sched_combine_higher(struct coll_sched *s, void *t, void *acc, MPI_Count count,
-                               struct vmpi_dtype *dt, bool commut)
-{
-    if (commut) {
-        coll_sched_reduce(s, t, acc, count, dt);
-    } else {
-        coll_sched_reduce(s, acc, t, count, dt);
-        coll_sched_copy(s, t, count, dt, acc, count, dt);
-    }
-}
-
-int vmpi_coll_ireduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
-                      MPI_Op op, int root, struct vmpi_comm *c, struct vmpi_req **out)
-{
-    struct coll_sched *s = coll_sched_new(c, op);
-    if (!s)
-        return vmpi_err(c, MPI_ERR_NO_MEM, "MPI_Ireduce: out of memory");
-    coll_sched_hold(s, dt);
-    int p = c->size, rank = c->rank;
-    const void *in = rank == root && sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    if (count == 0)
-        return coll_sched_launch(s, "MPI_Ireduce", out);
-    if (p == 1) {
-        coll_sched_copy(s, in, count, dt, rbuf, count, dt);
-        return coll_sched_launch(s, "MPI_Ireduce", out);
-    }
-    bool commut = vmpi_op_commutative(op);
-    int troot = commut ? root : 0; /* the tree's root */
-    int vr = (rank - troot + p) % p;
-    int low = vr & -vr; /* children are vr + m for m < low (vr 0: any m < p) */
-    bool leaf = vr & 1 || vr + 1 >= p;
-    const void *acc = in;
-    if (!leaf) {
-        void *a = rank == root && troot == root ? rbuf : coll_sched_tmp(s, count, dt);
-        void *t = coll_sched_tmp(s, count, dt);
-        if (s->oom) /* rbuf may be MPI_BOTTOM: test the flag, not the pointers */
-            return coll_sched_launch(s, "MPI_Ireduce", out);
-        coll_sched_copy(s, in, count, dt, a, count, dt);
-        bool first = true;
-        for (int m = 1; m < p && (vr == 0 || m < low) && vr + m < p; m <<= 1) {
-            if (!first)
-                coll_sched_combine_higher(s, t, a, count, dt, commut);
-            coll_sched_recv(s, t, count, dt, (vr + m + troot) % p, 0);
-            coll_sched_round(s);
-            first = false;
-        }
-        coll_sched_combine_higher(s, t, a, count, dt, commut);
-        acc = a;
-    }
-    if (vr)
-        coll_sched_send(s, acc, count, dt, (vr - low + troot) % p, 0);
-    else if (rank != root)
-        coll_sched_send(s, acc, count, dt, root, 1);
-    coll_sched_round(s);
-    if (rank == root && troot != root)
-        coll_sched_recv(s, rbuf, count, dt, troot, 1);
-    return coll_sched_launch(s, "MPI_Ireduce", out);
-}
-
-int vmpi_coll_iallreduce(const void *sbuf, void *rbuf, MPI_Count count, struct vmpi_dtype *dt,
-                         MPI_Op op, struct vmpi_comm *c, struct vmpi_req **out)
-{
-    struct coll_sched *s = coll_sched_new(c, op);
-    if (!s)
-        return vmpi_err(c, MPI_ERR_NO_MEM, "MPI_Iallreduce: out of memory");
-    coll_sched_hold(s, dt);
-    int p = c->size, rank = c->rank;
-    if (count == 0)
-        return coll_sched_launch(s, "MPI_Iallreduce", out);
-    if (sbuf != MPI_IN_PLACE)
-        coll_sched_copy(s, sbuf, count, dt, rbuf, count, dt);
-    if (p == 1)
-        return coll_sched_launch(s, "MPI_Iallreduce", out);
-    void *t = coll_sched_tmp(s, count, dt);
-    if (s->oom)
-        return coll_sched_launch(s, "MPI_Iallreduce", out);
-    bool commut = vmpi_op_commutative(op);
-    int pof2 = 1, steps = 0;
-    while (pof2 * 2 <= p) {
-        pof2 *= 2;
-        steps++;
-    }
-    int rem = p - pof2, newrank;
-    const int last = steps + 1; /* the tag of the folded pairs' result */
-    /* Fold: an even rank of the first 2 * rem hands its data to the odd one
-     * above it and gets the result back at the end. */
-    if (rank < 2 * rem) {
-        if (rank % 2 == 0) {
-            coll_sched_send(s, rbuf, count, dt, rank + 1, 0);
-            coll_sched_round(s);
-            coll_sched_recv(s, rbuf, count, dt, rank + 1, last);
-            return coll_sched_launch(s, "MPI_Iallreduce", out);
-        }
-        coll_sched_recv(s, t, count, dt, rank - 1, 0);
-        coll_sched_round(s);
-        coll_sched_reduce(s, t, rbuf, count, dt);
-        newrank = rank / 2;
-    } else {
-        newrank = rank - rem;
-    }
-    /* New rank i holds ranks {2i, 2i + 1} (i < rem) or {i + rem}: increasing,
-     * so a lower new rank means lower ranks' data. */
-    for (int mask = 1, step = 1; mask < pof2; mask <<= 1, step++) {
-        int newdst = newrank ^ mask;
-        int dst = newdst < rem ? newdst * 2 + 1 : newdst + rem;
-        coll_sched_send(s, rbuf, count, dt, dst, step);
-        coll_sched_recv(s, t, count, dt, dst, step);
-        coll_sched_round(s);
-        if (newdst < newrank)
-            coll_sched_reduce(s, t, rbuf, count, dt);
-        else
-            coll_sched_combine_higher(s, t, rbuf, count, dt, commut);
-    }
-    if (rank < 2 * rem)
-        coll_sched_send(s, rbuf, count, dt, rank - 1, last);
-    return coll_sched_launch(s, "MPI_Iallreduce", out);
-}
-

@@ -285,14 +285,10 @@ int vmpi_comm_idup(struct vmpi_comm *c, struct vmpi_attr *attrs, MPI_Comm *newco
         pending->prev = d;
     pending = d;
     attempt(d);
-    int rc = coll_sched_launch(s, fn, out);
+    int rc = coll_sched_launch_for(s, c, fn, out);
     if (rc != MPI_SUCCESS) { /* nothing ran; the caller still owns attrs */
         d->attrs = NULL;
         finish(d);
-    } else if (c->local) { /* errors go to the intercommunicator's handler */
-        vmpi_comm_release((*out)->comm);
-        (*out)->comm = c;
-        vmpi_comm_retain(c);
     }
     return rc;
 }
