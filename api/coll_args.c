@@ -285,6 +285,30 @@ int coll_allreduce_args(struct vmpi_comm *c, const char *fn, const void *sendbuf
     return MPI_SUCCESS;
 }
 
+int coll_reduce_args(struct vmpi_comm *c, const char *fn, const void *sendbuf, void *recvbuf,
+                     int count, MPI_Datatype datatype, MPI_Op op, int root,
+                     struct vmpi_dtype **dt)
+{
+    COUNT_ARG(count, c, fn);
+    TRY(coll_type_arg(c, fn, "datatype", -1, datatype, dt));
+    ROOT_ARG(root, c, fn);
+    TRY(op_arg(c, op, *dt, datatype, fn));
+    if (c->rank != root) {
+        VMPI_CHECK(sendbuf != MPI_IN_PLACE, c, MPI_ERR_BUFFER,
+                   "%s: sendbuf is MPI_IN_PLACE on a rank that is not the root", fn);
+        BUF_ARG(sendbuf, count, datatype, c, fn, "sendbuf");
+        return MPI_SUCCESS;
+    }
+    BUF_ARG(recvbuf, count, datatype, c, fn, "recvbuf");
+    VMPI_CHECK(recvbuf != MPI_IN_PLACE, c, MPI_ERR_BUFFER, "%s: recvbuf is MPI_IN_PLACE", fn);
+    if (sendbuf != MPI_IN_PLACE)
+        BUF_ARG(sendbuf, count, datatype, c, fn, "sendbuf");
+    /* one datatype for both: equal pointers (MPI_BOTTOM too) are one buffer */
+    VMPI_CHECK(count == 0 || sendbuf != recvbuf, c, MPI_ERR_BUFFER,
+               "%s: sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)", fn);
+    return MPI_SUCCESS;
+}
+
 /* BUF_ARG for an MPI_Count n. */
 #define BUFN_ARG(buf, n, h, c, fn, name)                                               \
     VMPI_CHECK(!((n) > 0 && (buf) == NULL && VMPI_HKIND(h) != VMPI_HK_INDIRECT), c,     \

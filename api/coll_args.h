@@ -114,6 +114,10 @@ struct vmpi_dtype **coll_alltoallw_args(struct vmpi_comm *c, const char *fn,
 /* Allreduce, Scan, Exscan (and their non-blocking forms). */
 int coll_allreduce_args(struct vmpi_comm *c, const char *fn, const void *sendbuf, void *recvbuf,
                         int count, MPI_Datatype datatype, MPI_Op op, struct vmpi_dtype **dt);
+/* Reduce and Ireduce: the same at root; elsewhere only sendbuf counts. */
+int coll_reduce_args(struct vmpi_comm *c, const char *fn, const void *sendbuf, void *recvbuf,
+                     int count, MPI_Datatype datatype, MPI_Op op, int root,
+                     struct vmpi_dtype **dt);
 /* Reduce_scatter (vform: recvcounts) and Reduce_scatter_block (recvcount). */
 int coll_redscat_args(struct vmpi_comm *c, const char *fn, const void *sendbuf, void *recvbuf,
                       const int *recvcounts, int recvcount, bool vform, MPI_Datatype datatype,

@@ -42,25 +42,10 @@ int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
     COMM_ARG(c, comm, fn);
     REQUEST_ARG(request, c, fn);
     INTER_BRANCH(c, inter_reduce(fn, sendbuf, recvbuf, count, datatype, op, root, c, request));
-    COUNT_ARG(count, c, fn);
-    TYPE_ARG(dt, datatype, c, fn);
-    ROOT_ARG(root, c, fn);
-    int rc = op_arg(c, op, dt, datatype, fn);
+    struct vmpi_dtype *dt;
+    int rc = coll_reduce_args(c, fn, sendbuf, recvbuf, count, datatype, op, root, &dt);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (c->rank == root) {
-        BUF_ARG(recvbuf, count, datatype, c, fn, "recvbuf");
-        VMPI_CHECK(recvbuf != MPI_IN_PLACE, c, MPI_ERR_BUFFER, "%s: recvbuf is MPI_IN_PLACE",
-                   fn);
-        if (sendbuf != MPI_IN_PLACE)
-            BUF_ARG(sendbuf, count, datatype, c, fn, "sendbuf");
-        if ((rc = coll_alias_arg(c, fn, sendbuf, recvbuf, count > 0)) != MPI_SUCCESS)
-            return rc;
-    } else {
-        VMPI_CHECK(sendbuf != MPI_IN_PLACE, c, MPI_ERR_BUFFER,
-                   "%s: sendbuf is MPI_IN_PLACE on a rank that is not the root", fn);
-        BUF_ARG(sendbuf, count, datatype, c, fn, "sendbuf");
-    }
     struct vmpi_req *r = NULL;
     rc = vmpi_coll_ireduce(sendbuf, recvbuf, count, dt, op, root, c, &r);
     return coll_started(c, rc, r, request);
@@ -75,16 +60,9 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
     COMM_ARG(c, comm, fn);
     REQUEST_ARG(request, c, fn);
     INTER_BRANCH(c, inter_allreduce(fn, sendbuf, recvbuf, count, datatype, op, c, request));
-    COUNT_ARG(count, c, fn);
-    TYPE_ARG(dt, datatype, c, fn);
-    int rc = op_arg(c, op, dt, datatype, fn);
+    struct vmpi_dtype *dt;
+    int rc = coll_allreduce_args(c, fn, sendbuf, recvbuf, count, datatype, op, &dt);
     if (rc != MPI_SUCCESS)
-        return rc;
-    BUF_ARG(recvbuf, count, datatype, c, fn, "recvbuf");
-    VMPI_CHECK(recvbuf != MPI_IN_PLACE, c, MPI_ERR_BUFFER, "%s: recvbuf is MPI_IN_PLACE", fn);
-    if (sendbuf != MPI_IN_PLACE)
-        BUF_ARG(sendbuf, count, datatype, c, fn, "sendbuf");
-    if ((rc = coll_alias_arg(c, fn, sendbuf, recvbuf, count > 0)) != MPI_SUCCESS)
         return rc;
     struct vmpi_req *r = NULL;
     rc = vmpi_coll_iallreduce(sendbuf, recvbuf, count, dt, op, c, &r);

@@ -248,6 +248,7 @@ def main():
         # A copy of the library, so that a rebuild during a long run does not
         # pull it from under the tests.
         lib_dir = args.out / "vmpi-lib"
+        shutil.rmtree(lib_dir, ignore_errors=True)  # this run's library, not a mix
         shutil.copytree(args.build / "lib", lib_dir, symlinks=True, dirs_exist_ok=True)
         (args.out / "include").mkdir(exist_ok=True)
         (args.out / "include" / "mpitestconf.h").write_text(CONF_H)

@@ -855,6 +855,13 @@ static void test_errors(void)
     EXPECT(MPI_Ibcast(&x, -1, MPI_INT, 0, c, &r), MPI_ERR_COUNT);
     EXPECT(MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_OP_NULL, c, &r), MPI_ERR_OP);
     EXPECT(MPI_Iallreduce(&x, MPI_IN_PLACE, 1, MPI_INT, MPI_SUM, c, &r), MPI_ERR_BUFFER);
+    /* one datatype for both buffers: both MPI_BOTTOM is one buffer, as in
+     * the blocking forms */
+    EXPECT(MPI_Iallreduce(MPI_BOTTOM, MPI_BOTTOM, 1, MPI_INT, MPI_SUM, c, &r), MPI_ERR_BUFFER);
+    EXPECT(MPI_Allreduce(MPI_BOTTOM, MPI_BOTTOM, 1, MPI_INT, MPI_SUM, c), MPI_ERR_BUFFER);
+    EXPECT(MPI_Ireduce(MPI_BOTTOM, MPI_BOTTOM, 1, MPI_INT, MPI_SUM, wrank, c, &r),
+           MPI_ERR_BUFFER);
+    EXPECT(MPI_Reduce(MPI_BOTTOM, MPI_BOTTOM, 1, MPI_INT, MPI_SUM, wrank, c), MPI_ERR_BUFFER);
     EXPECT(MPI_Ibcast(&x, 1, MPI_DATATYPE_NULL, 0, c, &r), MPI_ERR_TYPE);
     int *all = calloc((size_t)wsize, sizeof *all); /* room for every rank's block */
     EXPECT(MPI_Iallgather(&x, 1, MPI_INT, all, 1, MPI_INT, c, NULL), MPI_ERR_ARG);
