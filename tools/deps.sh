@@ -3,7 +3,7 @@
 # and only what is missing, so it is quick on a prepared machine.
 set -e
 cd "$(dirname "$0")/.."
-pkgs="build-essential cmake ninja-build pkg-config python3 python3-venv iproute2 procps
+pkgs="build-essential g++ gfortran cmake ninja-build pkg-config python3 python3-venv iproute2 procps
       mpich libmpich-dev openmpi-bin libopenmpi-dev netpipe-mpich2 libfabric-dev libfabric-bin
       qemu-system-x86"
 missing=""

@@ -1,0 +1,456 @@
+#!/usr/bin/env python3
+"""vmpi's Fortran interface, generated from include/mpi.h and the MPI Forum's
+machine-readable standard (the pympistandard package).
+
+  (no option)   write include/mpif.h, api/fortran/mpi.f90 (the `mpi`
+                module), api/fortran/f_*.c (the C side of every binding)
+                and api/fortran/manifest.txt; needs pympistandard:
+                  python3 -m venv /tmp/pvf && /tmp/pvf/bin/pip install pympistandard
+                  /tmp/pvf/bin/python tools/gen_fortran.py
+  --compare-mpich MPIF
+                mpif.h's numbers equal those of MPICH's mpif.h (Debian:
+                /usr/include/x86_64-linux-gnu/mpich/mpif.h) for every name
+                both have; the names only MPICH has are listed.
+  --check [LIB] without pympistandard: the generated files are what this
+                script last wrote from the current mpi.h (the manifest's
+                hashes), every function mpi.h declares has a Fortran binding
+                or is C-only in the standard, and LIB (libvmpifort) exports
+                each binding under MPICH's eight spellings.
+
+The bindings follow MPICH's Fortran ABI (api/fortran/fortran.h says how);
+the numbers in mpif.h are mpi.h's, with the Fortran-side differences MPICH
+has (predefined attribute keys are the C key + 1, string maxima are the C
+buffer size - 1).
+"""
+import hashlib
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HEADER = ROOT / "include" / "mpi.h"
+MPIF = ROOT / "include" / "mpif.h"
+FDIR = ROOT / "api" / "fortran"
+MODULE = FDIR / "mpi.f90"
+MANIFEST = FDIR / "manifest.txt"
+
+# Bindings written by hand (api/fortran/callbacks.c, deprecated.c): user
+# callbacks with Fortran conventions, attribute values that are integers
+# in Fortran, and MPI-1 routines the standard no longer describes.
+HAND = {
+    "MPI_Comm_create_keyval", "MPI_Type_create_keyval", "MPI_Win_create_keyval",
+    "MPI_Keyval_create", "MPI_Comm_get_attr", "MPI_Type_get_attr", "MPI_Win_get_attr",
+    "MPI_Attr_get", "MPI_Attr_put", "MPI_Grequest_start", "MPI_Buffer_detach",
+    "MPI_Address", "MPI_Type_hvector", "MPI_Type_hindexed", "MPI_Type_struct",
+    "MPI_Type_extent", "MPI_Type_lb", "MPI_Type_ub", "MPI_Errhandler_create",
+    "MPI_Errhandler_set", "MPI_Errhandler_get",
+}
+# Fortran-only procedures the hand-written files add (callbacks.c).
+FORTRAN_ONLY = [
+    "MPI_NULL_COPY_FN", "MPI_NULL_DELETE_FN", "MPI_DUP_FN", "MPI_COMM_NULL_COPY_FN",
+    "MPI_COMM_NULL_DELETE_FN", "MPI_COMM_DUP_FN", "MPI_TYPE_NULL_COPY_FN",
+    "MPI_TYPE_NULL_DELETE_FN", "MPI_TYPE_DUP_FN", "MPI_WIN_NULL_COPY_FN",
+    "MPI_WIN_NULL_DELETE_FN", "MPI_WIN_DUP_FN", "MPI_F_SYNC_REG",
+]
+
+# ---------------------------------------------------------------- mpi.h
+
+
+def header_decls(text):
+    """[(ret, name, [(ctype, cname, array suffix such as "[]" or "[][3]")])]
+    of every VMPI_API line."""
+    body = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    out = []
+    for ret, name, params in re.findall(
+            r"VMPI_API\(\s*([\w\s\*]+?),\s*(MPI_\w+),\s*\((.*?)\)\)", body, re.S):
+        plist = []
+        for p in " ".join(params.split()).split(","):
+            p = p.strip()
+            if p in ("void", "", "..."):
+                continue
+            m = re.match(r"(.*?)(\w+)\s*((?:\[\s*\w*\s*\])*)$", p)
+            ctype = m.group(1).strip()
+            plist.append((ctype, m.group(2), m.group(3).replace(" ", "")))
+        out.append((" ".join(ret.split()), name, plist))
+    return out
+
+
+def header_consts(text):
+    """{name: int} of mpi.h's integer-valued MPI_ macros."""
+    raw = {}
+    for name, val in re.findall(r"^#define\s+(MPI_\w+)\s+(.+?)\s*(?:/\*.*)?$", text, re.M):
+        raw[name] = val.strip()
+    vals = {}
+
+    def ev(v, depth=0):
+        v = v.strip()
+        while True:
+            m = re.fullmatch(r"\((.*)\)", v)
+            if not m:
+                break
+            v = m.group(1).strip()
+        m = re.fullmatch(r"\((MPI_\w+)\)\s*(.+)", v)   # a cast to a handle type
+        if m:
+            v = m.group(2)
+        if re.fullmatch(r"-?\s*(0x[0-9a-fA-F]+|\d+)", v):
+            n = int(v.replace(" ", ""), 0)
+            return n - (1 << 32) if n >= 1 << 31 else n
+        if v in raw and depth < 4:
+            return ev(raw[v], depth + 1)
+        return None
+
+    for block in re.findall(r"enum\s+\w*\s*\{(.*?)\}", text, re.S):
+        for name, val in re.findall(r"(MPI_\w+)\s*=\s*(-?\d+)", block):
+            raw[name] = val
+    for name, val in raw.items():
+        if "*" in val:          # pointers: sentinels and callback macros
+            continue
+        n = ev(val)
+        if n is not None:
+            vals[name] = n
+    return vals
+
+
+def fortran_consts(c):
+    """The values mpif.h gives, MPICH's Fortran-side differences applied."""
+    f = dict(c)
+    for k in ("MPI_TAG_UB", "MPI_HOST", "MPI_IO", "MPI_WTIME_IS_GLOBAL", "MPI_UNIVERSE_SIZE",
+              "MPI_LASTUSEDCODE", "MPI_APPNUM", "MPI_WIN_BASE", "MPI_WIN_SIZE",
+              "MPI_WIN_DISP_UNIT", "MPI_WIN_CREATE_FLAVOR", "MPI_WIN_MODEL"):
+        f[k] = c[k] + 1
+    for k in list(f):
+        if re.fullmatch(r"MPI_MAX_(PROCESSOR_NAME|ERROR_STRING|OBJECT_NAME|LIBRARY_VERSION_STRING"
+                        r"|INFO_KEY|INFO_VAL|PORT_NAME|DATAREP_STRING)", k):
+            f[k] = c[k] - 1
+    # Fortran's status is an array: these are its 1-based indices.
+    f.update(MPI_SOURCE=3, MPI_TAG=4, MPI_ERROR=5, MPI_STATUS_SIZE=5)
+    return f
+
+
+# ---------------------------------------------------------------- mpif.h
+
+KINDS = [("MPI_ADDRESS_KIND", 8), ("MPI_OFFSET_KIND", 8), ("MPI_COUNT_KIND", 8),
+         ("MPI_INTEGER_KIND", 4)]
+# Constants that name other constants keep the spelling order of mpi.h;
+# MPI_INTEGER16 is MPI_DATATYPE_NULL there, so it is simply its value.
+
+
+def fixed(line):
+    """A line valid in fixed and free form: column 7, at most 72 columns."""
+    line = "       " + line
+    assert len(line) <= 72, line
+    return line
+
+
+def mpif_constants(f):
+    lines = []
+    for name, val in KINDS:
+        lines += [fixed(f"INTEGER {name}"), fixed(f"PARAMETER ({name}={val})")]
+    for name in sorted(f):
+        lines += [fixed(f"INTEGER {name}"), fixed(f"PARAMETER ({name}={f[name]})")]
+    lines += [fixed("LOGICAL MPI_SUBARRAYS_SUPPORTED"),
+              fixed("PARAMETER (MPI_SUBARRAYS_SUPPORTED=.FALSE.)"),
+              fixed("LOGICAL MPI_ASYNC_PROTECTS_NONBLOCKING"),
+              fixed("PARAMETER (MPI_ASYNC_PROTECTS_NONBLOCKING=.FALSE.)")]
+    return lines
+
+
+# The sentinels, in MPICH's COMMON blocks (fortran.h has their C side).
+COMMONS = """INTEGER MPI_STATUS_IGNORE(MPI_STATUS_SIZE)
+INTEGER MPI_STATUSES_IGNORE(MPI_STATUS_SIZE,1)
+INTEGER MPI_ERRCODES_IGNORE(1)
+CHARACTER*1 MPI_ARGVS_NULL(1,1)
+CHARACTER*1 MPI_ARGV_NULL(1)
+INTEGER MPI_BOTTOM, MPI_IN_PLACE
+INTEGER MPI_UNWEIGHTED, MPI_WEIGHTS_EMPTY
+COMMON /MPIFCMB5/ MPI_UNWEIGHTED
+COMMON /MPIFCMB9/ MPI_WEIGHTS_EMPTY
+COMMON /MPIPRIV1/ MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS_IGNORE
+COMMON /MPIPRIV2/ MPI_STATUSES_IGNORE, MPI_ERRCODES_IGNORE
+COMMON /MPIPRIVC/ MPI_ARGVS_NULL, MPI_ARGV_NULL
+SAVE /MPIFCMB5/, /MPIFCMB9/
+SAVE /MPIPRIV1/, /MPIPRIV2/, /MPIPRIVC/""".splitlines()
+
+
+def mpif_h(f):
+    ext = [n for n in FORTRAN_ONLY if n.endswith("_FN")]
+    lines = ["! vmpi's mpif.h: generated by tools/gen_fortran.py from include/mpi.h;",
+             "! do not edit. Fixed and free source form alike."]
+    lines += mpif_constants(f)
+    lines += [fixed(l) for l in COMMONS]
+    for i in range(0, len(ext), 2):
+        lines.append(fixed("EXTERNAL " + ", ".join(ext[i:i + 2])))
+    lines += [fixed("EXTERNAL MPI_WTIME, MPI_WTICK, PMPI_WTIME, PMPI_WTICK"),
+              fixed("DOUBLE PRECISION MPI_WTIME, MPI_WTICK"),
+              fixed("DOUBLE PRECISION PMPI_WTIME, PMPI_WTICK")]
+    return "\n".join(lines) + "\n"
+
+
+def mpi_module(f):
+    """The `mpi` module: mpif.h's constants and sentinels (the same COMMON
+    blocks), the callbacks and MPI_WTIME/MPI_WTICK."""
+    body = mpif_h(f).splitlines()[2:]
+    return ("! vmpi's `mpi` module: generated by tools/gen_fortran.py; do not edit.\n"
+            "module mpi\n       implicit none\n" + "\n".join(body) + "\nend module mpi\n")
+
+
+# ---------------------------------------------------------------- bindings
+
+def std_params(proc):
+    ps = [q for q in proc._parseset["parameters"] if not q["large_only"]]
+    cps = [q for q in ps if "c_parameter" not in q["suppress"] and q["kind"] != "VARARGS"]
+    fps = [q for q in ps if "f90_parameter" not in q["suppress"] and q["kind"] != "VARARGS"]
+    return cps, fps
+
+
+def base_type(ctype):
+    return ctype.replace("const ", "").replace("*", "").strip()
+
+
+def binding(ret, name, cparams, proc):
+    """The C text of one Fortran binding."""
+    cps, fps = std_params(proc)
+    if len(cps) != len(cparams):
+        raise SystemExit(f"{name}: mpi.h has {len(cparams)} parameters, the standard {len(cps)}")
+    cmap = {q["name"]: c for q, c in zip(cps, cparams)}
+    args = {q["name"]: "NULL" for q in cps}   # parameters Fortran lacks (argc, argv)
+    fdecl, hidden, pre, post, strs = [], [], [], [], []
+    has_ierr = False
+    for q in fps:
+        n, k, d = q["name"], q["kind"], q["param_direction"]
+        if k == "ERROR_CODE" and "c_parameter" in q["suppress"]:
+            fdecl.append(f"MPI_Fint *{n}")
+            has_ierr = True
+            continue
+        ctype, cname, is_arr = cmap[n]
+        arr = is_arr or "*" in ctype
+        if k == "STRING":
+            fdecl.append(f"char *{n}")
+            hidden.append(f"size_t {n}_len")
+            strs.append(f"c_{n}")
+            if d == "in":
+                pre.append(f"char *c_{n} = vf_str_in({n}, {n}_len);")
+                post.append(f"free(c_{n});")
+            else:
+                pre.append(f"char *c_{n} = vf_str_tmp({n}_len);")
+                post.append(f"vf_str_out({n}, {n}_len, c_{n});")
+            args[n] = f"c_{n}"
+        elif k == "INFO_VALUE_LENGTH" and d == "in":
+            fdecl.append(f"MPI_Fint *{n}")
+            args[n] = f"*{n} < (MPI_Fint)value_len ? *{n} : (MPI_Fint)value_len"
+        elif k == "BUFFER":
+            fdecl.append(f"void *{n}")
+            args[n] = f"vf_buf({n})"
+        elif k in ("C_BUFFER", "C_BUFFER2"):
+            fdecl.append(f"void *{n}")
+            args[n] = n
+        elif k == "STATUS":
+            fdecl.append(f"MPI_Fint *{n}")
+            args[n] = f"vf_statuses({n})" if is_arr or q["length"] else f"vf_status({n})"
+        elif k == "WEIGHT":
+            fdecl.append(f"MPI_Fint *{n}")
+            args[n] = f"vf_weights({n})"
+        elif k == "LOGICAL" and not arr:
+            fdecl.append(f"MPI_Fint *{n}")
+            args[n] = f"*{n} != 0"
+        elif k == "LOGICAL" and d == "in":
+            fdecl.append(f"MPI_Fint *{n}")
+            args[n] = n
+        elif k == "LOGICAL":
+            fdecl.append(f"MPI_Fint *{n}")
+            if q["length"]:
+                args[n] = n
+                post.insert(0, f"if (rc == MPI_SUCCESS)\n        vf_logicals({n}, *{q['length']});")
+            else:
+                pre.append(f"int c_{n} = 0;")
+                args[n] = f"&c_{n}"
+                post.insert(0, f"*{n} = vf_logical(c_{n});")
+        elif k == "ATTRIBUTE_VAL" and d == "in":
+            fdecl.append(f"MPI_Aint *{n}")
+            args[n] = f"(void *)*{n}"
+        elif k in ("FUNCTION", "POLYFUNCTION"):
+            # Op_create's and the error handlers' callbacks take pointers
+            # only, so a Fortran procedure has the C signature.
+            fdecl.append(f"{ctype} {n}")
+            args[n] = n
+        elif is_arr.startswith("[]["):     # int ranges[][3]
+            fdecl.append(f"{base_type(ctype)} (*{n}){is_arr[2:]}")
+            args[n] = n
+        elif arr:
+            fdecl.append(f"{base_type(ctype)} *{n}")
+            args[n] = n
+        else:
+            fdecl.append(f"{base_type(ctype)} *{n}")
+            args[n] = f"*{n}"
+    lo = name[4:].lower()
+    sig = ", ".join(fdecl + hidden) or "void"
+    call = f"{name}({', '.join(args[q['name']] for q in cps)})"
+    out = []
+    fret = {"int": "void"}.get(ret, ret)
+    out.append(f"VF_EXPORT {fret} pmpi_{lo}_({sig});")
+    out.append(f"{fret} pmpi_{lo}_({sig})\n{{")
+    body = ["    " + s for s in pre]
+    if strs:
+        cond = " || ".join(f"!{s}" for s in strs)
+        frees = "".join(f"        free({s});\n" for s in strs) if len(strs) > 1 else ""
+        body.append(f"    if ({cond}) {{\n{frees}        *ierror = vf_nomem();\n"
+                    f"        return;\n    }}")
+    if ret != "int":
+        body.append(f"    return {call};")
+    elif has_ierr and not post:
+        body.append(f"    *ierror = {call};")
+    elif has_ierr or post:
+        body.append(f"    int rc = {call};")
+        body += ["    " + s for s in post]
+        if has_ierr:
+            body.append("    *ierror = rc;")
+    else:
+        body.append(f"    {call};")
+    out += body
+    out.append("}")
+    out.append(f"VF_NAMES({lo}, {lo.upper()})")
+    return "\n".join(out) + "\n"
+
+
+def chapter_of(name):
+    sys.path.insert(0, str(ROOT / "tools"))
+    import api_coverage
+    for title, pattern, _ in api_coverage.CHAPTERS:
+        if re.search(pattern, name, re.I):
+            return re.sub(r"[^a-z0-9]+", "_", title.split("(")[0].strip().lower()).strip("_")
+    return "other"
+
+
+def generate_bindings(decls):
+    import pympistandard as std
+    std.use_api_version(1)
+    files, manifest = {}, []
+    for ret, name, params in decls:
+        if name in HAND:
+            manifest.append(f"{name} hand")
+            continue
+        proc = std.PROCEDURES.get(name.lower())
+        if proc is None:
+            raise SystemExit(f"{name}: not in the standard and not bound by hand")
+        if not proc._parseset["attributes"]["f90_expressible"]:
+            manifest.append(f"{name} c-only")
+            continue
+        f = f"f_{chapter_of(name)}.c"
+        files.setdefault(f, []).append(binding(ret, name, params, proc))
+        manifest.append(f"{name} {f}")
+    out = {}
+    for f, parts in files.items():
+        out[f] = ("/* Generated by tools/gen_fortran.py from include/mpi.h and the MPI\n"
+                  " * Forum's standard (pympistandard); do not edit. */\n"
+                  '#include "fortran.h"\n\n#include <stdlib.h>\n\n' + "\n".join(parts))
+    return out, manifest, std.__version__ if hasattr(std, "__version__") else "?"
+
+
+# ---------------------------------------------------------------- manifest
+
+
+def inputs_hash(text):
+    """What the output depends on: mpi.h's declarations and numbers, this
+    script, the hand-written binding list; not mpi.h's comments."""
+    h = hashlib.sha256()
+    h.update(repr(header_decls(text)).encode())
+    h.update(repr(sorted(header_consts(text).items())).encode())
+    h.update(Path(__file__).read_bytes())
+    return h.hexdigest()
+
+
+def file_hash(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def write():
+    text = HEADER.read_text()
+    decls = header_decls(text)
+    consts = fortran_consts(header_consts(text))
+    MPIF.write_text(mpif_h(consts))
+    MODULE.write_text(mpi_module(consts))
+    files, manifest, ver = generate_bindings(decls)
+    for old in FDIR.glob("f_*.c"):
+        if old.name not in files:
+            old.unlink()
+    for f, t in files.items():
+        (FDIR / f).write_text(t)
+    generated = [MPIF, MODULE] + [FDIR / f for f in sorted(files)]
+    lines = ["# Written by tools/gen_fortran.py; do not edit. Each C function of",
+             "# mpi.h: the file of its Fortran binding, `hand`, or `c-only`.",
+             f"inputs {inputs_hash(text)}"]
+    lines += [f"file {p.relative_to(ROOT)} {file_hash(p)}" for p in generated]
+    lines += sorted(manifest)
+    MANIFEST.write_text("\n".join(lines) + "\n")
+    print(f"gen_fortran: {len(manifest)} functions, {len(files)} binding files")
+
+
+def spellings(name):
+    lo, up = name[4:].lower(), name[4:].upper()
+    return [f"{p}{lo}{s}" for p in ("mpi_", "pmpi_") for s in ("", "_", "__")] + \
+           [f"MPI_{up}", f"PMPI_{up}"]
+
+
+def check(lib):
+    text = HEADER.read_text()
+    errors = []
+    lines = MANIFEST.read_text().splitlines()
+    entries = dict(l.split(" ", 1) for l in lines if l.startswith("MPI_"))
+    for l in lines:
+        if l.startswith("inputs ") and l.split()[1] != inputs_hash(text):
+            errors.append("include/mpi.h or tools/gen_fortran.py changed since the Fortran "
+                          "files were generated: re-run tools/gen_fortran.py")
+        if l.startswith("file "):
+            _, rel, h = l.split()
+            if not (ROOT / rel).exists() or file_hash(ROOT / rel) != h:
+                errors.append(f"{rel} is not what tools/gen_fortran.py wrote (edited by hand?)")
+    for _, name, _ in header_decls(text):
+        if name not in entries:
+            errors.append(f"{name}: declared in mpi.h but has no Fortran binding")
+    if lib:
+        out = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True,
+                             text=True, check=True).stdout
+        syms = {l.split()[-1] for l in out.splitlines() if l.strip()}
+        bound = [n for n, where in entries.items() if where != "c-only"] + FORTRAN_ONLY
+        for name in bound:
+            missing = [s for s in spellings(name) if s not in syms]
+            if missing:
+                errors.append(f"{name}: {lib} does not export {' '.join(missing)}")
+    for e in errors:
+        print(e)
+    return 1 if errors else 0
+
+
+def mpif_values(text):
+    """{NAME: value} of an mpif.h's PARAMETER statements."""
+    raw = dict(re.findall(r"PARAMETER\s*\((\w+)\s*=\s*([^)]+)\)", text, re.I))
+    out = {}
+    for name, v in raw.items():
+        v = raw.get(v.strip(), v).strip()
+        if re.fullmatch(r"-?\d+(\s*-\s*1)?", v):
+            out[name.upper()] = eval(v)
+        elif v.upper() in (".TRUE.", ".FALSE."):
+            out[name.upper()] = v.upper()
+    return out
+
+
+def compare_mpich(path):
+    ours, theirs = mpif_values(MPIF.read_text()), mpif_values(Path(path).read_text())
+    # vmpi says it is MPI-3.1; MPICH 4 says 4.0.
+    bad = [f"{n}: vmpi {ours[n]}, MPICH {theirs[n]}" for n in sorted(ours)
+           if n in theirs and ours[n] != theirs[n] and n not in ("MPI_VERSION", "MPI_SUBVERSION")]
+    only = sorted(set(theirs) - set(ours))
+    print(f"mpif.h: {len(set(ours) & set(theirs))} numbers as MPICH's; "
+          f"only in MPICH's: {' '.join(only) or 'none'}")
+    for b in bad:
+        print(b)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--compare-mpich":
+        sys.exit(compare_mpich(sys.argv[2]))
+    if len(sys.argv) > 1 and sys.argv[1] == "--check":
+        sys.exit(check(sys.argv[2] if len(sys.argv) > 2 else None))
+    write()
