@@ -1,5 +1,5 @@
 /*
- * coll.c - latency of the blocking collectives on MPI_COMM_WORLD.
+ * coll.c - latency of the collectives on MPI_COMM_WORLD.
  *
  * Semantics of OSU's osu_<name> collective tests: every rank times each call
  * on its own (MPI_Wtime before and after), with an MPI_Barrier between
@@ -8,7 +8,9 @@
  * shows the average over the ranks, and with -f also the minimum and maximum
  * over the ranks.  Data moves as MPI_CHAR; reduce and allreduce sum
  * MPI_FLOATs (SIZE bytes = SIZE/4 floats, sizes below 4 bytes skipped);
- * rooted collectives use root 0.
+ * rooted collectives use root 0.  A name with an i in front (iallreduce)
+ * times the non-blocking form from the call to the end of MPI_Wait, with
+ * nothing in between: OSU's "pure communication" time of osu_i<name>.
  *
  * With --json every rank also keeps its per-iteration times; rank 0 prints
  * one JSON object per size with the distribution of the per-iteration
@@ -19,15 +21,19 @@
  *                  [-x WARMUP] [-f] [--json]
  *         (or through a link named osu_NAME, without NAME)
  */
+#include <ctype.h>
+
 #include "bench_mpi.h"
 
 static const char usage[] =
     "Usage: coll NAME [options]   (or a link osu_NAME [options])\n"
-    "  Latency of one blocking collective on MPI_COMM_WORLD, as OSU measures\n"
+    "  Latency of one collective on MPI_COMM_WORLD, as OSU measures\n"
     "  it: each call timed on every rank, MPI_Barrier between iterations.\n"
     "  NAME: barrier, bcast, reduce, allreduce, gather, scatter, allgather,\n"
     "        alltoall (reduce/allreduce: MPI_SUM of MPI_FLOAT, SIZE/4\n"
-    "        elements; others MPI_CHAR; root 0)\n"
+    "        elements; others MPI_CHAR; root 0), or one of them with an i in\n"
+    "        front: the non-blocking form, timed from the call to the end of\n"
+    "        its MPI_Wait\n"
     "  -m [MIN:]MAX   message sizes from MIN to MAX bytes, doubling\n"
     "                 (default 1:1048576; per rank for gather, scatter,\n"
     "                 allgather, alltoall; ignored by barrier)\n"
@@ -87,22 +93,66 @@ struct coll_args {
 
 struct coll_ctx {
     enum coll_kind kind;
+    int nb; /* the non-blocking form */
     MPI_Comm comm;
     int rank, nranks;
     void *sbuf, *rbuf;
 };
 
-static int coll_lookup(const char *name)
+/* The collective NAME or iNAME (*nb set: no base name starts with i). */
+static int coll_lookup(const char *name, int *nb)
 {
+    *nb = name[0] == 'i';
     for (int k = 0; k < NCOLLS; k++)
-        if (strcmp(name, colls[k].name) == 0)
+        if (strcmp(name + *nb, colls[k].name) == 0)
             return k;
     return -1;
+}
+
+/* The non-blocking form of coll_once, waited for at once. */
+static void coll_once_nb(const struct coll_ctx *c, int size)
+{
+    MPI_Request r;
+    int n = size / (int)sizeof(float);
+
+    switch (c->kind) {
+    case COLL_BARRIER:
+        MPI_Ibarrier(c->comm, &r);
+        break;
+    case COLL_BCAST:
+        MPI_Ibcast(c->sbuf, size, MPI_CHAR, ROOT, c->comm, &r);
+        break;
+    case COLL_REDUCE:
+        MPI_Ireduce(c->sbuf, c->rbuf, n, MPI_FLOAT, MPI_SUM, ROOT, c->comm, &r);
+        break;
+    case COLL_ALLREDUCE:
+        MPI_Iallreduce(c->sbuf, c->rbuf, n, MPI_FLOAT, MPI_SUM, c->comm, &r);
+        break;
+    case COLL_GATHER:
+        MPI_Igather(c->sbuf, size, MPI_CHAR, c->rbuf, size, MPI_CHAR, ROOT, c->comm, &r);
+        break;
+    case COLL_SCATTER:
+        MPI_Iscatter(c->sbuf, size, MPI_CHAR, c->rbuf, size, MPI_CHAR, ROOT, c->comm, &r);
+        break;
+    case COLL_ALLGATHER:
+        MPI_Iallgather(c->sbuf, size, MPI_CHAR, c->rbuf, size, MPI_CHAR, c->comm, &r);
+        break;
+    case COLL_ALLTOALL:
+        MPI_Ialltoall(c->sbuf, size, MPI_CHAR, c->rbuf, size, MPI_CHAR, c->comm, &r);
+        break;
+    default:
+        return;
+    }
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
 }
 
 /* One call of the collective on SIZE bytes (per rank where it applies). */
 static void coll_once(const struct coll_ctx *c, int size)
 {
+    if (c->nb) {
+        coll_once_nb(c, size);
+        return;
+    }
     switch (c->kind) {
     case COLL_BARRIER:
         MPI_Barrier(c->comm);
@@ -216,16 +266,16 @@ static int coll_parse_sizes(const char *list, struct coll_args *a)
  * asked for.
  */
 static int coll_parse(int argc, char **argv, char **rest, int *nrest,
-                      struct coll_args *a, char *err, size_t errlen)
+                      struct coll_args *a, int *nb, char *err, size_t errlen)
 {
     const char *prog = strrchr(argv[0], '/');
     int kind = -1, first = 1;
 
     prog = prog ? prog + 1 : argv[0];
     if (strncmp(prog, "osu_", 4) == 0)
-        kind = coll_lookup(prog + 4);
+        kind = coll_lookup(prog + 4, nb);
     if (kind < 0 && argc > 1 && argv[1][0] != '-') {
-        kind = coll_lookup(argv[1]);
+        kind = coll_lookup(argv[1], nb);
         if (kind < 0) {
             snprintf(err, errlen, "unknown collective '%s' (try -h)", argv[1]);
             return -1;
@@ -263,8 +313,13 @@ static void coll_header(const struct coll_ctx *c, int full)
 {
     int sized = c->kind != COLL_BARRIER;
 
-    printf("# vmpi collective latency test: %s, %d ranks\n", colls[c->kind].mpi_name,
-           c->nranks);
+    const char *mpi = colls[c->kind].mpi_name;
+
+    if (c->nb) /* MPI_Bcast -> MPI_Ibcast */
+        printf("# vmpi collective latency test: MPI_I%c%s, %d ranks (call to the end of "
+               "MPI_Wait)\n", tolower((unsigned char)mpi[4]), mpi + 5, c->nranks);
+    else
+        printf("# vmpi collective latency test: %s, %d ranks\n", mpi, c->nranks);
     if (c->kind == COLL_REDUCE || c->kind == COLL_ALLREDUCE)
         printf("# MPI_FLOAT, MPI_SUM, size in bytes (count = size / 4)\n");
     if (sized)
@@ -298,7 +353,7 @@ int main(int argc, char **argv)
     rest = malloc((size_t)(argc + 1) * sizeof *rest);
     if (rest == NULL)
         MPI_Abort(c.comm, 1);
-    kind = coll_parse(argc, argv, rest, &nrest, &a, err, sizeof err);
+    kind = coll_parse(argc, argv, rest, &nrest, &a, &c.nb, err, sizeof err);
     if (kind >= 0 && bench_parse_opts(nrest, rest, &o, 0, err, sizeof err) != 0)
         kind = -1;
     if (kind == COLL_BARRIER) {
@@ -407,8 +462,9 @@ int main(int argc, char **argv)
                 fprintf(stderr, "coll: out of memory\n");
                 MPI_Abort(c.comm, 1);
             }
-            printf("{\"bench\":\"%s\",\"size\":%ld,\"ranks\":%d,\"iterations\":%ld,"
-                   "\"warmup\":%ld,", colls[c.kind].name, size, c.nranks, iters, warmup);
+            printf("{\"bench\":\"%s%s\",\"size\":%ld,\"ranks\":%d,\"iterations\":%ld,"
+                   "\"warmup\":%ld,", c.nb ? "i" : "", colls[c.kind].name, size, c.nranks,
+                   iters, warmup);
             bench_json_stats(stdout, &st, "us", 3);
             printf(",\"rank_min_us\":%.3f,\"rank_max_us\":%.3f,", lo, hi);
             bench_json_samples(stdout, tsum, (size_t)iters, BENCH_SAMPLE_CAP, "us", 3);

@@ -98,6 +98,12 @@ cmp barrier "$it"
 cmp reduce "$more"
 cmp gather "$more"
 cmp scatter "$more"
+# The non-blocking forms, call to the end of MPI_Wait.
+cmp iallreduce "$more"
+cmp ibcast "$more"
+cmp iallgather "$more"
+cmp ialltoall "$more"
+cmp ibarrier "$it"
 
 echo "### machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores, Linux $(uname -r)"
 echo "### collective latency (us, average over 4 ranks), median of $reps interleaved runs"
@@ -118,7 +124,8 @@ def ratio(v, base):
 
 
 for name in ("allreduce", "bcast", "allgather", "alltoall",
-             "barrier", "reduce", "gather", "scatter"):
+             "barrier", "reduce", "gather", "scatter",
+             "iallreduce", "ibcast", "iallgather", "ialltoall", "ibarrier"):
     try:
         with open(f"{sys.argv[1]}/{name}.json", encoding="utf-8") as f:
             doc = json.load(f)
@@ -132,7 +139,7 @@ for name in ("allreduce", "bcast", "allgather", "alltoall",
         print(f"{'# Size':<10}" + "".join(f"{c:>{width}}" for c in cols))
         for size in doc["sizes"]:
             vals = [med[c].get(str(size)) for c in (base,) + others]
-            print(f"{size if name != 'barrier' else '-':<10}"
+            print(f"{size if not name.endswith('barrier') else '-':<10}"
                   + "".join(f"{cell(v):>{width}}" for v in vals)
                   + "".join(f"{ratio(v, vals[0]):>{width}}" for v in vals[1:]))
 EOF
