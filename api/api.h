@@ -65,6 +65,18 @@ int vmpi_api_subgroup(struct vmpi_comm *c, struct vmpi_group *g, const char *fn)
             return rc_;         \
     } while (0)
 
+/* struct vmpi_comm *c for the handle h of argument argname, else
+ * MPI_ERR_COMM; COMM_ARG for the usual argument name, comm. */
+#define COMM_NAMED_ARG(c, h, fn, argname)                                               \
+    struct vmpi_comm *c = vmpi_comm_get(h);                                             \
+    VMPI_CHECK(c, NULL, MPI_ERR_COMM, "%s: %s is not a valid communicator (0x%x)", fn, \
+               argname, (unsigned)(h))
+#define COMM_ARG(c, h, fn) COMM_NAMED_ARG(c, h, fn, "comm")
+
+/* A pointer argument that must not be NULL (MPI_ERR_ARG through comm c). */
+#define PTR_ARG(p, c, fn, name) \
+    VMPI_CHECK((p) != NULL, c, MPI_ERR_ARG, "%s: %s is NULL", fn, name)
+
 /* The MPI_Info argument of a call that takes hints: MPI_INFO_NULL or a valid
  * info object, else MPI_ERR_INFO. Hints vmpi does not use are ignored, as
  * the standard allows (MPI-3.1 9). */

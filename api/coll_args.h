@@ -5,11 +5,6 @@
 
 #include "api.h"
 
-#define COMM_ARG(c, h, fn)                                                              \
-    struct vmpi_comm *c = vmpi_comm_get(h);                                             \
-    VMPI_CHECK(c, NULL, MPI_ERR_COMM, "%s: comm is not a valid communicator (0x%x)", fn, \
-               (unsigned)(h))
-
 #define COUNT_ARG(count, c, fn) \
     VMPI_CHECK((count) >= 0, c, MPI_ERR_COUNT, "%s: count = %d is negative", fn, (count))
 

@@ -7,14 +7,6 @@
 #include "api.h"
 #include "attr.h"
 
-#define COMM_ARG(c, h, fn, argname)                                                     \
-    struct vmpi_comm *c = vmpi_comm_get(h);                                             \
-    VMPI_CHECK(c, NULL, MPI_ERR_COMM, "%s: %s is not a valid communicator (0x%x)", fn, \
-               argname, (unsigned)(h))
-
-#define PTR_ARG(p, c, fn, name) \
-    VMPI_CHECK((p) != NULL, c, MPI_ERR_ARG, "%s: %s is NULL", fn, name)
-
 static MPI_Comm handle_of(const struct vmpi_comm *c)
 {
     return c ? c->handle : MPI_COMM_NULL;
@@ -23,7 +15,7 @@ static MPI_Comm handle_of(const struct vmpi_comm *c)
 int PMPI_Comm_size(MPI_Comm comm, int *size)
 {
     VMPI_ENTER("MPI_Comm_size");
-    COMM_ARG(c, comm, "MPI_Comm_size", "comm");
+    COMM_NAMED_ARG(c, comm, "MPI_Comm_size", "comm");
     PTR_ARG(size, c, "MPI_Comm_size", "size");
     *size = c->size;
     return MPI_SUCCESS;
@@ -33,7 +25,7 @@ VMPI_WEAK(Comm_size);
 int PMPI_Comm_rank(MPI_Comm comm, int *rank)
 {
     VMPI_ENTER("MPI_Comm_rank");
-    COMM_ARG(c, comm, "MPI_Comm_rank", "comm");
+    COMM_NAMED_ARG(c, comm, "MPI_Comm_rank", "comm");
     PTR_ARG(rank, c, "MPI_Comm_rank", "rank");
     *rank = c->rank;
     return MPI_SUCCESS;
@@ -44,8 +36,8 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {
     static const char fn[] = "MPI_Comm_compare";
     VMPI_ENTER(fn);
-    COMM_ARG(a, comm1, fn, "comm1");
-    COMM_ARG(b, comm2, fn, "comm2");
+    COMM_NAMED_ARG(a, comm1, fn, "comm1");
+    COMM_NAMED_ARG(b, comm2, fn, "comm2");
     PTR_ARG(result, a, fn, "result");
     *result = vmpi_comm_compare(a, b);
     return MPI_SUCCESS;
@@ -56,7 +48,7 @@ VMPI_WEAK(Comm_compare);
 int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
 {
     VMPI_ENTER("MPI_Comm_test_inter");
-    COMM_ARG(c, comm, "MPI_Comm_test_inter", "comm");
+    COMM_NAMED_ARG(c, comm, "MPI_Comm_test_inter", "comm");
     PTR_ARG(flag, c, "MPI_Comm_test_inter", "flag");
     *flag = c->local != NULL;
     return MPI_SUCCESS;
@@ -67,7 +59,7 @@ VMPI_WEAK(Comm_test_inter);
 int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 {
     VMPI_ENTER("MPI_Comm_group");
-    COMM_ARG(c, comm, "MPI_Comm_group", "comm");
+    COMM_NAMED_ARG(c, comm, "MPI_Comm_group", "comm");
     PTR_ARG(group, c, "MPI_Comm_group", "group");
     vmpi_group_retain(c->group);
     *group = c->group->handle;
@@ -79,7 +71,7 @@ VMPI_WEAK(Comm_group);
  * below; MPI_INFO_NULL for the plain dup). */
 static int comm_dup(const char *fn, MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
-    COMM_ARG(c, comm, fn, "comm");
+    COMM_NAMED_ARG(c, comm, fn, "comm");
     VMPI_CHECK_INFO(info, c, fn);
     PTR_ARG(newcomm, c, fn, "newcomm");
     struct vmpi_comm *n;
@@ -114,7 +106,7 @@ int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 {
     static const char fn[] = "MPI_Comm_set_info";
     VMPI_ENTER(fn);
-    COMM_ARG(c, comm, fn, "comm");
+    COMM_NAMED_ARG(c, comm, fn, "comm");
     VMPI_CHECK_INFO(info, c, fn);
     return MPI_SUCCESS;
 }
@@ -124,7 +116,7 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
     static const char fn[] = "MPI_Comm_get_info";
     VMPI_ENTER(fn);
-    COMM_ARG(c, comm, fn, "comm");
+    COMM_NAMED_ARG(c, comm, fn, "comm");
     PTR_ARG(info_used, c, fn, "info_used");
     struct vmpi_info *i = vmpi_info_new();
     VMPI_CHECK(i, c, MPI_ERR_NO_MEM, "%s: out of memory", fn);
@@ -137,7 +129,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     static const char fn[] = "MPI_Comm_split";
     VMPI_ENTER(fn);
-    COMM_ARG(c, comm, fn, "comm");
+    COMM_NAMED_ARG(c, comm, fn, "comm");
     PTR_ARG(newcomm, c, fn, "newcomm");
     VMPI_CHECK(color >= 0 || color == MPI_UNDEFINED, c, MPI_ERR_ARG,
                "%s: color = %d is neither non-negative nor MPI_UNDEFINED", fn, color);
@@ -155,7 +147,7 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
 {
     static const char fn[] = "MPI_Comm_split_type";
     VMPI_ENTER(fn);
-    COMM_ARG(c, comm, fn, "comm");
+    COMM_NAMED_ARG(c, comm, fn, "comm");
     VMPI_CHECK_INTRA(c, fn);
     VMPI_CHECK_INFO(info, c, fn); /* no hint is used */
     PTR_ARG(newcomm, c, fn, "newcomm");
@@ -176,7 +168,7 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
     static const char fn[] = "MPI_Comm_create";
     VMPI_ENTER(fn);
-    COMM_ARG(c, comm, fn, "comm");
+    COMM_NAMED_ARG(c, comm, fn, "comm");
     PTR_ARG(newcomm, c, fn, "newcomm");
     struct vmpi_group *g = vmpi_group_get(group);
     VMPI_CHECK(g, c, MPI_ERR_GROUP, "%s: group is not a valid group (0x%x)", fn,
@@ -198,7 +190,7 @@ int PMPI_Comm_free(MPI_Comm *comm)
     static const char fn[] = "MPI_Comm_free";
     VMPI_ENTER(fn);
     PTR_ARG(comm, NULL, fn, "comm");
-    COMM_ARG(c, *comm, fn, "*comm");
+    COMM_NAMED_ARG(c, *comm, fn, "*comm");
     VMPI_CHECK(*comm != MPI_COMM_WORLD && *comm != MPI_COMM_SELF, c, MPI_ERR_COMM,
                "%s: %s cannot be freed", fn,
                *comm == MPI_COMM_WORLD ? "MPI_COMM_WORLD" : "MPI_COMM_SELF");
@@ -217,7 +209,7 @@ int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
 {
     static const char fn[] = "MPI_Comm_set_name";
     VMPI_ENTER(fn);
-    COMM_ARG(c, comm, fn, "comm");
+    COMM_NAMED_ARG(c, comm, fn, "comm");
     PTR_ARG(comm_name, c, fn, "comm_name");
     size_t n = strnlen(comm_name, MPI_MAX_OBJECT_NAME - 1);
     memcpy(c->name, comm_name, n);
@@ -230,7 +222,7 @@ int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 {
     static const char fn[] = "MPI_Comm_get_name";
     VMPI_ENTER(fn);
-    COMM_ARG(c, comm, fn, "comm");
+    COMM_NAMED_ARG(c, comm, fn, "comm");
     PTR_ARG(comm_name, c, fn, "comm_name");
     PTR_ARG(resultlen, c, fn, "resultlen");
     size_t n = strlen(c->name);

@@ -8,11 +8,6 @@
 
 #include <string.h>
 
-#define COMM_ARG(c, h, fn)                                                                \
-    struct vmpi_comm *c = vmpi_comm_lookup(h);                                            \
-    VMPI_CHECK(c, NULL, MPI_ERR_COMM, "%s: comm is not a valid communicator (0x%x)", fn,  \
-               (unsigned)(h))
-
 static int create(const char *fn, int kind, vmpi_errh_fn *f, MPI_Errhandler *errhandler)
 {
     VMPI_CHECK(f, NULL, MPI_ERR_ARG, "%s: the handler function is NULL", fn);

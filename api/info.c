@@ -27,14 +27,11 @@ static int bad_info(const char *fn, MPI_Info h)
             return bad_info(fn, h);         \
     } while (0)
 
-#define PTR_ARG(p, fn, name) \
-    VMPI_CHECK((p) != NULL, NULL, MPI_ERR_ARG, "%s: %s is NULL", fn, name)
-
 /* A key: not NULL (MPI_ERR_ARG), 1 to MPI_MAX_INFO_KEY - 1 characters
  * (MPI_ERR_INFO_KEY). */
 #define KEY_ARG(key, fn)                                                                       \
     do {                                                                                       \
-        PTR_ARG(key, fn, "key");                                                               \
+        PTR_ARG(key, NULL, fn, "key");                                                         \
         size_t klen_ = strnlen(key, MPI_MAX_INFO_KEY);                                        \
         VMPI_CHECK(klen_ > 0, NULL, MPI_ERR_INFO_KEY, "%s: key is the empty string", fn);      \
         VMPI_CHECK(klen_ < MPI_MAX_INFO_KEY, NULL, MPI_ERR_INFO_KEY,                           \
@@ -46,7 +43,7 @@ int PMPI_Info_create(MPI_Info *info)
 {
     static const char fn[] = "MPI_Info_create";
     VMPI_ENTER(fn);
-    PTR_ARG(info, fn, "info");
+    PTR_ARG(info, NULL, fn, "info");
     struct vmpi_info *i = vmpi_info_new();
     if (!i)
         return vmpi_err(NULL, MPI_ERR_NO_MEM, "%s: out of memory for an info object", fn);
@@ -60,7 +57,7 @@ int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
     static const char fn[] = "MPI_Info_dup";
     VMPI_ENTER(fn);
     INFO_ARG(i, info, fn);
-    PTR_ARG(newinfo, fn, "newinfo");
+    PTR_ARG(newinfo, NULL, fn, "newinfo");
     struct vmpi_info *n = vmpi_info_dup(i);
     if (!n)
         return vmpi_err(NULL, MPI_ERR_NO_MEM, "%s: out of memory for a copy of %d keys", fn,
@@ -74,7 +71,7 @@ int PMPI_Info_free(MPI_Info *info)
 {
     static const char fn[] = "MPI_Info_free";
     VMPI_ENTER(fn);
-    PTR_ARG(info, fn, "info");
+    PTR_ARG(info, NULL, fn, "info");
     INFO_ARG(i, *info, fn);
     VMPI_CHECK(*info != MPI_INFO_ENV, NULL, MPI_ERR_INFO,
                "%s: info is MPI_INFO_ENV, a predefined object that cannot be freed", fn);
@@ -90,7 +87,7 @@ int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
     VMPI_ENTER(fn);
     INFO_ARG(i, info, fn);
     KEY_ARG(key, fn);
-    PTR_ARG(value, fn, "value");
+    PTR_ARG(value, NULL, fn, "value");
     VMPI_CHECK(strnlen(value, MPI_MAX_INFO_VAL + 1) <= MPI_MAX_INFO_VAL, NULL,
                MPI_ERR_INFO_VALUE,
                "%s: the value of key \"%s\" is longer than MPI_MAX_INFO_VAL (%d characters)",
@@ -111,8 +108,8 @@ int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int
     KEY_ARG(key, fn);
     VMPI_CHECK(valuelen >= 0, NULL, MPI_ERR_ARG, "%s: valuelen = %d is negative", fn,
                valuelen);
-    PTR_ARG(value, fn, "value");
-    PTR_ARG(flag, fn, "flag");
+    PTR_ARG(value, NULL, fn, "value");
+    PTR_ARG(flag, NULL, fn, "flag");
     const char *v = vmpi_info_find(i, key);
     *flag = v != NULL;
     if (v) {
@@ -131,7 +128,7 @@ int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys)
     static const char fn[] = "MPI_Info_get_nkeys";
     VMPI_ENTER(fn);
     INFO_ARG(i, info, fn);
-    PTR_ARG(nkeys, fn, "nkeys");
+    PTR_ARG(nkeys, NULL, fn, "nkeys");
     *nkeys = i->n;
     return MPI_SUCCESS;
 }
@@ -146,7 +143,7 @@ int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key)
     INFO_ARG(i, info, fn);
     VMPI_CHECK(n >= 0 && n < i->n, NULL, MPI_ERR_ARG,
                "%s: n = %d is not in [0, %d) (the object's number of keys)", fn, n, i->n);
-    PTR_ARG(key, fn, "key");
+    PTR_ARG(key, NULL, fn, "key");
     strcpy(key, i->e[n].key);
     return MPI_SUCCESS;
 }
@@ -158,8 +155,8 @@ int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *f
     VMPI_ENTER(fn);
     INFO_ARG(i, info, fn);
     KEY_ARG(key, fn);
-    PTR_ARG(valuelen, fn, "valuelen");
-    PTR_ARG(flag, fn, "flag");
+    PTR_ARG(valuelen, NULL, fn, "valuelen");
+    PTR_ARG(flag, NULL, fn, "flag");
     const char *v = vmpi_info_find(i, key);
     *flag = v != NULL;
     if (v)

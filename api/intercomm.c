@@ -5,14 +5,6 @@
 
 #include "api.h"
 
-#define COMM_ARG(c, h, fn, argname)                                                     \
-    struct vmpi_comm *c = vmpi_comm_get(h);                                             \
-    VMPI_CHECK(c, NULL, MPI_ERR_COMM, "%s: %s is not a valid communicator (0x%x)", fn, \
-               argname, (unsigned)(h))
-
-#define PTR_ARG(p, c, fn, name) \
-    VMPI_CHECK((p) != NULL, c, MPI_ERR_ARG, "%s: %s is NULL", fn, name)
-
 /* comm must be an intercommunicator (inter 1) or an intracommunicator. */
 #define KIND_ARG(c, inter, fn, argname)                                                      \
     VMPI_CHECK(!(c)->local == !(inter), c, MPI_ERR_COMM, "%s: %s is an %s", fn, argname, \
@@ -23,7 +15,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
 {
     static const char fn[] = "MPI_Intercomm_create";
     VMPI_ENTER(fn);
-    COMM_ARG(c, local_comm, fn, "local_comm");
+    COMM_NAMED_ARG(c, local_comm, fn, "local_comm");
     KIND_ARG(c, 0, fn, "local_comm");
     PTR_ARG(newintercomm, c, fn, "newintercomm");
     VMPI_CHECK(local_leader >= 0 && local_leader < c->size, c, MPI_ERR_RANK,
@@ -56,7 +48,7 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {
     static const char fn[] = "MPI_Intercomm_merge";
     VMPI_ENTER(fn);
-    COMM_ARG(c, intercomm, fn, "intercomm");
+    COMM_NAMED_ARG(c, intercomm, fn, "intercomm");
     KIND_ARG(c, 1, fn, "intercomm");
     PTR_ARG(newintracomm, c, fn, "newintracomm");
     struct vmpi_comm *n;
@@ -72,7 +64,7 @@ int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
 {
     static const char fn[] = "MPI_Comm_remote_size";
     VMPI_ENTER(fn);
-    COMM_ARG(c, comm, fn, "comm");
+    COMM_NAMED_ARG(c, comm, fn, "comm");
     KIND_ARG(c, 1, fn, "comm");
     PTR_ARG(size, c, fn, "size");
     *size = c->peers->size;
@@ -84,7 +76,7 @@ int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 {
     static const char fn[] = "MPI_Comm_remote_group";
     VMPI_ENTER(fn);
-    COMM_ARG(c, comm, fn, "comm");
+    COMM_NAMED_ARG(c, comm, fn, "comm");
     KIND_ARG(c, 1, fn, "comm");
     PTR_ARG(group, c, fn, "group");
     vmpi_group_retain(c->peers);
@@ -116,7 +108,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
 {
     static const char fn[] = "MPI_Comm_create_group";
     VMPI_ENTER(fn);
-    COMM_ARG(c, comm, fn, "comm");
+    COMM_NAMED_ARG(c, comm, fn, "comm");
     KIND_ARG(c, 0, fn, "comm");
     PTR_ARG(newcomm, c, fn, "newcomm");
     struct vmpi_group *g = vmpi_group_get(group);

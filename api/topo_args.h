@@ -3,15 +3,12 @@
 #ifndef VMPI_API_TOPO_ARGS_H
 #define VMPI_API_TOPO_ARGS_H
 
-#include "coll_args.h" /* COMM_ARG */
+#include "api.h"
 
 #define CART_ARG(c, h, fn)                                                              \
     COMM_ARG(c, h, fn);                                                                 \
     VMPI_CHECK(c->topo == MPI_CART, c, MPI_ERR_TOPOLOGY,                                \
                "%s: the communicator has no Cartesian topology", fn)
-
-#define PTR_ARG(p, c, fn, name) \
-    VMPI_CHECK((p) != NULL, c, MPI_ERR_ARG, "%s: %s is NULL", fn, name)
 
 /* Topologies live on intracommunicators only (MPI-3.1 7.2). */
 #define INTRA_ARG(c, fn)                                                               \

@@ -9,14 +9,6 @@
     struct vmpi_win *w = vmpi_win_get(h);                                                 \
     VMPI_CHECK(w, NULL, MPI_ERR_WIN, "%s: win is not a valid window (0x%x)", fn, (unsigned)(h))
 
-#define PTR_ARG(p, c, fn, name) \
-    VMPI_CHECK((p) != NULL, c, MPI_ERR_ARG, "%s: %s is NULL", fn, name)
-
-#define COMM_ARG(c, h, fn)                                                                \
-    struct vmpi_comm *c = vmpi_comm_get(h);                                               \
-    VMPI_CHECK(c, NULL, MPI_ERR_COMM, "%s: comm is not a valid communicator (0x%x)", fn,  \
-               (unsigned)(h))
-
 static int make(const char *fn, void *base, MPI_Aint size, int disp_unit, MPI_Info info,
                 MPI_Comm comm, int flavor, void *baseptr, MPI_Win *win)
 {
