@@ -468,7 +468,9 @@ class Job:
             self.exit_code = code
         if teardown:
             if not self.tearing_down:
-                self.say(f"{message}; aborting job")
+                # a rank's own fatal message may say so already
+                end = "" if message.endswith("aborting job") else "; aborting job"
+                self.say(message + end)
                 self.teardown()
         elif not self.tearing_down:
             self.say(message)

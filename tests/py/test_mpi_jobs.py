@@ -262,6 +262,7 @@ def test_fatal_error_exits_with_its_class_and_says_so_once(jobs, tmp_path, launc
     lines = [l for l in cp.stderr.splitlines() if "destination rank 99" in l]
     assert len(lines) == 1, cp.stderr
     assert "(error class 6)" in lines[0] and "rank 0" in lines[0], lines
+    assert lines[0].count("aborting job") == 1, lines
 
 
 @pytest.mark.parametrize("launch", LAUNCHERS)
