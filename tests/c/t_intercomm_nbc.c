@@ -23,16 +23,6 @@ static int world_of(int e, int r)
     return 2 * r + (e ? 0 : 1);
 }
 
-static void check_err(int rc, int want, const char *fname)
-{
-    int cls = -1, len;
-    char msg[MPI_MAX_ERROR_STRING] = "";
-    MPI_Error_class(rc, &cls);
-    MPI_Error_string(rc, msg, &len);
-    CHECK(cls == want, "%s: class %d, want %d (%s)", fname, cls, want, msg);
-    CHECK(strstr(msg, fname) != NULL, "message '%s' does not name %s", msg, fname);
-}
-
 /* inout = in x inout, 2x2 row-major matrices: associative, not commutative */
 static void matmul(void *in, void *inout, int *len, MPI_Datatype *dt)
 {
@@ -227,17 +217,18 @@ int main(int argc, char **argv)
     big_bcast(ic);
 
     MPI_Comm_set_errhandler(ic, MPI_ERRORS_RETURN);
+#define EXPECT(call, cls, fname) t_expect_err((call), (cls), (fname), #call)
     int v = 0;
     MPI_Request r;
-    check_err(MPI_Iscan(&v, &v, 1, MPI_INT, MPI_SUM, ic, &r), MPI_ERR_COMM, "MPI_Iscan");
-    check_err(MPI_Iexscan(&v, &v, 1, MPI_INT, MPI_SUM, ic, &r), MPI_ERR_COMM, "MPI_Iexscan");
-    check_err(MPI_Ibcast(&v, 1, MPI_INT, rsize + 3, ic, &r), MPI_ERR_ROOT, "MPI_Ibcast");
-    check_err(MPI_Ibarrier(ic, NULL), MPI_ERR_ARG, "MPI_Ibarrier");
-    check_err(MPI_Iallreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_SUM, ic, &r), MPI_ERR_BUFFER,
+    EXPECT(MPI_Iscan(&v, &v, 1, MPI_INT, MPI_SUM, ic, &r), MPI_ERR_COMM, "MPI_Iscan");
+    EXPECT(MPI_Iexscan(&v, &v, 1, MPI_INT, MPI_SUM, ic, &r), MPI_ERR_COMM, "MPI_Iexscan");
+    EXPECT(MPI_Ibcast(&v, 1, MPI_INT, rsize + 3, ic, &r), MPI_ERR_ROOT, "MPI_Ibcast");
+    EXPECT(MPI_Ibarrier(ic, NULL), MPI_ERR_ARG, "MPI_Ibarrier");
+    EXPECT(MPI_Iallreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_SUM, ic, &r), MPI_ERR_BUFFER,
               "MPI_Iallreduce");
-    check_err(MPI_Ireduce(&v, &v, -1, MPI_INT, MPI_SUM, 0, ic, &r), MPI_ERR_COUNT,
+    EXPECT(MPI_Ireduce(&v, &v, -1, MPI_INT, MPI_SUM, 0, ic, &r), MPI_ERR_COUNT,
               "MPI_Ireduce");
-    check_err(MPI_Ialltoall(MPI_IN_PLACE, 1, MPI_INT, &v, 1, MPI_INT, ic, &r), MPI_ERR_BUFFER,
+    EXPECT(MPI_Ialltoall(MPI_IN_PLACE, 1, MPI_INT, &v, 1, MPI_INT, ic, &r), MPI_ERR_BUFFER,
               "MPI_Ialltoall");
     OK(MPI_Op_free(&mop));
     OK(MPI_Type_free(&mat));
