@@ -26,7 +26,8 @@
 # Every result is printed before MPI_Finalize, so the mpich-2vm runs go
 # through --stop-after: the job is stopped 5 s after its last result.
 #   sh bench/coll.sh [BUILD_DIR]   (REPS=N repetitions, default 5;
-#                                   COLLS="NAME ..." runs only these and
+#                                   COLLS="NAME ..." runs only these (the
+#                                   neighbourhood ones as neighbor_NAME) and
 #                                   prints the tables of every result in OUT;
 #                                   ITERS=N iterations per size, default 30;
 #                                   OUT=DIR keeps the raw results,
@@ -67,22 +68,26 @@ vmpi="$limit $build/bin/vmpirun -n 4 --bind core"
 vms="$vmpi --vms 2"
 mpich="$limit mpiexec.mpich -n 4 -bind-to core"
 ompi="$limit mpiexec.openmpi -n 4 --oversubscribe --bind-to core:overload-allowed"
-# cmp NAME ARGS: the six configurations of collective NAME, interleaved
-# (ARGS lists --sizes in increasing order).
+# cmp NAME ARGS [PROG]: the six configurations of collective NAME of
+# bench/PROG (default coll; results as PROG_NAME for another), interleaved
+# (ARGS lists --sizes in increasing order, or -m MIN:MAX).
 cmp() {
-    case " ${COLLS:-$1} " in *" $1 "*) ;; *) return 0 ;; esac
+    p=${3:-coll}
+    key=${3:+${3}_}$1
+    case " ${COLLS:-$key} " in *" $key "*) ;; *) return 0 ;; esac
     a="$2 --json"
-    last=$(echo "$2" | sed -n 's/.*--sizes [0-9,]*,\([0-9]*\).*/\1/p')
+    last=$(echo "$2" | sed -n -e 's/.*--sizes [0-9,]*,\([0-9]*\).*/\1/p' \
+                              -e 's/.*-m [0-9]*:\([0-9]*\).*/\1/p')
     last=${last:-0}   # barrier: one record, size 0
-    echo "# $1 $2" >&2
-    python3 "$here/compare.py" --reps "$reps" --json-out "$out/$1.json" \
-        --run vmpi="$vmpi $build/bench/coll $1 $a" \
-        --run mpich="$mpich $ext/mpich/coll $1 $a" \
-        --run openmpi="$ompi $ext/openmpi/coll $1 $a" \
-        --run vmpi-2vm="$vms $build/bench/coll $1 $a" \
-        --run vnic="$vms -x VMPI_CHANNELS=smp,ofi $build/bench/coll $1 $a" \
-        --run mpich-2vm="sh $here/coll.sh --stop-after $last $vms -x UCX_TLS=tcp,self $ext/mpich/coll $1 $a" \
-        >"$out/$1.txt"
+    echo "# $key $2" >&2
+    python3 "$here/compare.py" --reps "$reps" --json-out "$out/$key.json" \
+        --run vmpi="$vmpi $build/bench/$p $1 $a" \
+        --run mpich="$mpich $ext/mpich/$p $1 $a" \
+        --run openmpi="$ompi $ext/openmpi/$p $1 $a" \
+        --run vmpi-2vm="$vms $build/bench/$p $1 $a" \
+        --run vnic="$vms -x VMPI_CHANNELS=smp,ofi $build/bench/$p $1 $a" \
+        --run mpich-2vm="sh $here/coll.sh --stop-after $last $vms -x UCX_TLS=tcp,self $ext/mpich/$p $1 $a" \
+        >"$out/$key.txt"
 }
 # Short runs: with 4 ranks on 2 cores a step that waits for the rank sharing
 # the core costs a scheduler time slice in the polling libraries, so few
@@ -104,6 +109,10 @@ cmp ibcast "$more"
 cmp iallgather "$more"
 cmp ialltoall "$more"
 cmp ibarrier "$it"
+# Neighbourhood collectives on a periodic 2x2 grid (4 neighbours a rank).
+for n in allgather alltoall iallgather ialltoall; do
+    cmp $n "-m 8:65536 $it" neighbor
+done
 
 echo "### machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores, Linux $(uname -r)"
 echo "### collective latency (us, average over 4 ranks), median of $reps interleaved runs"
@@ -125,7 +134,9 @@ def ratio(v, base):
 
 for name in ("allreduce", "bcast", "allgather", "alltoall",
              "barrier", "reduce", "gather", "scatter",
-             "iallreduce", "ibcast", "iallgather", "ialltoall", "ibarrier"):
+             "iallreduce", "ibcast", "iallgather", "ialltoall", "ibarrier",
+             "neighbor_allgather", "neighbor_alltoall", "neighbor_iallgather",
+             "neighbor_ialltoall"):
     try:
         with open(f"{sys.argv[1]}/{name}.json", encoding="utf-8") as f:
             doc = json.load(f)
