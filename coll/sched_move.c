@@ -1,8 +1,9 @@
 /* Non-blocking collectives that move data, as schedules (coll/sched.c runs
  * them; coll_impl.h has the building API). Flat on all ranks of the
  * communicator, like the blocking v/w forms:
- *   igather(v)     linear: the root posts every receive in one round
- *   iscatter(v)    linear: the root posts every send in one round
+ *   igather(v)     linear: the root posts every receive in one round;
+ *                  small equal blocks on 8 ranks or more: a binomial tree
+ *   iscatter(v)    the mirror of igather(v)
  *   iallgather     recursive doubling when p is a power of two, else a ring
  *   iallgatherv    a ring: step k passes on the block of rank r - k
  *   ialltoall(v/w) linear: every receive, then every send, in one round
@@ -94,14 +95,120 @@ static struct blocks one_block(const void *buf, MPI_Count count, struct vmpi_dty
 
 /* ---- gather and scatter ------------------------------------------------------ */
 
+/* Binomial trees for small equal blocks (igather, iscatter): log2(p) rounds
+ * instead of p - 1 messages at the root. Relative rank vr = (rank - root)
+ * mod p holds the blocks of relative ranks [vr, vr + n), n = min(lowbit(vr),
+ * p - vr) (the root: all p), packed as bytes in relative order in scratch;
+ * its children are vr + m for the powers of two m < lowbit(vr), its parent
+ * vr - lowbit(vr). The root packs or unpacks the blocks in rank order. */
+enum { TREE_MIN_RANKS = 8, TREE_MAX_BLOCK = 1024 };
+
+static bool tree_fits(const struct vmpi_comm *c, MPI_Count bb)
+{
+    return c->size >= TREE_MIN_RANKS && bb > 0 && bb <= TREE_MAX_BLOCK;
+}
+
+struct tree {
+    int p, vr, low, n; /* low: lowbit(vr), p at the root */
+    struct blocks t;   /* the scratch, blocks of bb bytes; buf NULL on leaves */
+};
+
+static struct tree tree_at(struct coll_sched *s, const struct vmpi_comm *c, int root,
+                           MPI_Count bb)
+{
+    struct tree k = {.p = c->size, .vr = (c->rank - root + c->size) % c->size};
+    k.low = k.vr ? k.vr & -k.vr : k.p;
+    k.n = k.low < k.p - k.vr ? k.low : k.p - k.vr;
+    k.t = (struct blocks){.count = bb, .dt = coll_byte_type()};
+    if (k.n > 1)
+        k.t.buf = coll_sched_tmp(s, k.n * bb, k.t.dt);
+    return k;
+}
+
+/* The subtree of child vr + m: its blocks' place in the scratch and size. */
+static void tree_child(struct coll_sched *s, const struct tree *k, int m, int root, bool send)
+{
+    int at = k->vr + m, nb = m < k->p - at ? m : k->p - at;
+    void *buf = vmpi_dtype_addr(k->t.buf, m * k->t.count);
+    if (send)
+        coll_sched_send(s, buf, nb * k->t.count, k->t.dt, (at + root) % k->p, 0);
+    else
+        coll_sched_recv(s, buf, nb * k->t.count, k->t.dt, (at + root) % k->p, 0);
+}
+
+static void tree_gather(struct coll_sched *s, struct vmpi_comm *c, const void *sbuf,
+                        const struct blocks *sd, const struct blocks *rd, int root,
+                        MPI_Count bb)
+{
+    struct tree k = tree_at(s, c, root, bb);
+    int parent = (k.vr - k.low + root) % k.p;
+    if (k.n == 1) {
+        send_blk(s, sd, 0, parent, 0);
+        return;
+    }
+    if (coll_sched_oom(s))
+        return;
+    if (sbuf == MPI_IN_PLACE)
+        copy_blk(s, rd, root, &k.t, 0);
+    else
+        copy_blk(s, sd, 0, &k.t, 0);
+    for (int m = 1; m < k.low && k.vr + m < k.p; m <<= 1)
+        tree_child(s, &k, m, root, false);
+    coll_sched_round(s);
+    if (k.vr) {
+        coll_sched_send(s, k.t.buf, k.n * bb, k.t.dt, parent, 0);
+        return;
+    }
+    for (int i = 0; i < k.p; i++)
+        copy_blk(s, &k.t, i, rd, (i + root) % k.p);
+}
+
+static void tree_scatter(struct coll_sched *s, struct vmpi_comm *c, const struct blocks *sd,
+                         void *rbuf, const struct blocks *rd, int root, MPI_Count bb)
+{
+    struct tree k = tree_at(s, c, root, bb);
+    int parent = (k.vr - k.low + root) % k.p;
+    if (k.n == 1) {
+        recv_blk(s, rd, 0, parent, 0);
+        return;
+    }
+    if (coll_sched_oom(s))
+        return;
+    if (k.vr) {
+        coll_sched_recv(s, k.t.buf, k.n * bb, k.t.dt, parent, 0);
+        coll_sched_round(s);
+    } else {
+        for (int i = 0; i < k.p; i++)
+            copy_blk(s, sd, (i + root) % k.p, &k.t, i);
+    }
+    int m = 1; /* largest subtree first: it has the longest way to go */
+    while (m * 2 < k.low && k.vr + m * 2 < k.p)
+        m *= 2;
+    for (; m > 0; m >>= 1)
+        if (k.vr + m < k.p)
+            tree_child(s, &k, m, root, true);
+    if (rbuf != MPI_IN_PLACE)
+        copy_blk(s, &k.t, 0, rd, 0);
+}
+
 /* rd (the root's receive side) is used at the root only; sd is absent at
  * the root with MPI_IN_PLACE. */
 static int gather(struct vmpi_comm *c, const void *sbuf, const struct blocks *sd,
-                  const struct blocks *rd, int root, const char *fn, struct vmpi_req **out)
+                  const struct blocks *rd, int root, bool vform, const char *fn,
+                  struct vmpi_req **out)
 {
     struct coll_sched *s = coll_sched_new(c, MPI_OP_NULL);
     if (!s)
         return vmpi_err(c, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    MPI_Count bb = c->rank == root ? blk_bytes(rd, 0) : blk_bytes(sd, 0);
+    if (!vform && tree_fits(c, bb)) {
+        if (c->rank == root)
+            coll_sched_hold(s, rd->dt);
+        if (sbuf != MPI_IN_PLACE)
+            coll_sched_hold(s, sd->dt);
+        tree_gather(s, c, sbuf, sd, rd, root, bb);
+        return coll_sched_launch(s, fn, out);
+    }
     if (c->rank != root) {
         coll_sched_hold(s, sd->dt);
         send_blk(s, sd, 0, root, 0);
@@ -121,11 +228,21 @@ static int gather(struct vmpi_comm *c, const void *sbuf, const struct blocks *sd
 /* The mirror of gather: sd at the root only; rd absent at the root with
  * MPI_IN_PLACE. */
 static int scatter(struct vmpi_comm *c, const struct blocks *sd, void *rbuf,
-                   const struct blocks *rd, int root, const char *fn, struct vmpi_req **out)
+                   const struct blocks *rd, int root, bool vform, const char *fn,
+                   struct vmpi_req **out)
 {
     struct coll_sched *s = coll_sched_new(c, MPI_OP_NULL);
     if (!s)
         return vmpi_err(c, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    MPI_Count bb = c->rank == root ? blk_bytes(sd, 0) : blk_bytes(rd, 0);
+    if (!vform && tree_fits(c, bb)) {
+        if (c->rank == root)
+            coll_sched_hold(s, sd->dt);
+        if (rbuf != MPI_IN_PLACE)
+            coll_sched_hold(s, rd->dt);
+        tree_scatter(s, c, sd, rbuf, rd, root, bb);
+        return coll_sched_launch(s, fn, out);
+    }
     if (c->rank != root) {
         coll_sched_hold(s, rd->dt);
         recv_blk(s, rd, 0, root, 0);
@@ -146,7 +263,7 @@ int vmpi_coll_igather(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt
                       struct vmpi_req **out)
 {
     struct blocks sd = one_block(sbuf, scount, sdt), rd = one_block(rbuf, rcount, rdt);
-    return gather(c, sbuf, &sd, &rd, root, "MPI_Igather", out);
+    return gather(c, sbuf, &sd, &rd, root, false, "MPI_Igather", out);
 }
 
 int vmpi_coll_igatherv(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt, void *rbuf,
@@ -155,7 +272,7 @@ int vmpi_coll_igatherv(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sd
 {
     struct blocks sd = one_block(sbuf, scount, sdt);
     struct blocks rd = {.buf = rbuf, .counts = rcounts, .displs = displs, .dt = rdt};
-    return gather(c, sbuf, &sd, &rd, root, "MPI_Igatherv", out);
+    return gather(c, sbuf, &sd, &rd, root, true, "MPI_Igatherv", out);
 }
 
 int vmpi_coll_iscatter(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt, void *rbuf,
@@ -163,7 +280,7 @@ int vmpi_coll_iscatter(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sd
                        struct vmpi_req **out)
 {
     struct blocks sd = one_block(sbuf, scount, sdt), rd = one_block(rbuf, rcount, rdt);
-    return scatter(c, &sd, rbuf, &rd, root, "MPI_Iscatter", out);
+    return scatter(c, &sd, rbuf, &rd, root, false, "MPI_Iscatter", out);
 }
 
 int vmpi_coll_iscatterv(const void *sbuf, const int *scounts, const int *displs,
@@ -173,7 +290,7 @@ int vmpi_coll_iscatterv(const void *sbuf, const int *scounts, const int *displs,
 {
     struct blocks sd = {.buf = (char *)sbuf, .counts = scounts, .displs = displs, .dt = sdt};
     struct blocks rd = one_block(rbuf, rcount, rdt);
-    return scatter(c, &sd, rbuf, &rd, root, "MPI_Iscatterv", out);
+    return scatter(c, &sd, rbuf, &rd, root, true, "MPI_Iscatterv", out);
 }
 
 /* ---- allgather ---------------------------------------------------------------- */

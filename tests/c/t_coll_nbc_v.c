@@ -1,4 +1,4 @@
-/* np: 4 1 2 3 */
+/* np: 4 1 2 3 8 9 */
 /* vms: v2 */
 /* (4 first: the VM variant runs with 4 ranks, two per VM) */
 /* The non-blocking collectives with per-rank blocks, reduce_scatter and the
@@ -9,7 +9,8 @@
  * 7 and 20000 ints (rendezvous), a non-contiguous receive type (ints 8 bytes
  * apart, with the gaps checked untouched), MPI_IN_PLACE, a non-commutative
  * user op. Then all of them outstanding at once on two communicators,
- * completed in reverse order, and the argument errors. */
+ * completed in reverse order, and the argument errors. With 8 ranks or
+ * more, Igather and Iscatter of small blocks take the binomial tree. */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
