@@ -228,8 +228,9 @@ VF_COPY_FN(win_null_copy_fn, WIN_NULL_COPY_FN, MPI_Aint, 0)
 VF_COPY_FN(win_dup_fn, WIN_DUP_FN, MPI_Aint, 1)
 VF_DELETE_FN(win_null_delete_fn, WIN_NULL_DELETE_FN, MPI_Aint)
 
-/* Generalized requests: the Fortran functions get extra_state by reference
- * and return their error in a last argument. */
+/* Generalized requests: the Fortran functions get the caller's extra_state
+ * variable itself by reference, as in MPICH (a free function that changes
+ * it changes the caller's), and return their error in a last argument. */
 typedef void vf_query_fn(MPI_Aint *, MPI_Fint *, MPI_Fint *);
 typedef void vf_free_fn(MPI_Aint *, MPI_Fint *);
 typedef void vf_cancel_fn(MPI_Aint *, MPI_Fint *, MPI_Fint *);
@@ -237,14 +238,14 @@ struct vf_greq {
     vf_query_fn *query;
     vf_free_fn *free_fn;
     vf_cancel_fn *cancel;
-    MPI_Aint extra;
+    MPI_Aint *extra;
 };
 
 static int vf_greq_query(void *extra, MPI_Status *status)
 {
     struct vf_greq *g = extra;
     MPI_Fint ierr = MPI_SUCCESS;
-    g->query(&g->extra, (MPI_Fint *)status, &ierr);
+    g->query(g->extra, (MPI_Fint *)status, &ierr);
     return ierr;
 }
 
@@ -252,7 +253,7 @@ static int vf_greq_free(void *extra)
 {
     struct vf_greq *g = extra;
     MPI_Fint ierr = MPI_SUCCESS;
-    g->free_fn(&g->extra, &ierr);
+    g->free_fn(g->extra, &ierr);
     free(g);
     return ierr;
 }
@@ -261,7 +262,7 @@ static int vf_greq_cancel(void *extra, int complete)
 {
     struct vf_greq *g = extra;
     MPI_Fint ierr = MPI_SUCCESS, fcomplete = vf_logical(complete);
-    g->cancel(&g->extra, &fcomplete, &ierr);
+    g->cancel(g->extra, &fcomplete, &ierr);
     return ierr;
 }
 
@@ -275,7 +276,7 @@ void pmpi_grequest_start_(vf_query_fn *query, vf_free_fn *free_fn, vf_cancel_fn 
         *ierror = vf_nomem();
         return;
     }
-    *g = (struct vf_greq){query, free_fn, cancel, *extra};
+    *g = (struct vf_greq){query, free_fn, cancel, extra};
     *ierror = MPI_Grequest_start(vf_greq_query, vf_greq_free, vf_greq_cancel, g, request);
     if (*ierror != MPI_SUCCESS)
         free(g);

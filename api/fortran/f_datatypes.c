@@ -146,7 +146,7 @@ void pmpi_type_get_name_(MPI_Datatype *datatype, char *type_name, int *resultlen
         return;
     }
     int rc = MPI_Type_get_name(*datatype, c_type_name, resultlen);
-    vf_str_out(type_name, type_name_len, c_type_name);
+    vf_str_out(type_name, type_name_len, c_type_name, rc == MPI_SUCCESS);
     *ierror = rc;
 }
 VF_NAMES(type_get_name, TYPE_GET_NAME)
@@ -154,7 +154,7 @@ VF_NAMES(type_get_name, TYPE_GET_NAME)
 VF_EXPORT void pmpi_type_set_name_(MPI_Datatype *datatype, char *type_name, MPI_Fint *ierror, size_t type_name_len);
 void pmpi_type_set_name_(MPI_Datatype *datatype, char *type_name, MPI_Fint *ierror, size_t type_name_len)
 {
-    char *c_type_name = vf_str_in(type_name, type_name_len);
+    char *c_type_name = vf_str_in(type_name, type_name_len, 0);
     if (!c_type_name) {
         *ierror = vf_nomem();
         return;
@@ -245,7 +245,7 @@ VF_NAMES(type_get_contents, TYPE_GET_CONTENTS)
 VF_EXPORT void pmpi_pack_external_(char *datarep, void *inbuf, int *incount, MPI_Datatype *datatype, void *outbuf, MPI_Aint *outsize, MPI_Aint *position, MPI_Fint *ierror, size_t datarep_len);
 void pmpi_pack_external_(char *datarep, void *inbuf, int *incount, MPI_Datatype *datatype, void *outbuf, MPI_Aint *outsize, MPI_Aint *position, MPI_Fint *ierror, size_t datarep_len)
 {
-    char *c_datarep = vf_str_in(datarep, datarep_len);
+    char *c_datarep = vf_str_in(datarep, datarep_len, 0);
     if (!c_datarep) {
         *ierror = vf_nomem();
         return;
@@ -259,7 +259,7 @@ VF_NAMES(pack_external, PACK_EXTERNAL)
 VF_EXPORT void pmpi_unpack_external_(char *datarep, void *inbuf, MPI_Aint *insize, MPI_Aint *position, void *outbuf, int *outcount, MPI_Datatype *datatype, MPI_Fint *ierror, size_t datarep_len);
 void pmpi_unpack_external_(char *datarep, void *inbuf, MPI_Aint *insize, MPI_Aint *position, void *outbuf, int *outcount, MPI_Datatype *datatype, MPI_Fint *ierror, size_t datarep_len)
 {
-    char *c_datarep = vf_str_in(datarep, datarep_len);
+    char *c_datarep = vf_str_in(datarep, datarep_len, 0);
     if (!c_datarep) {
         *ierror = vf_nomem();
         return;
@@ -273,7 +273,7 @@ VF_NAMES(unpack_external, UNPACK_EXTERNAL)
 VF_EXPORT void pmpi_pack_external_size_(char *datarep, int *incount, MPI_Datatype *datatype, MPI_Aint *size, MPI_Fint *ierror, size_t datarep_len);
 void pmpi_pack_external_size_(char *datarep, int *incount, MPI_Datatype *datatype, MPI_Aint *size, MPI_Fint *ierror, size_t datarep_len)
 {
-    char *c_datarep = vf_str_in(datarep, datarep_len);
+    char *c_datarep = vf_str_in(datarep, datarep_len, 0);
     if (!c_datarep) {
         *ierror = vf_nomem();
         return;

@@ -68,7 +68,7 @@ void pmpi_get_processor_name_(char *name, int *resultlen, MPI_Fint *ierror, size
         return;
     }
     int rc = MPI_Get_processor_name(c_name, resultlen);
-    vf_str_out(name, name_len, c_name);
+    vf_str_out(name, name_len, c_name, rc == MPI_SUCCESS);
     *ierror = rc;
 }
 VF_NAMES(get_processor_name, GET_PROCESSOR_NAME)
@@ -89,7 +89,7 @@ void pmpi_get_library_version_(char *version, int *resultlen, MPI_Fint *ierror, 
         return;
     }
     int rc = MPI_Get_library_version(c_version, resultlen);
-    vf_str_out(version, version_len, c_version);
+    vf_str_out(version, version_len, c_version, rc == MPI_SUCCESS);
     *ierror = rc;
 }
 VF_NAMES(get_library_version, GET_LIBRARY_VERSION)
@@ -103,7 +103,7 @@ void pmpi_error_string_(int *errorcode, char *string, int *resultlen, MPI_Fint *
         return;
     }
     int rc = MPI_Error_string(*errorcode, c_string, resultlen);
-    vf_str_out(string, string_len, c_string);
+    vf_str_out(string, string_len, c_string, rc == MPI_SUCCESS);
     *ierror = rc;
 }
 VF_NAMES(error_string, ERROR_STRING)
@@ -216,7 +216,7 @@ VF_NAMES(add_error_code, ADD_ERROR_CODE)
 VF_EXPORT void pmpi_add_error_string_(int *errorcode, char *string, MPI_Fint *ierror, size_t string_len);
 void pmpi_add_error_string_(int *errorcode, char *string, MPI_Fint *ierror, size_t string_len)
 {
-    char *c_string = vf_str_in(string, string_len);
+    char *c_string = vf_str_in(string, string_len, 0);
     if (!c_string) {
         *ierror = vf_nomem();
         return;

@@ -143,7 +143,7 @@ VF_NAMES(comm_free, COMM_FREE)
 VF_EXPORT void pmpi_comm_set_name_(MPI_Comm *comm, char *comm_name, MPI_Fint *ierror, size_t comm_name_len);
 void pmpi_comm_set_name_(MPI_Comm *comm, char *comm_name, MPI_Fint *ierror, size_t comm_name_len)
 {
-    char *c_comm_name = vf_str_in(comm_name, comm_name_len);
+    char *c_comm_name = vf_str_in(comm_name, comm_name_len, 0);
     if (!c_comm_name) {
         *ierror = vf_nomem();
         return;
@@ -163,7 +163,7 @@ void pmpi_comm_get_name_(MPI_Comm *comm, char *comm_name, int *resultlen, MPI_Fi
         return;
     }
     int rc = MPI_Comm_get_name(*comm, c_comm_name, resultlen);
-    vf_str_out(comm_name, comm_name_len, c_comm_name);
+    vf_str_out(comm_name, comm_name_len, c_comm_name, rc == MPI_SUCCESS);
     *ierror = rc;
 }
 VF_NAMES(comm_get_name, COMM_GET_NAME)

@@ -28,8 +28,8 @@ VF_NAMES(info_free, INFO_FREE)
 VF_EXPORT void pmpi_info_set_(MPI_Info *info, char *key, char *value, MPI_Fint *ierror, size_t key_len, size_t value_len);
 void pmpi_info_set_(MPI_Info *info, char *key, char *value, MPI_Fint *ierror, size_t key_len, size_t value_len)
 {
-    char *c_key = vf_str_in(key, key_len);
-    char *c_value = vf_str_in(value, value_len);
+    char *c_key = vf_str_in(key, key_len, 1);
+    char *c_value = vf_str_in(value, value_len, 1);
     if (!c_key || !c_value) {
         free(c_key);
         free(c_value);
@@ -46,7 +46,7 @@ VF_NAMES(info_set, INFO_SET)
 VF_EXPORT void pmpi_info_get_(MPI_Info *info, char *key, MPI_Fint *valuelen, char *value, MPI_Fint *flag, MPI_Fint *ierror, size_t key_len, size_t value_len);
 void pmpi_info_get_(MPI_Info *info, char *key, MPI_Fint *valuelen, char *value, MPI_Fint *flag, MPI_Fint *ierror, size_t key_len, size_t value_len)
 {
-    char *c_key = vf_str_in(key, key_len);
+    char *c_key = vf_str_in(key, key_len, 1);
     char *c_value = vf_str_tmp(value_len);
     int c_flag = 0;
     if (!c_key || !c_value) {
@@ -58,7 +58,7 @@ void pmpi_info_get_(MPI_Info *info, char *key, MPI_Fint *valuelen, char *value, 
     int rc = MPI_Info_get(*info, c_key, *valuelen < (MPI_Fint)value_len ? *valuelen : (MPI_Fint)value_len, c_value, &c_flag);
     *flag = vf_logical(c_flag);
     free(c_key);
-    vf_str_out(value, value_len, c_value);
+    vf_str_out(value, value_len, c_value, rc == MPI_SUCCESS && c_flag);
     *ierror = rc;
 }
 VF_NAMES(info_get, INFO_GET)
@@ -79,7 +79,7 @@ void pmpi_info_get_nthkey_(MPI_Info *info, int *n, char *key, MPI_Fint *ierror, 
         return;
     }
     int rc = MPI_Info_get_nthkey(*info, *n, c_key);
-    vf_str_out(key, key_len, c_key);
+    vf_str_out(key, key_len, c_key, rc == MPI_SUCCESS);
     *ierror = rc;
 }
 VF_NAMES(info_get_nthkey, INFO_GET_NTHKEY)
@@ -87,7 +87,7 @@ VF_NAMES(info_get_nthkey, INFO_GET_NTHKEY)
 VF_EXPORT void pmpi_info_get_valuelen_(MPI_Info *info, char *key, int *valuelen, MPI_Fint *flag, MPI_Fint *ierror, size_t key_len);
 void pmpi_info_get_valuelen_(MPI_Info *info, char *key, int *valuelen, MPI_Fint *flag, MPI_Fint *ierror, size_t key_len)
 {
-    char *c_key = vf_str_in(key, key_len);
+    char *c_key = vf_str_in(key, key_len, 1);
     int c_flag = 0;
     if (!c_key) {
         *ierror = vf_nomem();
@@ -103,7 +103,7 @@ VF_NAMES(info_get_valuelen, INFO_GET_VALUELEN)
 VF_EXPORT void pmpi_info_delete_(MPI_Info *info, char *key, MPI_Fint *ierror, size_t key_len);
 void pmpi_info_delete_(MPI_Info *info, char *key, MPI_Fint *ierror, size_t key_len)
 {
-    char *c_key = vf_str_in(key, key_len);
+    char *c_key = vf_str_in(key, key_len, 1);
     if (!c_key) {
         *ierror = vf_nomem();
         return;

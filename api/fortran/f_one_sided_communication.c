@@ -84,7 +84,7 @@ VF_NAMES(win_get_info, WIN_GET_INFO)
 VF_EXPORT void pmpi_win_set_name_(MPI_Win *win, char *win_name, MPI_Fint *ierror, size_t win_name_len);
 void pmpi_win_set_name_(MPI_Win *win, char *win_name, MPI_Fint *ierror, size_t win_name_len)
 {
-    char *c_win_name = vf_str_in(win_name, win_name_len);
+    char *c_win_name = vf_str_in(win_name, win_name_len, 0);
     if (!c_win_name) {
         *ierror = vf_nomem();
         return;
@@ -104,7 +104,7 @@ void pmpi_win_get_name_(MPI_Win *win, char *win_name, int *resultlen, MPI_Fint *
         return;
     }
     int rc = MPI_Win_get_name(*win, c_win_name, resultlen);
-    vf_str_out(win_name, win_name_len, c_win_name);
+    vf_str_out(win_name, win_name_len, c_win_name, rc == MPI_SUCCESS);
     *ierror = rc;
 }
 VF_NAMES(win_get_name, WIN_GET_NAME)

@@ -67,12 +67,14 @@ static inline int *vf_weights(MPI_Fint *w)
     return w;
 }
 
-/* Strings: an input loses its trailing blanks and gains a NUL (NULL when
- * out of memory, which the caller reports); an output is written by C into
- * a scratch buffer (vf_str_tmp) and copied back blank-padded. */
-char *vf_str_in(const char *s, size_t len);
+/* Strings: an input loses its trailing blanks (and its leading ones with
+ * `lead`: info keys and values, MPI-3.1 9) and gains a NUL (NULL when out
+ * of memory, which the caller reports); an output is written by C into a
+ * scratch buffer (vf_str_tmp) and copied back blank-padded when `copy`
+ * (the call succeeded and, where there is a flag, found a value). */
+char *vf_str_in(const char *s, size_t len, int lead);
 char *vf_str_tmp(size_t len);
-void vf_str_out(char *f, size_t len, char *tmp);
+void vf_str_out(char *f, size_t len, char *tmp, int copy);
 
 /* LOGICAL outputs: C's nonzero becomes gfortran's .TRUE. */
 static inline MPI_Fint vf_logical(int c) { return c ? 1 : 0; }

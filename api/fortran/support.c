@@ -21,10 +21,12 @@ __attribute__((constructor)) static void vf_init(void)
     MPI_F_STATUSES_IGNORE = mpipriv2_.statuses_ignore;
 }
 
-char *vf_str_in(const char *s, size_t len)
+char *vf_str_in(const char *s, size_t len, int lead)
 {
     while (len > 0 && s[len - 1] == ' ')
         len--;
+    while (lead && len > 0 && *s == ' ')
+        s++, len--;
     char *c = malloc(len + 1);
     if (c) {
         memcpy(c, s, len);
@@ -40,11 +42,13 @@ char *vf_str_tmp(size_t len)
     return calloc(len + MPI_MAX_LIBRARY_VERSION_STRING + 1, 1);
 }
 
-void vf_str_out(char *f, size_t len, char *tmp)
+void vf_str_out(char *f, size_t len, char *tmp, int copy)
 {
-    size_t n = strnlen(tmp, len);
-    memcpy(f, tmp, n);
-    memset(f + n, ' ', len - n);
+    if (copy) {
+        size_t n = strnlen(tmp, len);
+        memcpy(f, tmp, n);
+        memset(f + n, ' ', len - n);
+    }
     free(tmp);
 }
 

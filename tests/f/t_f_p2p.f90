@@ -2,7 +2,9 @@
 ! vms: v2
 ! Point-to-point through the `mpi` module: status contents, MPI_Get_count,
 ! MPI_STATUS_IGNORE, a strided derived type, LOGICAL and string arguments,
-! and an error returned (with its message) under MPI_ERRORS_RETURN.
+! info keys and values (blanks stripped, no value written when the key is
+! missing), MPI_SIZEOF, MPI_Aint_add/diff, and an error returned (with its message) under
+! MPI_ERRORS_RETURN.
 program t_f_p2p
   use mpi
   implicit none
@@ -11,6 +13,9 @@ program t_f_p2p
   logical :: flag
   character(len=MPI_MAX_OBJECT_NAME) :: cname
   character(len=MPI_MAX_ERROR_STRING) :: msg
+  character(len=MPI_MAX_INFO_VAL) :: val
+  integer :: info, sz
+  double precision :: d
 
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
@@ -60,6 +65,22 @@ program t_f_p2p
   cname = 'x'
   call MPI_Comm_get_name(MPI_COMM_WORLD, cname, len, ierr)
   call check(cname == 'fortran world' .and. len == 13, 'MPI_Comm_get_name: '//trim(cname))
+
+  call MPI_Info_create(info, ierr)
+  call MPI_Info_set(info, '  color ', ' blue  ', ierr)
+  call MPI_Info_get(info, 'color', MPI_MAX_INFO_VAL, val, flag, ierr)
+  call check(flag .and. val == 'blue', 'MPI_Info_get: "'//trim(val)//'"')
+  val = 'untouched'
+  call MPI_Info_get(info, 'size', MPI_MAX_INFO_VAL, val, flag, ierr)
+  call check(.not. flag .and. val == 'untouched', 'MPI_Info_get of a missing key')
+  call MPI_Info_free(info, ierr)
+  call MPI_Sizeof(d, sz, ierr)
+  call check(sz == 8 .and. ierr == MPI_SUCCESS, 'MPI_Sizeof of a double precision')
+  call MPI_Sizeof(buf, sz, ierr)
+  call check(sz == 4, 'MPI_Sizeof of an integer array')
+  call check(MPI_Aint_add(1000_MPI_ADDRESS_KIND, 24_MPI_ADDRESS_KIND) == 1024 .and. &
+             MPI_Aint_diff(1000_MPI_ADDRESS_KIND, 8_MPI_ADDRESS_KIND) == 992, &
+             'MPI_Aint_add or MPI_Aint_diff')
 
   ! A bad destination returns MPI_ERR_RANK with a message naming MPI_Send.
   call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN, ierr)
