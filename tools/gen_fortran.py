@@ -327,6 +327,14 @@ def binding(ret, name, cparams, proc):
                 pre.append(f"int c_{n} = 0;")
                 args[n] = f"&c_{n}"
                 post.insert(0, f"*{n} = vf_logical(c_{n});")
+        elif k == "INDEX" and d == "out" and re.match(r"MPI_(Wait|Test)(any|some)$", name):
+            # Request indices count from 1 in Fortran.
+            fdecl.append(f"int *{n}")
+            args[n] = n
+            count = next((p["name"] for p in fps if p["kind"] == "ARRAY_LENGTH"
+                          and p["param_direction"] == "out"), None)
+            post.insert(0, f"if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS)\n        vf_indices({n}, "
+                           f"{'*' + count if is_arr or q['length'] else '1'});")
         elif k == "ATTRIBUTE_VAL" and d == "in":
             fdecl.append(f"MPI_Aint *{n}")
             args[n] = f"(void *)*{n}"

@@ -150,14 +150,20 @@ VF_NAMES(waitall, WAITALL)
 VF_EXPORT void pmpi_waitany_(int *count, MPI_Request *array_of_requests, int *index, MPI_Fint *status, MPI_Fint *ierror);
 void pmpi_waitany_(int *count, MPI_Request *array_of_requests, int *index, MPI_Fint *status, MPI_Fint *ierror)
 {
-    *ierror = MPI_Waitany(*count, array_of_requests, index, vf_status(status));
+    int rc = MPI_Waitany(*count, array_of_requests, index, vf_status(status));
+    if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS)
+        vf_indices(index, 1);
+    *ierror = rc;
 }
 VF_NAMES(waitany, WAITANY)
 
 VF_EXPORT void pmpi_waitsome_(int *incount, MPI_Request *array_of_requests, int *outcount, int *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierror);
 void pmpi_waitsome_(int *incount, MPI_Request *array_of_requests, int *outcount, int *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierror)
 {
-    *ierror = MPI_Waitsome(*incount, array_of_requests, outcount, array_of_indices, vf_statuses(array_of_statuses));
+    int rc = MPI_Waitsome(*incount, array_of_requests, outcount, array_of_indices, vf_statuses(array_of_statuses));
+    if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS)
+        vf_indices(array_of_indices, *outcount);
+    *ierror = rc;
 }
 VF_NAMES(waitsome, WAITSOME)
 
@@ -187,6 +193,8 @@ void pmpi_testany_(int *count, MPI_Request *array_of_requests, int *index, MPI_F
     int c_flag = 0;
     int rc = MPI_Testany(*count, array_of_requests, index, &c_flag, vf_status(status));
     *flag = vf_logical(c_flag);
+    if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS)
+        vf_indices(index, 1);
     *ierror = rc;
 }
 VF_NAMES(testany, TESTANY)
@@ -194,7 +202,10 @@ VF_NAMES(testany, TESTANY)
 VF_EXPORT void pmpi_testsome_(int *incount, MPI_Request *array_of_requests, int *outcount, int *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierror);
 void pmpi_testsome_(int *incount, MPI_Request *array_of_requests, int *outcount, int *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierror)
 {
-    *ierror = MPI_Testsome(*incount, array_of_requests, outcount, array_of_indices, vf_statuses(array_of_statuses));
+    int rc = MPI_Testsome(*incount, array_of_requests, outcount, array_of_indices, vf_statuses(array_of_statuses));
+    if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS)
+        vf_indices(array_of_indices, *outcount);
+    *ierror = rc;
 }
 VF_NAMES(testsome, TESTSOME)
 

@@ -80,6 +80,10 @@ void vf_str_out(char *f, size_t len, char *tmp, int copy);
 static inline MPI_Fint vf_logical(int c) { return c ? 1 : 0; }
 void vf_logicals(MPI_Fint *a, MPI_Fint n);
 
+/* Request indices C returns from 0, Fortran's from 1; n is MPI_UNDEFINED
+ * when there was nothing to index, and an index may be MPI_UNDEFINED. */
+void vf_indices(int *idx, int n);
+
 /* A binding without scratch memory for a string: MPI_ERR_NO_MEM through
  * MPI_COMM_WORLD's error handler. */
 int vf_nomem(void);

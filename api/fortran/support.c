@@ -58,6 +58,13 @@ void vf_logicals(MPI_Fint *a, MPI_Fint n)
         a[i] = vf_logical(a[i]);
 }
 
+void vf_indices(int *idx, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (idx[i] != MPI_UNDEFINED)
+            idx[i]++;
+}
+
 int vf_nomem(void)
 {
     MPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_NO_MEM);

@@ -2,9 +2,9 @@
 ! vms: v2
 ! Point-to-point through the `mpi` module: status contents, MPI_Get_count,
 ! MPI_STATUS_IGNORE, a strided derived type, LOGICAL and string arguments,
-! info keys and values (blanks stripped, no value written when the key is
-! missing), MPI_SIZEOF, MPI_Aint_add/diff, and an error returned (with its message) under
-! MPI_ERRORS_RETURN.
+! 1-based request indices, info keys and values (blanks stripped, no value
+! written when the key is missing), MPI_SIZEOF, MPI_Aint_add/diff, and an
+! error returned (with its message) under MPI_ERRORS_RETURN.
 program t_f_p2p
   use mpi
   implicit none
@@ -14,7 +14,7 @@ program t_f_p2p
   character(len=MPI_MAX_OBJECT_NAME) :: cname
   character(len=MPI_MAX_ERROR_STRING) :: msg
   character(len=MPI_MAX_INFO_VAL) :: val
-  integer :: info, sz
+  integer :: info, sz, reqs(3), idx, idx2
   double precision :: d
 
   call MPI_Init(ierr)
@@ -65,6 +65,16 @@ program t_f_p2p
   cname = 'x'
   call MPI_Comm_get_name(MPI_COMM_WORLD, cname, len, ierr)
   call check(cname == 'fortran world' .and. len == 13, 'MPI_Comm_get_name: '//trim(cname))
+
+  ! Request indices count from 1; MPI_UNDEFINED when none is active.
+  reqs(1) = MPI_REQUEST_NULL
+  call MPI_Irecv(got, 1, MPI_INTEGER, rank, 9, MPI_COMM_WORLD, reqs(2), ierr)
+  call MPI_Isend(buf, 1, MPI_INTEGER, rank, 9, MPI_COMM_WORLD, reqs(3), ierr)
+  call MPI_Waitany(3, reqs, idx, st, ierr)
+  call MPI_Waitany(3, reqs, idx2, st, ierr)
+  call check(min(idx, idx2) == 2 .and. max(idx, idx2) == 3, 'MPI_Waitany indices are not 2 and 3')
+  call MPI_Waitany(3, reqs, idx, st, ierr)
+  call check(idx == MPI_UNDEFINED, 'MPI_Waitany with no active request')
 
   call MPI_Info_create(info, ierr)
   call MPI_Info_set(info, '  color ', ' blue  ', ierr)
