@@ -41,13 +41,13 @@ static inline int op_arg(struct vmpi_comm *c, MPI_Op op, struct vmpi_dtype *dt, 
 #define REQUEST_ARG(request, c, fn) \
     VMPI_CHECK(request, c, MPI_ERR_ARG, "%s: request is NULL", fn)
 
-/* Hands a started non-blocking collective to the user, or reports why it
- * did not start. */
-static inline int coll_started(struct vmpi_comm *c, int rc, struct vmpi_req *r,
-                               MPI_Request *request)
+/* Hands a started non-blocking collective to the user. A collective that
+ * did not start has reported why through vmpi_err (its handler has run
+ * once), so rc is only passed on. */
+static inline int coll_started(int rc, struct vmpi_req *r, MPI_Request *request)
 {
     if (rc != MPI_SUCCESS)
-        return vmpi_err_handle(c, rc);
+        return rc;
     *request = vmpi_req_handle(r);
     return MPI_SUCCESS;
 }

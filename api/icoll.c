@@ -12,7 +12,7 @@ int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
     INTER_BRANCH(c, inter_barrier(c, request));
     struct vmpi_req *r = NULL;
     int rc = vmpi_coll_ibarrier(c, &r);
-    return coll_started(c, rc, r, request);
+    return coll_started(rc, r, request);
 }
 VMPI_WEAK(Ibarrier);
 
@@ -30,7 +30,7 @@ int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Co
     BUF_ARG(buffer, count, datatype, c, fn, "buffer");
     struct vmpi_req *r = NULL;
     int rc = vmpi_coll_ibcast(buffer, count, dt, root, c, &r);
-    return coll_started(c, rc, r, request);
+    return coll_started(rc, r, request);
 }
 VMPI_WEAK(Ibcast);
 
@@ -48,7 +48,7 @@ int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
         return rc;
     struct vmpi_req *r = NULL;
     rc = vmpi_coll_ireduce(sendbuf, recvbuf, count, dt, op, root, c, &r);
-    return coll_started(c, rc, r, request);
+    return coll_started(rc, r, request);
 }
 VMPI_WEAK(Ireduce);
 
@@ -66,7 +66,7 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
         return rc;
     struct vmpi_req *r = NULL;
     rc = vmpi_coll_iallreduce(sendbuf, recvbuf, count, dt, op, c, &r);
-    return coll_started(c, rc, r, request);
+    return coll_started(rc, r, request);
 }
 VMPI_WEAK(Iallreduce);
 
@@ -105,7 +105,7 @@ int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
     TRY(fits_arg(c, fn, sendbuf, sendcount, sdt, recvcount, rdt));
     struct vmpi_req *r = NULL;
     int rc = vmpi_coll_iallgather(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, c, &r);
-    return coll_started(c, rc, r, request);
+    return coll_started(rc, r, request);
 }
 VMPI_WEAK(Iallgather);
 
@@ -124,6 +124,6 @@ int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     TRY(fits_arg(c, fn, sendbuf, sendcount, sdt, recvcount, rdt));
     struct vmpi_req *r = NULL;
     int rc = vmpi_coll_ialltoall(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, c, &r);
-    return coll_started(c, rc, r, request);
+    return coll_started(rc, r, request);
 }
 VMPI_WEAK(Ialltoall);

@@ -23,7 +23,7 @@ int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                          NULL, false, root, &sdt, &rdt));
     struct vmpi_req *r = NULL;
     int rc = vmpi_coll_igather(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, root, c, &r);
-    return coll_started(c, rc, r, request);
+    return coll_started(rc, r, request);
 }
 VMPI_WEAK(Igather);
 
@@ -43,7 +43,7 @@ int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     struct vmpi_req *r = NULL;
     int rc = vmpi_coll_igatherv(sendbuf, sendcount, sdt, recvbuf, recvcounts, displs, rdt, root,
                                 c, &r);
-    return coll_started(c, rc, r, request);
+    return coll_started(rc, r, request);
 }
 VMPI_WEAK(Igatherv);
 
@@ -62,7 +62,7 @@ int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                           recvcount, recvtype, root, &sdt, &rdt));
     struct vmpi_req *r = NULL;
     int rc = vmpi_coll_iscatter(sendbuf, sendcount, sdt, recvbuf, recvcount, rdt, root, c, &r);
-    return coll_started(c, rc, r, request);
+    return coll_started(rc, r, request);
 }
 VMPI_WEAK(Iscatter);
 
@@ -82,7 +82,7 @@ int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs
     struct vmpi_req *r = NULL;
     int rc = vmpi_coll_iscatterv(sendbuf, sendcounts, displs, sdt, recvbuf, recvcount, rdt, root,
                                  c, &r);
-    return coll_started(c, rc, r, request);
+    return coll_started(rc, r, request);
 }
 VMPI_WEAK(Iscatterv);
 
@@ -104,7 +104,7 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
     struct vmpi_req *r = NULL;
     int rc = vmpi_coll_iallgatherv(sendbuf, sendcount, sdt, recvbuf, recvcounts, displs, rdt, c,
                                    &r);
-    return coll_started(c, rc, r, request);
+    return coll_started(rc, r, request);
 }
 VMPI_WEAK(Iallgatherv);
 
@@ -125,7 +125,7 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
     struct vmpi_req *r = NULL;
     int rc = vmpi_coll_ialltoallv(sendbuf, sendcounts, sdispls, sdt, recvbuf, recvcounts,
                                   rdispls, rdt, c, &r);
-    return coll_started(c, rc, r, request);
+    return coll_started(rc, r, request);
 }
 VMPI_WEAK(Ialltoallv);
 
@@ -151,7 +151,7 @@ int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
     rc = vmpi_coll_ialltoallw(sendbuf, sendcounts, sdispls, dts, recvbuf, recvcounts, rdispls,
                               dts + c->size, c, &r);
     free(dts);
-    return coll_started(c, rc, r, request);
+    return coll_started(rc, r, request);
 }
 VMPI_WEAK(Ialltoallw);
 
@@ -170,7 +170,7 @@ int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcount
     TRY(coll_redscat_args(c, fn, sendbuf, recvbuf, recvcounts, 0, true, datatype, op, &dt));
     struct vmpi_req *r = NULL;
     int rc = vmpi_coll_ireduce_scatter(sendbuf, recvbuf, recvcounts, dt, op, c, &r);
-    return coll_started(c, rc, r, request);
+    return coll_started(rc, r, request);
 }
 VMPI_WEAK(Ireduce_scatter);
 
@@ -188,7 +188,7 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount
     TRY(coll_redscat_args(c, fn, sendbuf, recvbuf, NULL, recvcount, false, datatype, op, &dt));
     struct vmpi_req *r = NULL;
     int rc = vmpi_coll_ireduce_scatter_block(sendbuf, recvbuf, recvcount, dt, op, c, &r);
-    return coll_started(c, rc, r, request);
+    return coll_started(rc, r, request);
 }
 VMPI_WEAK(Ireduce_scatter_block);
 
@@ -204,7 +204,7 @@ int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
     REQUEST_ARG(request, c, fn);
     struct vmpi_req *r = NULL;
     int rc = vmpi_coll_iscan(sendbuf, recvbuf, count, dt, op, c, &r);
-    return coll_started(c, rc, r, request);
+    return coll_started(rc, r, request);
 }
 VMPI_WEAK(Iscan);
 
@@ -221,6 +221,6 @@ int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
     REQUEST_ARG(request, c, fn);
     struct vmpi_req *r = NULL;
     int rc = vmpi_coll_iexscan(sendbuf, recvbuf, count, dt, op, c, &r);
-    return coll_started(c, rc, r, request);
+    return coll_started(rc, r, request);
 }
 VMPI_WEAK(Iexscan);

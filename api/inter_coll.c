@@ -22,7 +22,7 @@ static int done(struct vmpi_comm *c, int rc)
             return done((c), (blocking));                    \
         struct vmpi_req *r = NULL;                           \
         int rc_ = (nonblocking);                             \
-        return coll_started((c), rc_, r, (request));         \
+        return coll_started(rc_, r, (request));         \
     } while (0)
 
 static int root_arg(struct vmpi_comm *c, const char *fn, int root)
@@ -203,7 +203,7 @@ static int exchange(struct vmpi_comm *c, const char *fn, const void *sendbuf, in
     else if (rc == MPI_SUCCESS) {
         rc = vmpi_inter_iexchange(fn, sendbuf, s.counts, s.displs, s.dts, recvbuf, r.counts,
                                   r.displs, r.dts, c, &q);
-        rc = coll_started(c, rc, q, request);
+        rc = coll_started(rc, q, request);
     }
     side_free(&s);
     side_free(&r);
@@ -324,7 +324,7 @@ int inter_reduce_scatter(const char *fn, const void *sendbuf, void *recvbuf,
         rc = done(c, vmpi_inter_reduce_scatter(sendbuf, recvbuf, counts, dt, op, c));
     else if (rc == MPI_SUCCESS) {
         rc = vmpi_inter_ireduce_scatter(fn, sendbuf, recvbuf, counts, dt, op, c, &q);
-        rc = coll_started(c, rc, q, request);
+        rc = coll_started(rc, q, request);
     }
     free(counts);
     return rc;
