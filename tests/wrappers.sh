@@ -7,12 +7,17 @@ set -e
 build=$(cd "${1:?usage: wrappers.sh BUILD_DIR SOURCE_DIR}" && pwd)
 src=${2:?usage: wrappers.sh BUILD_DIR SOURCE_DIR}
 bin=$build/bin
+# In a sanitized build the wrappers' programs load an ASan library without
+# being linked with its run-time, which must then come first (in the ranks,
+# not in the compilers).
+asan=$(ldd "$build/lib/libvmpi.so" | awk '/libasan/ {print $3}')
+run() { "$bin/vmpirun" -n "$1" --timeout 60 ${asan:+-x LD_PRELOAD="$asan"} "$2"; }
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 fail() { echo "wrappers: $*"; exit 1; }
 
 "$bin/mpicxx" -O1 -o "$out/cxx" "$src/tests/cxx/t_cxx_basic.cpp" || fail "mpicxx could not build t_cxx_basic.cpp"
-"$bin/vmpirun" -n 2 --timeout 60 "$out/cxx" | grep -q "No Errors" || fail "the mpicxx-built program failed"
+run 2 "$out/cxx" | grep -q "No Errors" || fail "the mpicxx-built program failed"
 "$bin/mpic++" -show x.cpp | grep -q -- "-I$build/include -L$build/lib x.cpp .*-lmpi" || fail "mpic++ -show: $("$bin/mpic++" -show x.cpp)"
 [ "$(MPICH_CXX=my-c++ "$bin/mpicxx" -compile-info)" = "my-c++ -I$build/include" ] || fail "MPICH_CXX is ignored"
 [ "$(OMPI_CXX=oc++ "$bin/mpicxx" -compile-info)" = "oc++ -I$build/include" ] || fail "OMPI_CXX is ignored"
@@ -28,7 +33,7 @@ if [ -x "$bin/mpifort" ]; then
     "$bin/mpif77" -o "$out/coll" "$out/coll.o" || fail "mpif77 could not link"
     "$bin/mpifort" -I"$src/tests/f" -o "$out/p2p" "$src/tests/f/t_f_p2p.f90" || fail "mpifort could not build a 'use mpi' program"
     for p in coll p2p; do
-        "$bin/vmpirun" -n 4 --timeout 60 "$out/$p" | grep -q "No Errors" || fail "the mpifort-built $p failed"
+        run 4 "$out/$p" | grep -q "No Errors" || fail "the mpifort-built $p failed"
     done
 fi
 echo "wrappers: all passed"

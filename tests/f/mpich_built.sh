@@ -7,6 +7,11 @@ set -e
 build=$(cd "${1:?usage: mpich_built.sh BUILD_DIR SOURCE_DIR}" && pwd)
 src=${2:?usage: mpich_built.sh BUILD_DIR SOURCE_DIR}
 command -v mpif90.mpich >/dev/null || { echo "mpich_built: no mpif90.mpich: skipped"; exit 77; }
+# In a sanitized build the ASan run-time must come first in a program
+# that was not linked with it.
+pre=""
+asan=$(ldd "$build/lib/libvmpi.so" | awk '/libasan/ {print $3}')
+[ -n "$asan" ] && pre="$asan"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 cd "$out"
@@ -18,7 +23,7 @@ for t in t_f_p2p.f90 t_f_coll.f t_f_halo.f90; do
     for place in "" "--vms 2"; do
         # shellcheck disable=SC2086 # $place is two words or none
         LD_LIBRARY_PATH="$build/lib" "$build/bin/vmpirun" -n 4 $place --timeout 60 \
-            -x LD_LIBRARY_PATH="$build/lib" "./$p" > log 2>&1 || {
+            -x LD_LIBRARY_PATH="$build/lib" ${pre:+-x LD_PRELOAD="$pre"} "./$p" > log 2>&1 || {
             cat log; echo "mpich_built: $p ($place) failed on vmpi"; exit 1; }
         grep -q "No Errors" log || { cat log; echo "mpich_built: $p ($place) did not finish"; exit 1; }
     done
