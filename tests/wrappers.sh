@@ -2,7 +2,8 @@
 # mpicxx and mpifort (with their other names) build and link programs
 # against vmpi: a C++ program, a Fortran program with mpif.h and one with
 # the mpi module; -show/-compile-info/-link-info print the command; MPICH's
-# and Open MPI's variables choose the compiler.
+# and Open MPI's variables choose the compiler; pkg-config and CMake's
+# FindMPI find vmpi.
 set -e
 build=$(cd "${1:?usage: wrappers.sh BUILD_DIR SOURCE_DIR}" && pwd)
 src=${2:?usage: wrappers.sh BUILD_DIR SOURCE_DIR}
@@ -35,5 +36,24 @@ if [ -x "$bin/mpifort" ]; then
     for p in coll p2p; do
         run 4 "$out/$p" | grep -q "No Errors" || fail "the mpifort-built $p failed"
     done
+fi
+# pkg-config knows vmpi as `mpi` too; CMake's FindMPI finds the wrappers
+# (C, CXX and, when built, Fortran with the mpi and mpi_f08 modules).
+PKG_CONFIG_PATH="$build/lib/pkgconfig" pkg-config --libs mpi | grep -q -- "-L$build/lib/pkgconfig/../../lib .*-lmpi" ||
+    fail "pkg-config mpi: $(PKG_CONFIG_PATH="$build/lib/pkgconfig" pkg-config --libs mpi)"
+langs="C CXX"
+[ -x "$bin/mpifort" ] && langs="C CXX Fortran"
+mkdir "$out/fp"
+cat > "$out/fp/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.20)
+project(fp $langs)
+find_package(MPI REQUIRED COMPONENTS $langs)
+message(STATUS "modules: \${MPI_Fortran_HAVE_F90_MODULE} \${MPI_Fortran_HAVE_F08_MODULE}")
+CMAKE
+PATH="$bin:$PATH" cmake -S "$out/fp" -B "$out/fp/b" -DMPI_HOME="$build" > "$out/fp.log" 2>&1 ||
+    { cat "$out/fp.log"; fail "find_package(MPI COMPONENTS $langs) failed"; }
+grep -q "Found MPI_C: $build/lib/libmpi.so" "$out/fp.log" || { cat "$out/fp.log"; fail "FindMPI did not find vmpi"; }
+if [ -x "$bin/mpifort" ]; then
+    grep -q "modules: TRUE TRUE" "$out/fp.log" || { cat "$out/fp.log"; fail "FindMPI found no mpi/mpi_f08 module"; }
 fi
 echo "wrappers: all passed"
