@@ -87,7 +87,9 @@ void vmpi_attr_finalize(void);
  * one for the handle until MPI_Errhandler_free, one per communicator or
  * window using it. */
 typedef void(vmpi_errh_fn)(int *obj, int *code, ...);
-enum { VMPI_ERRH_COMM = 1, VMPI_ERRH_WIN = 2 };
+/* A file's handler gets an MPI_File (a pointer type) holding the file's
+ * int handle (io/io.h). */
+enum { VMPI_ERRH_COMM = 1, VMPI_ERRH_WIN = 2, VMPI_ERRH_FILE = 3 };
 /* A new handler of kind VMPI_ERRH_*; MPI_ERRHANDLER_NULL if out of memory. */
 MPI_Errhandler vmpi_errh_new(int kind, vmpi_errh_fn *fn);
 /* Whether e is a predefined handler or a live user one of `kind`. */

@@ -11,7 +11,7 @@
 struct errh {
     int handle;
     int refs;
-    int kind; /* VMPI_ERRH_COMM or VMPI_ERRH_WIN */
+    int kind; /* VMPI_ERRH_COMM, _WIN or _FILE */
     vmpi_errh_fn *fn;
 };
 static struct vmpi_htab errh_tab;
@@ -163,7 +163,8 @@ int vmpi_err_handle(struct vmpi_comm *comm, int code)
         /* The handler gets the communicator's or the window's handle and
          * the code; the call then returns the code (MPI-3.1 8.3). */
         int obj = comm->errh_obj, c = code;
-        h->fn(&obj, &c);
+        MPI_File file = (MPI_File)(uintptr_t)(uint32_t)obj;
+        h->fn(h->kind == VMPI_ERRH_FILE ? (int *)(void *)&file : &obj, &c);
         return code;
     }
     /* MPI_ERRORS_ARE_FATAL, and MPI_ERRORS_ABORT (MPI-4.0, in MPICH's

@@ -1280,4 +1280,7 @@ VMPI_API(int, MPI_Status_f2c, (const MPI_Fint *f_status, MPI_Status *c_status))
 }
 #endif
 
+/* MPI-IO, as MPICH's mpi.h includes it. */
+#include "mpio.h"
+
 #endif /* VMPI_MPI_H_INCLUDED */

@@ -81,8 +81,9 @@ def standard_functions():
 
 
 def declared(header=HEADER):
-    """(functions, variables) that mpi.h declares as exported."""
-    text = header.read_text()
+    """(functions, variables) that mpi.h and the mpio.h it includes declare
+    as exported."""
+    text = header.read_text() + (header.parent / "mpio.h").read_text()
     funcs = set(re.findall(r"^VMPI_API\(\s*[^,]+,\s*(MPI_\w+)\s*,", text, re.M))
     variables = set(re.findall(r"^extern\s+VMPI_API_ATTR\b[^;(]*?\b(MPI_\w+)\s*(?:\[[^]]*\])?;",
                                text, re.M))

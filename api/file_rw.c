@@ -1,0 +1,226 @@
+/* MPI-IO views (MPI-3.1 13.3), data access with explicit offsets and
+ * individual file pointers (13.4.2, 13.4.3), file pointer positioning,
+ * and MPI_File_get_type_extent (13.5.1): argument checks, then io/.
+ *
+ * The collective forms (_all) do what the independent ones do on each
+ * rank: correct, since each rank's access is complete when it returns;
+ * two-phase collective buffering is still to come (issue 29). */
+#include "file_args.h"
+
+#include <stdint.h>
+#include <string.h>
+
+/* A datatype argument: valid and committed, else MPI_ERR_TYPE. */
+static int type_arg(struct vmpi_file *f, MPI_Datatype h, const char *fn, const char *name,
+                    struct vmpi_dtype **out)
+{
+    struct vmpi_comm *ec = vmpi_io_errcomm(f);
+    *out = vmpi_dtype_get(h);
+    VMPI_CHECK(*out, ec, MPI_ERR_TYPE, "%s: %s is not a valid datatype (%#x)", fn, name,
+               (unsigned)h);
+    VMPI_CHECK(vmpi_dtype_committed(*out), ec, MPI_ERR_TYPE, "%s: %s (%#x) is not committed",
+               fn, name, (unsigned)h);
+    return MPI_SUCCESS;
+}
+
+int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                       const char *datarep, MPI_Info info)
+{
+    static const char fn[] = "MPI_File_set_view";
+    VMPI_ENTER(fn);
+    FILE_ARG(f, fh, fn);
+    struct vmpi_dtype *et, *ft;
+    TRY(type_arg(f, etype, fn, "etype", &et));
+    TRY(type_arg(f, filetype, fn, "filetype", &ft));
+    PTR_ARG(datarep, f->comm, fn, "datarep");
+    VMPI_CHECK_INFO(info, f->comm, fn);
+    if (disp == MPI_DISPLACEMENT_CURRENT) {
+        /* Only in sequential mode: where the (shared) file pointer is. */
+        VMPI_CHECK(f->amode & MPI_MODE_SEQUENTIAL, f->comm, MPI_ERR_ARG,
+                   "%s: MPI_DISPLACEMENT_CURRENT needs a file opened MPI_MODE_SEQUENTIAL", fn);
+        MPI_Offset left;
+        disp = vmpi_io_byte_of(f, f->fp * f->esize, &left);
+    }
+    int rc = vmpi_io_set_view(f, disp, et, ft, datarep, fn);
+    struct vmpi_info *i = vmpi_info_get(info);
+    if (rc == MPI_SUCCESS && i)
+        rc = vmpi_io_agree(f->comm, vmpi_io_add_hints(f, i, fn), fn);
+    return vmpi_err_handle(f->comm, rc);
+}
+VMPI_WEAK(File_set_view);
+
+/* A derived etype or filetype comes back as a new type the caller frees
+ * (13.3); a predefined one as itself. */
+static int view_type(struct vmpi_file *f, struct vmpi_dtype *dt, MPI_Datatype *out,
+                     const char *fn)
+{
+    if (dt->builtin) {
+        *out = dt->handle;
+        return MPI_SUCCESS;
+    }
+    struct vmpi_dtype *copy;
+    int rc = vmpi_dtype_dup(dt, &copy);
+    VMPI_CHECK(rc == MPI_SUCCESS, f->comm, rc, "%s: cannot copy the view's datatype", fn);
+    *out = copy->handle;
+    return MPI_SUCCESS;
+}
+
+int PMPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype,
+                       MPI_Datatype *filetype, char *datarep)
+{
+    static const char fn[] = "MPI_File_get_view";
+    VMPI_ENTER(fn);
+    FILE_ARG(f, fh, fn);
+    PTR_ARG(disp, f->comm, fn, "disp");
+    PTR_ARG(etype, f->comm, fn, "etype");
+    PTR_ARG(filetype, f->comm, fn, "filetype");
+    PTR_ARG(datarep, f->comm, fn, "datarep");
+    TRY(view_type(f, f->etype, etype, fn));
+    TRY(view_type(f, f->ftype, filetype, fn));
+    *disp = f->disp;
+    strcpy(datarep, f->datarep);
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(File_get_view);
+
+/* ---- data access ------------------------------------------------------------------- */
+
+enum { AT, INDIV }; /* explicit offset, or the individual file pointer */
+
+static int rw(const char *fn, MPI_File fh, bool write, int how, MPI_Offset offset, void *buf,
+              int count, MPI_Datatype datatype, MPI_Status *status)
+{
+    FILE_ARG(f, fh, fn);
+    struct vmpi_comm *ec = f->comm;
+    struct vmpi_dtype *dt;
+    VMPI_CHECK(count >= 0, ec, MPI_ERR_COUNT, "%s: count %d is negative", fn, count);
+    TRY(type_arg(f, datatype, fn, "datatype", &dt));
+    VMPI_CHECK(buf || count == 0 || !dt->builtin || dt->size == 0, ec, MPI_ERR_BUFFER,
+               "%s: buf is NULL with count %d", fn, count);
+    FILE_NOT_SEQ(f, fn);
+    if (write)
+        VMPI_CHECK(!(f->amode & MPI_MODE_RDONLY), ec, MPI_ERR_READ_ONLY,
+                   "%s: the file was opened MPI_MODE_RDONLY", fn);
+    else
+        VMPI_CHECK(!(f->amode & MPI_MODE_WRONLY), ec, MPI_ERR_ACCESS,
+                   "%s: the file was opened MPI_MODE_WRONLY", fn);
+    VMPI_CHECK(vmpi_dtype_size(dt) % f->esize == 0, ec, MPI_ERR_TYPE,
+               "%s: the datatype's size (%ld bytes) is not a multiple of the etype's (%ld)", fn,
+               (long)vmpi_dtype_size(dt), (long)f->esize);
+    if (how == INDIV)
+        offset = f->fp;
+    VMPI_CHECK(offset >= 0, ec, MPI_ERR_ARG, "%s: offset %ld is negative", fn, (long)offset);
+    VMPI_CHECK(offset <= INT64_MAX / f->esize - count * (vmpi_dtype_size(dt) / f->esize), ec,
+               MPI_ERR_ARG, "%s: offset %ld is too large", fn, (long)offset);
+    MPI_Count done;
+    int rc = vmpi_io_rw(f, write, offset, buf, count, dt, &done, fn);
+    if (how == INDIV)
+        f->fp += done / f->esize;
+    if (status != MPI_STATUS_IGNORE) {
+        status->count_hi_and_cancelled = 0;
+        vmpi_req_status_set_count(status, done);
+    }
+    return vmpi_err_handle(ec, rc);
+}
+
+#define RW_AT(Name, write, Buf)                                                         \
+    int PMPI_File_##Name(MPI_File fh, MPI_Offset offset, Buf buf, int count,            \
+                         MPI_Datatype datatype, MPI_Status *status)                     \
+    {                                                                                   \
+        VMPI_ENTER("MPI_File_" #Name);                                                  \
+        return rw("MPI_File_" #Name, fh, write, AT, offset, (void *)buf, count, datatype, \
+                  status);                                                              \
+    }                                                                                   \
+    VMPI_WEAK(File_##Name)
+
+#define RW_FP(Name, write, Buf)                                                          \
+    int PMPI_File_##Name(MPI_File fh, Buf buf, int count, MPI_Datatype datatype,         \
+                         MPI_Status *status)                                             \
+    {                                                                                    \
+        VMPI_ENTER("MPI_File_" #Name);                                                   \
+        return rw("MPI_File_" #Name, fh, write, INDIV, 0, (void *)buf, count, datatype,  \
+                  status);                                                               \
+    }                                                                                    \
+    VMPI_WEAK(File_##Name)
+
+RW_AT(read_at, false, void *);
+RW_AT(read_at_all, false, void *);
+RW_AT(write_at, true, const void *);
+RW_AT(write_at_all, true, const void *);
+RW_FP(read, false, void *);
+RW_FP(read_all, false, void *);
+RW_FP(write, true, const void *);
+RW_FP(write_all, true, const void *);
+
+/* ---- file pointer ---------------------------------------------------------------- */
+
+int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
+{
+    static const char fn[] = "MPI_File_seek";
+    VMPI_ENTER(fn);
+    FILE_ARG(f, fh, fn);
+    FILE_NOT_SEQ(f, fn);
+    MPI_Offset base;
+    if (whence == MPI_SEEK_SET) {
+        base = 0;
+    } else if (whence == MPI_SEEK_CUR) {
+        base = f->fp;
+    } else {
+        VMPI_CHECK(whence == MPI_SEEK_END, f->comm, MPI_ERR_ARG,
+                   "%s: whence %d is not MPI_SEEK_SET, MPI_SEEK_CUR or MPI_SEEK_END", fn, whence);
+        /* The end of file in etypes of the view: the first etype whose
+         * data is past the last byte (a partial one counts). */
+        MPI_Offset size;
+        TRY(vmpi_err_handle(f->comm, vmpi_io_get_size(f, &size, fn)));
+        base = (vmpi_io_stream_before(f, size) + f->esize - 1) / f->esize;
+    }
+    VMPI_CHECK(offset >= 0 ? base <= INT64_MAX - offset : base + offset >= 0, f->comm,
+               MPI_ERR_ARG, "%s: the new position (%ld %+ld etypes) is negative or too large",
+               fn, (long)base, (long)offset);
+    f->fp = base + offset;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(File_seek);
+
+int PMPI_File_get_position(MPI_File fh, MPI_Offset *offset)
+{
+    static const char fn[] = "MPI_File_get_position";
+    VMPI_ENTER(fn);
+    FILE_ARG(f, fh, fn);
+    PTR_ARG(offset, f->comm, fn, "offset");
+    FILE_NOT_SEQ(f, fn);
+    *offset = f->fp;
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(File_get_position);
+
+int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
+{
+    static const char fn[] = "MPI_File_get_byte_offset";
+    VMPI_ENTER(fn);
+    FILE_ARG(f, fh, fn);
+    PTR_ARG(disp, f->comm, fn, "disp");
+    FILE_NOT_SEQ(f, fn);
+    VMPI_CHECK(offset >= 0 && offset <= INT64_MAX / f->esize, f->comm, MPI_ERR_ARG,
+               "%s: offset %ld is negative or too large", fn, (long)offset);
+    MPI_Offset left;
+    *disp = vmpi_io_byte_of(f, offset * f->esize, &left);
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(File_get_byte_offset);
+
+/* In "native" and "internal" a type takes in the file what it takes in
+ * memory. */
+int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent)
+{
+    static const char fn[] = "MPI_File_get_type_extent";
+    VMPI_ENTER(fn);
+    FILE_ARG(f, fh, fn);
+    PTR_ARG(extent, f->comm, fn, "extent");
+    struct vmpi_dtype *dt = vmpi_dtype_get(datatype);
+    VMPI_CHECK(dt, f->comm, MPI_ERR_TYPE, "%s: datatype is not a valid datatype (%#x)", fn,
+               (unsigned)datatype);
+    *extent = vmpi_dtype_extent(dt);
+    return MPI_SUCCESS;
+}
+VMPI_WEAK(File_get_type_extent);

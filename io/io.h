@@ -1,0 +1,102 @@
+/* MPI-IO (MPI-3.1 13): the file object (file.c), views and the mapping of
+ * a view's data onto file bytes (view.c), and data access (access.c).
+ * Prefix vmpi_io_.
+ *
+ * Every process of the file's group opens the file itself (a plain fd,
+ * pread/pwrite), so the layer is correct on a local disk shared by the
+ * ranks of a host and on a shared file system (NFS, Lustre, a cloud file
+ * share) that gives POSIX visibility after a write returns. Nothing is
+ * cached in user space: a write is visible to every rank once it returns.
+ *
+ * Errors: functions here return MPI_SUCCESS or an error code made with
+ * vmpi_err_make (message naming the MPI function); the entry points apply
+ * the file's error handler (vmpi_io_errcomm). Errors of collective calls
+ * are agreed on (every rank returns the same class). */
+#ifndef VMPI_IO_IO_H
+#define VMPI_IO_IO_H
+
+#include "../coll/coll.h"
+#include "../comm/comm.h"
+#include "../core/dtype_impl.h"
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+/* MPICH's object number for files: handles look like the others (kind 3,
+ * object 4, index), and MPI_File is that int in a pointer. */
+#define VMPI_IO_OBJ_FILE 4
+
+struct vmpi_file {
+    int handle;
+    int fd;
+    int amode;
+    char *name;
+    /* Private duplicate of the communicator given to MPI_File_open: the
+     * internal collectives run on it, and its error handler and errh_obj
+     * are the file's (MPI_File_set_errhandler). */
+    struct vmpi_comm *comm;
+    struct vmpi_info *hints; /* hints given at open, set_info, set_view; NULL: none */
+    /* The view (13.3): data is the filetype tiled from disp, in etypes. */
+    MPI_Offset disp;
+    struct vmpi_dtype *etype, *ftype; /* referenced */
+    MPI_Offset esize;                 /* etype size, > 0 */
+    MPI_Offset fsize, fext;           /* filetype size and extent */
+    char datarep[MPI_MAX_DATAREP_STRING];
+    MPI_Offset fp; /* individual file pointer, in etypes of the view */
+    bool atomic;
+};
+
+/* ---- the file object (file.c) --------------------------------------------- */
+/* The open file fh names, or NULL. */
+struct vmpi_file *vmpi_io_get(MPI_File fh);
+static inline MPI_File vmpi_io_handle(const struct vmpi_file *f)
+{
+    return (MPI_File)(uintptr_t)(uint32_t)f->handle;
+}
+/* Where an error on f goes: f's communicator (its handler), or, for f NULL
+ * (no file yet: MPI_File_open, MPI_File_delete, a bad handle), the
+ * pseudo-communicator holding MPI_FILE_NULL's handler. */
+struct vmpi_comm *vmpi_io_errcomm(struct vmpi_file *f);
+/* The handler new files get: MPI_FILE_NULL's (MPI_ERRORS_RETURN at first). */
+MPI_Errhandler vmpi_io_null_errh(void);
+void vmpi_io_set_errh(struct vmpi_file *f, MPI_Errhandler e); /* f NULL: MPI_FILE_NULL's */
+
+/* Collective over c: opens (creating it as amode says) and gives *out. */
+int vmpi_io_open(struct vmpi_comm *c, const char *name, int amode, struct vmpi_info *hints,
+                 struct vmpi_file **out);
+/* Collective: closes f (deleting the file with MPI_MODE_DELETE_ON_CLOSE);
+ * vmpi_io_free then frees it, once its error handler has run. */
+int vmpi_io_close(struct vmpi_file *f);
+void vmpi_io_free(struct vmpi_file *f);
+int vmpi_io_delete(const char *name);
+/* Collective; size the same on every rank (checked). */
+int vmpi_io_set_size(struct vmpi_file *f, MPI_Offset size, bool prealloc, const char *fn);
+int vmpi_io_get_size(struct vmpi_file *f, MPI_Offset *size, const char *fn);
+int vmpi_io_sync(struct vmpi_file *f);
+int vmpi_io_set_atomicity(struct vmpi_file *f, bool atomic);
+/* Adds (replaces) the hints of info to f's. */
+int vmpi_io_add_hints(struct vmpi_file *f, const struct vmpi_info *info, const char *fn);
+/* A code of class cls for errno e (ENOENT: MPI_ERR_NO_SUCH_FILE, ...). */
+int vmpi_io_errno(int e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Collective over f's group: every rank gets the first failing rank's code
+ * (local_rc of each), so a collective call fails alike everywhere. */
+int vmpi_io_agree(struct vmpi_comm *c, int local_rc, const char *fn);
+
+/* ---- views (view.c) ----------------------------------------------------------- */
+/* Collective; etype and filetype checked committed by the caller. */
+int vmpi_io_set_view(struct vmpi_file *f, MPI_Offset disp, struct vmpi_dtype *etype,
+                     struct vmpi_dtype *ftype, const char *datarep, const char *fn);
+/* The file byte of byte pos of the view's data stream; *left: how many
+ * stream bytes from pos on follow it contiguously in the file (to the end
+ * of its run of the filetype). */
+MPI_Offset vmpi_io_byte_of(const struct vmpi_file *f, MPI_Offset pos, MPI_Offset *left);
+/* Bytes of the view's data stream that lie before file byte `off`. */
+MPI_Offset vmpi_io_stream_before(const struct vmpi_file *f, MPI_Offset off);
+
+/* ---- data access (access.c) ------------------------------------------------- */
+/* Reads or writes (buf, count, dt) at view offset `offset` (etypes). The
+ * bytes moved go to *done (reads stop at the end of the file). */
+int vmpi_io_rw(struct vmpi_file *f, bool write, MPI_Offset offset, void *buf, MPI_Count count,
+               struct vmpi_dtype *dt, MPI_Count *done, const char *fn);
+
+#endif

@@ -1,0 +1,144 @@
+/* File views (MPI-3.1 13.3): the filetype tiled from the displacement,
+ * and the mapping between the view's data stream (the bytes a process
+ * sees, in order) and file bytes.
+ *
+ * A filetype is kept flattened by core (struct vmpi_dtype: blocks of rep
+ * runs of len bytes at off + i * stride, pos = where the block starts in
+ * the element's packed form). The standard requires non-negative,
+ * non-decreasing displacements; set_view checks that the runs of a tile
+ * start in file order and that a tile's runs start before the next
+ * tile's, so stream order is file order (for runs that do not overlap)
+ * and both mappings are monotone. Byte p of the stream is in tile p / fsize, at packed byte
+ * p % fsize of it. */
+#include "io.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Whether the runs of ft start at or after 0, each where or after the one
+ * before it starts, and, unless `overlap`, after it ends (overlapping runs
+ * can only be read: MPICH allows them on read-only files); with `tiles`,
+ * whether the last starts within one extent of the first (tile k + 1
+ * then starts after tile k's runs). */
+static bool monotone(const struct vmpi_dtype *ft, bool overlap, bool tiles)
+{
+    MPI_Aint start = 0, end = 0;
+    for (size_t i = 0; i < ft->nblk; i++) {
+        const struct vmpi_dblk *b = &ft->blk[i];
+        if (b->off < (overlap ? start : end) ||
+            (b->rep > 1 && b->stride < (overlap ? 0 : b->len)))
+            return false;
+        start = b->off + (b->rep - 1) * b->stride;
+        end = start + b->len;
+    }
+    return !tiles || ft->nblk == 0 || start - ft->blk[0].off <= vmpi_dtype_ext(ft);
+}
+
+int vmpi_io_set_view(struct vmpi_file *f, MPI_Offset disp, struct vmpi_dtype *etype,
+                     struct vmpi_dtype *ftype, const char *datarep, const char *fn)
+{
+    int local = MPI_SUCCESS;
+    bool ro = f->amode & MPI_MODE_RDONLY;
+    MPI_Offset esize = vmpi_dtype_size(etype), fsize = vmpi_dtype_size(ftype);
+    /* "internal" is native here: the layout vmpi itself reads back on any
+     * of its processes (all of one architecture). external32 would need
+     * its own extents for the view: not supported yet. */
+    if (strcmp(datarep, "native") && strcmp(datarep, "internal"))
+        local = vmpi_err_make(MPI_ERR_UNSUPPORTED_DATAREP,
+                              "%s: data representation '%s' is not supported (\"native\" and "
+                              "\"internal\" are)",
+                              fn, datarep);
+    else if (disp < 0)
+        local = vmpi_err_make(MPI_ERR_ARG, "%s: displacement %ld is negative", fn, (long)disp);
+    else if (esize <= 0)
+        local = vmpi_err_make(MPI_ERR_TYPE, "%s: etype %#x holds no data", fn,
+                              (unsigned)etype->handle);
+    else if (fsize % esize != 0)
+        local = vmpi_err_make(MPI_ERR_ARG,
+                              "%s: the filetype's size (%ld bytes) is not a multiple of the "
+                              "etype's (%ld bytes)",
+                              fn, (long)fsize, (long)esize);
+    /* MPI_ERR_IO for a layout a file cannot have, as MPICH reports it. */
+    else if (!monotone(etype, ro, false) ||
+             (fsize > 0 && (!monotone(ftype, ro, true) || vmpi_dtype_ext(ftype) <= 0)))
+        local = vmpi_err_make(MPI_ERR_IO,
+                              "%s: the %s's displacements are not non-negative and "
+                              "monotonically non-decreasing%s",
+                              fn, monotone(etype, ro, false) ? "filetype" : "etype",
+                              ro ? "" : " (or overlap in a file opened for writing)");
+    int rc = vmpi_io_agree(f->comm, local, fn);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    vmpi_dtype_ref(etype);
+    vmpi_dtype_ref(ftype);
+    vmpi_dtype_unref(f->etype);
+    vmpi_dtype_unref(f->ftype);
+    f->etype = etype;
+    f->ftype = ftype;
+    f->disp = disp;
+    f->esize = esize;
+    f->fsize = fsize;
+    f->fext = vmpi_dtype_ext(ftype);
+    snprintf(f->datarep, sizeof f->datarep, "%s", datarep);
+    f->fp = 0;
+    return MPI_SUCCESS;
+}
+
+/* The block of ft holding packed byte q of an element (q < size). */
+static const struct vmpi_dblk *block_of(const struct vmpi_dtype *ft, MPI_Offset q)
+{
+    size_t lo = 0, hi = ft->nblk;
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (ft->blk[mid].pos <= q)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return &ft->blk[lo];
+}
+
+MPI_Offset vmpi_io_byte_of(const struct vmpi_file *f, MPI_Offset pos, MPI_Offset *left)
+{
+    const struct vmpi_dtype *ft = f->ftype;
+    if (f->fsize == 0 || (f->fsize == f->fext && vmpi_dtype_is_contig(ft))) {
+        *left = INT64_MAX; /* the view is the file from disp (and lb) on */
+        return f->disp + (f->fsize ? vmpi_dtype_true_lb(ft) : 0) + pos;
+    }
+    MPI_Offset k = pos / f->fsize, q = pos % f->fsize;
+    const struct vmpi_dblk *b = block_of(ft, q);
+    MPI_Offset in = q - b->pos, r = in / b->len;
+    *left = b->len - in % b->len;
+    return f->disp + k * f->fext + b->off + r * b->stride + in % b->len;
+}
+
+/* Stream bytes of one tile that lie before tile offset r. */
+static MPI_Offset tile_before(const struct vmpi_dtype *ft, MPI_Offset r)
+{
+    MPI_Offset n = 0;
+    for (size_t i = 0; i < ft->nblk; i++) {
+        const struct vmpi_dblk *b = &ft->blk[i];
+        if (r <= b->off)
+            break;
+        /* Runs that start before r; the last may be cut by r. */
+        MPI_Offset started = b->rep == 1 || b->stride == 0 ? b->rep
+                                                            : (r - b->off - 1) / b->stride + 1;
+        if (started > b->rep)
+            started = b->rep;
+        MPI_Offset last = b->off + (started - 1) * b->stride;
+        MPI_Offset cut = r - last < b->len ? r - last : b->len;
+        n += (started - 1) * b->len + cut;
+    }
+    return n;
+}
+
+MPI_Offset vmpi_io_stream_before(const struct vmpi_file *f, MPI_Offset off)
+{
+    if (f->fsize == 0)
+        return 0;
+    /* Tile k's data lies in [k * fext + base, k * fext + base + fext). */
+    MPI_Offset base = f->ftype->blk[0].off, rel = off - f->disp - base;
+    if (rel <= 0)
+        return 0;
+    return rel / f->fext * f->fsize + tile_before(f->ftype, rel % f->fext + base);
+}
