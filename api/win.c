@@ -83,7 +83,7 @@ int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
     const struct win_target *t = &w->t[rank];
     *size = (MPI_Aint)t->size;
     *disp_unit = t->disp_unit;
-    void *b = t->base;
+    void *b = t->size ? t->base : NULL; /* as MPICH: no segment, no address */
     memcpy(baseptr, &b, sizeof b);
     return MPI_SUCCESS;
 }

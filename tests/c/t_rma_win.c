@@ -164,6 +164,8 @@ static void shared_windows(void)
         CHECK(qs == (MPI_Aint)want * (MPI_Aint)sizeof(int) && qd == (int)sizeof(int),
               "shared_query(%d): size %ld disp %d, want %ld %d", r, (long)qs, qd,
               (long)(want * sizeof(int)), (int)sizeof(int));
+        CHECK(want || seg[r] == NULL, "shared_query(%d): an empty segment at %p, not NULL", r,
+              (void *)seg[r]);
         CHECK(want == 0 || seg[r] != NULL, "shared_query(%d): NULL base", r);
     }
     CHECK(seg[sr] == base || mine == 0, "shared_query of myself is not my base");
