@@ -27,4 +27,15 @@
                "%s: the file was opened with MPI_MODE_SEQUENTIAL, which allows only shared " \
                "file pointers", fn)
 
+/* Where an access goes: an explicit offset, the individual file pointer,
+ * the shared one, the shared one in rank order (collective). */
+enum { FILE_AT, FILE_INDIV, FILE_SHARED, FILE_ORDERED };
+/* Every blocking read and write (api/file_rw.c): checks, then the access
+ * at its offset; *status gets the bytes moved. */
+int file_rw(const char *fn, MPI_File fh, bool write, int how, MPI_Offset offset, void *buf,
+            int count, MPI_Datatype datatype, MPI_Status *status);
+/* *pos = where a seek (offset, whence) from cur goes, in etypes. */
+int file_seek_to(struct vmpi_file *f, MPI_Offset offset, int whence, MPI_Offset cur,
+                 MPI_Offset *pos, const char *fn);
+
 #endif

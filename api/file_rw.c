@@ -1,6 +1,7 @@
-/* MPI-IO views (MPI-3.1 13.3), data access with explicit offsets and
- * individual file pointers (13.4.2, 13.4.3), file pointer positioning,
- * and MPI_File_get_type_extent (13.5.1): argument checks, then io/.
+/* MPI-IO views (MPI-3.1 13.3), blocking data access with explicit
+ * offsets, individual and shared file pointers (13.4.2-13.4.4), the
+ * individual pointer's positioning, and MPI_File_get_type_extent
+ * (13.5.1): argument checks, then io/.
  *
  * The collective forms (_all) do what the independent ones do on each
  * rank: correct, since each rank's access is complete when it returns;
@@ -35,11 +36,12 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
     PTR_ARG(datarep, f->comm, fn, "datarep");
     VMPI_CHECK_INFO(info, f->comm, fn);
     if (disp == MPI_DISPLACEMENT_CURRENT) {
-        /* Only in sequential mode: where the (shared) file pointer is. */
+        /* Only in sequential mode: where the shared file pointer is. */
         VMPI_CHECK(f->amode & MPI_MODE_SEQUENTIAL, f->comm, MPI_ERR_ARG,
                    "%s: MPI_DISPLACEMENT_CURRENT needs a file opened MPI_MODE_SEQUENTIAL", fn);
-        MPI_Offset left;
-        disp = vmpi_io_byte_of(f, f->fp * f->esize, &left);
+        MPI_Offset left, pos;
+        TRY(vmpi_err_handle(f->comm, vmpi_io_shared_fetch_add(f, 0, &pos, fn)));
+        disp = vmpi_io_byte_of(f, pos * f->esize, &left);
     }
     int rc = vmpi_io_set_view(f, disp, et, ft, datarep, fn);
     struct vmpi_info *i = vmpi_info_get(info);
@@ -85,36 +87,64 @@ VMPI_WEAK(File_get_view);
 
 /* ---- data access ------------------------------------------------------------------- */
 
-enum { AT, INDIV }; /* explicit offset, or the individual file pointer */
-
-static int rw(const char *fn, MPI_File fh, bool write, int how, MPI_Offset offset, void *buf,
-              int count, MPI_Datatype datatype, MPI_Status *status)
+/* The checks of an access of (buf, count, datatype) on f; gives *dt. */
+static int rw_check(struct vmpi_file *f, bool write, int how, const void *buf, int count,
+                    MPI_Datatype datatype, struct vmpi_dtype **dt, const char *fn)
 {
-    FILE_ARG(f, fh, fn);
     struct vmpi_comm *ec = f->comm;
-    struct vmpi_dtype *dt;
     VMPI_CHECK(count >= 0, ec, MPI_ERR_COUNT, "%s: count %d is negative", fn, count);
-    TRY(type_arg(f, datatype, fn, "datatype", &dt));
-    VMPI_CHECK(buf || count == 0 || !dt->builtin || dt->size == 0, ec, MPI_ERR_BUFFER,
+    TRY(type_arg(f, datatype, fn, "datatype", dt));
+    VMPI_CHECK(buf || count == 0 || !(*dt)->builtin || (*dt)->size == 0, ec, MPI_ERR_BUFFER,
                "%s: buf is NULL with count %d", fn, count);
-    FILE_NOT_SEQ(f, fn);
+    if (how == FILE_AT || how == FILE_INDIV)
+        FILE_NOT_SEQ(f, fn);
     if (write)
         VMPI_CHECK(!(f->amode & MPI_MODE_RDONLY), ec, MPI_ERR_READ_ONLY,
                    "%s: the file was opened MPI_MODE_RDONLY", fn);
     else
         VMPI_CHECK(!(f->amode & MPI_MODE_WRONLY), ec, MPI_ERR_ACCESS,
                    "%s: the file was opened MPI_MODE_WRONLY", fn);
-    VMPI_CHECK(vmpi_dtype_size(dt) % f->esize == 0, ec, MPI_ERR_TYPE,
+    VMPI_CHECK(vmpi_dtype_size(*dt) % f->esize == 0, ec, MPI_ERR_TYPE,
                "%s: the datatype's size (%ld bytes) is not a multiple of the etype's (%ld)", fn,
-               (long)vmpi_dtype_size(dt), (long)f->esize);
-    if (how == INDIV)
-        offset = f->fp;
+               (long)vmpi_dtype_size(*dt), (long)f->esize);
+    return MPI_SUCCESS;
+}
+
+/* Where an access of n etypes goes: the offset given, a file pointer's
+ * position (a shared one moves past the access now). The ordered forms
+ * agree on every rank's check (local_rc) first. */
+static int rw_offset(struct vmpi_file *f, int how, int local_rc, MPI_Offset n,
+                     MPI_Offset *offset, const char *fn)
+{
+    if (how == FILE_INDIV)
+        *offset = f->fp;
+    else if (how == FILE_SHARED)
+        return vmpi_io_shared_fetch_add(f, n, offset, fn);
+    else if (how == FILE_ORDERED)
+        return vmpi_io_shared_ordered(f, local_rc, n, offset, fn);
+    return MPI_SUCCESS;
+}
+
+int file_rw(const char *fn, MPI_File fh, bool write, int how, MPI_Offset offset, void *buf,
+            int count, MPI_Datatype datatype, MPI_Status *status)
+{
+    FILE_ARG(f, fh, fn);
+    struct vmpi_comm *ec = f->comm;
+    struct vmpi_dtype *dt = NULL;
+    int local = rw_check(f, write, how, buf, count, datatype, &dt, fn);
+    if (local != MPI_SUCCESS && how != FILE_ORDERED)
+        return local; /* its handler has run */
+    MPI_Offset n = local == MPI_SUCCESS ? count * (vmpi_dtype_size(dt) / f->esize) : 0;
+    int rc = rw_offset(f, how, local, n, &offset, fn);
+    if (local != MPI_SUCCESS)
+        return local;
+    TRY(vmpi_err_handle(ec, rc));
     VMPI_CHECK(offset >= 0, ec, MPI_ERR_ARG, "%s: offset %ld is negative", fn, (long)offset);
-    VMPI_CHECK(offset <= INT64_MAX / f->esize - count * (vmpi_dtype_size(dt) / f->esize), ec,
-               MPI_ERR_ARG, "%s: offset %ld is too large", fn, (long)offset);
+    VMPI_CHECK(offset <= INT64_MAX / f->esize - n, ec, MPI_ERR_ARG,
+               "%s: offset %ld is too large", fn, (long)offset);
     MPI_Count done;
-    int rc = vmpi_io_rw(f, write, offset, buf, count, dt, &done, fn);
-    if (how == INDIV)
+    rc = vmpi_io_rw(f, write, offset, buf, count, dt, &done, fn);
+    if (how == FILE_INDIV)
         f->fp += done / f->esize;
     if (status != MPI_STATUS_IGNORE) {
         status->count_hi_and_cancelled = 0;
@@ -123,49 +153,50 @@ static int rw(const char *fn, MPI_File fh, bool write, int how, MPI_Offset offse
     return vmpi_err_handle(ec, rc);
 }
 
-#define RW_AT(Name, write, Buf)                                                         \
-    int PMPI_File_##Name(MPI_File fh, MPI_Offset offset, Buf buf, int count,            \
-                         MPI_Datatype datatype, MPI_Status *status)                     \
-    {                                                                                   \
-        VMPI_ENTER("MPI_File_" #Name);                                                  \
-        return rw("MPI_File_" #Name, fh, write, AT, offset, (void *)buf, count, datatype, \
-                  status);                                                              \
-    }                                                                                   \
+#define RW_AT(Name, write, Buf)                                                   \
+    int PMPI_File_##Name(MPI_File fh, MPI_Offset offset, Buf buf, int count,      \
+                         MPI_Datatype datatype, MPI_Status *status)               \
+    {                                                                             \
+        VMPI_ENTER("MPI_File_" #Name);                                            \
+        return file_rw("MPI_File_" #Name, fh, write, FILE_AT, offset, (void *)buf, \
+                       count, datatype, status);                                  \
+    }                                                                             \
     VMPI_WEAK(File_##Name)
 
-#define RW_FP(Name, write, Buf)                                                          \
-    int PMPI_File_##Name(MPI_File fh, Buf buf, int count, MPI_Datatype datatype,         \
-                         MPI_Status *status)                                             \
-    {                                                                                    \
-        VMPI_ENTER("MPI_File_" #Name);                                                   \
-        return rw("MPI_File_" #Name, fh, write, INDIV, 0, (void *)buf, count, datatype,  \
-                  status);                                                               \
-    }                                                                                    \
+/* The individual (how FILE_INDIV) and shared (FILE_SHARED, FILE_ORDERED)
+ * pointers' forms. */
+#define RW_FP(Name, write, Buf, how)                                                 \
+    int PMPI_File_##Name(MPI_File fh, Buf buf, int count, MPI_Datatype datatype,     \
+                         MPI_Status *status)                                         \
+    {                                                                                \
+        VMPI_ENTER("MPI_File_" #Name);                                               \
+        return file_rw("MPI_File_" #Name, fh, write, how, 0, (void *)buf, count,     \
+                       datatype, status);                                            \
+    }                                                                                \
     VMPI_WEAK(File_##Name)
 
 RW_AT(read_at, false, void *);
 RW_AT(read_at_all, false, void *);
 RW_AT(write_at, true, const void *);
 RW_AT(write_at_all, true, const void *);
-RW_FP(read, false, void *);
-RW_FP(read_all, false, void *);
-RW_FP(write, true, const void *);
-RW_FP(write_all, true, const void *);
+RW_FP(read, false, void *, FILE_INDIV);
+RW_FP(read_all, false, void *, FILE_INDIV);
+RW_FP(write, true, const void *, FILE_INDIV);
+RW_FP(write_all, true, const void *, FILE_INDIV);
+RW_FP(read_shared, false, void *, FILE_SHARED);
+RW_FP(write_shared, true, const void *, FILE_SHARED);
+RW_FP(read_ordered, false, void *, FILE_ORDERED);
+RW_FP(write_ordered, true, const void *, FILE_ORDERED);
 
 /* ---- file pointer ---------------------------------------------------------------- */
 
-int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
+int file_seek_to(struct vmpi_file *f, MPI_Offset offset, int whence, MPI_Offset cur,
+                 MPI_Offset *pos, const char *fn)
 {
-    static const char fn[] = "MPI_File_seek";
-    VMPI_ENTER(fn);
-    FILE_ARG(f, fh, fn);
-    FILE_NOT_SEQ(f, fn);
-    MPI_Offset base;
+    MPI_Offset base = cur;
     if (whence == MPI_SEEK_SET) {
         base = 0;
-    } else if (whence == MPI_SEEK_CUR) {
-        base = f->fp;
-    } else {
+    } else if (whence != MPI_SEEK_CUR) {
         VMPI_CHECK(whence == MPI_SEEK_END, f->comm, MPI_ERR_ARG,
                    "%s: whence %d is not MPI_SEEK_SET, MPI_SEEK_CUR or MPI_SEEK_END", fn, whence);
         /* The end of file in etypes of the view: the first etype whose
@@ -177,8 +208,17 @@ int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
     VMPI_CHECK(offset >= 0 ? base <= INT64_MAX - offset : base + offset >= 0, f->comm,
                MPI_ERR_ARG, "%s: the new position (%ld %+ld etypes) is negative or too large",
                fn, (long)base, (long)offset);
-    f->fp = base + offset;
+    *pos = base + offset;
     return MPI_SUCCESS;
+}
+
+int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
+{
+    static const char fn[] = "MPI_File_seek";
+    VMPI_ENTER(fn);
+    FILE_ARG(f, fh, fn);
+    FILE_NOT_SEQ(f, fn);
+    return file_seek_to(f, offset, whence, f->fp, &f->fp, fn);
 }
 VMPI_WEAK(File_seek);
 

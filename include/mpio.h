@@ -94,6 +94,66 @@ VMPI_API(int, MPI_File_seek, (MPI_File fh, MPI_Offset offset, int whence))
 VMPI_API(int, MPI_File_get_position, (MPI_File fh, MPI_Offset *offset))
 VMPI_API(int, MPI_File_get_byte_offset, (MPI_File fh, MPI_Offset offset, MPI_Offset *disp))
 
+/* --- Data access with shared file pointers (13.4.4) --------------------- */
+VMPI_API(int, MPI_File_read_shared, (MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                                     MPI_Status *status))
+VMPI_API(int, MPI_File_write_shared, (MPI_File fh, const void *buf, int count,
+                                      MPI_Datatype datatype, MPI_Status *status))
+VMPI_API(int, MPI_File_read_ordered, (MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                                      MPI_Status *status))
+VMPI_API(int, MPI_File_write_ordered, (MPI_File fh, const void *buf, int count,
+                                       MPI_Datatype datatype, MPI_Status *status))
+VMPI_API(int, MPI_File_seek_shared, (MPI_File fh, MPI_Offset offset, int whence))
+VMPI_API(int, MPI_File_get_position_shared, (MPI_File fh, MPI_Offset *offset))
+
+/* --- Nonblocking data access (13.4.2-13.4.4): requests are MPI requests -- */
+#define MPIO_Request MPI_Request
+#define MPIO_USES_MPI_REQUEST
+#define MPIO_Wait MPI_Wait
+#define MPIO_Test MPI_Test
+#define PMPIO_Wait PMPI_Wait
+#define PMPIO_Test PMPI_Test
+VMPI_API(int, MPI_File_iread_at, (MPI_File fh, MPI_Offset offset, void *buf, int count,
+                                  MPI_Datatype datatype, MPI_Request *request))
+VMPI_API(int, MPI_File_iwrite_at, (MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                                   MPI_Datatype datatype, MPI_Request *request))
+VMPI_API(int, MPI_File_iread_at_all, (MPI_File fh, MPI_Offset offset, void *buf, int count,
+                                      MPI_Datatype datatype, MPI_Request *request))
+VMPI_API(int, MPI_File_iwrite_at_all, (MPI_File fh, MPI_Offset offset, const void *buf,
+                                       int count, MPI_Datatype datatype, MPI_Request *request))
+VMPI_API(int, MPI_File_iread, (MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                               MPI_Request *request))
+VMPI_API(int, MPI_File_iwrite, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                                MPI_Request *request))
+VMPI_API(int, MPI_File_iread_all, (MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                                   MPI_Request *request))
+VMPI_API(int, MPI_File_iwrite_all, (MPI_File fh, const void *buf, int count,
+                                    MPI_Datatype datatype, MPI_Request *request))
+VMPI_API(int, MPI_File_iread_shared, (MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                                      MPI_Request *request))
+VMPI_API(int, MPI_File_iwrite_shared, (MPI_File fh, const void *buf, int count,
+                                       MPI_Datatype datatype, MPI_Request *request))
+
+/* --- Split collective data access (13.4.5) ------------------------------- */
+VMPI_API(int, MPI_File_read_at_all_begin, (MPI_File fh, MPI_Offset offset, void *buf,
+                                           int count, MPI_Datatype datatype))
+VMPI_API(int, MPI_File_read_at_all_end, (MPI_File fh, void *buf, MPI_Status *status))
+VMPI_API(int, MPI_File_write_at_all_begin, (MPI_File fh, MPI_Offset offset, const void *buf,
+                                            int count, MPI_Datatype datatype))
+VMPI_API(int, MPI_File_write_at_all_end, (MPI_File fh, const void *buf, MPI_Status *status))
+VMPI_API(int, MPI_File_read_all_begin, (MPI_File fh, void *buf, int count,
+                                        MPI_Datatype datatype))
+VMPI_API(int, MPI_File_read_all_end, (MPI_File fh, void *buf, MPI_Status *status))
+VMPI_API(int, MPI_File_write_all_begin, (MPI_File fh, const void *buf, int count,
+                                         MPI_Datatype datatype))
+VMPI_API(int, MPI_File_write_all_end, (MPI_File fh, const void *buf, MPI_Status *status))
+VMPI_API(int, MPI_File_read_ordered_begin, (MPI_File fh, void *buf, int count,
+                                            MPI_Datatype datatype))
+VMPI_API(int, MPI_File_read_ordered_end, (MPI_File fh, void *buf, MPI_Status *status))
+VMPI_API(int, MPI_File_write_ordered_begin, (MPI_File fh, const void *buf, int count,
+                                             MPI_Datatype datatype))
+VMPI_API(int, MPI_File_write_ordered_end, (MPI_File fh, const void *buf, MPI_Status *status))
+
 /* --- File interoperability and consistency (13.5, 13.6) ------------------ */
 VMPI_API(int, MPI_File_get_type_extent, (MPI_File fh, MPI_Datatype datatype,
                                          MPI_Aint *extent))

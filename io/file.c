@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static struct vmpi_htab files;
@@ -109,6 +110,9 @@ static void file_free(struct vmpi_file *f)
         vmpi_htab_del(&files, VMPI_HINDEX(f->handle));
     if (f->fd >= 0)
         close(f->fd);
+    if (f->shfd >= 0)
+        close(f->shfd);
+    free(f->shfp_name);
     if (f->comm)
         vmpi_comm_free(f->comm);
     if (f->hints)
@@ -128,7 +132,7 @@ static int file_new(struct vmpi_comm *c, const char *name, int amode, struct vmp
     struct vmpi_file *f = calloc(1, sizeof *f);
     if (!f)
         return vmpi_err_make(MPI_ERR_NO_MEM, "MPI_File_open: out of memory");
-    f->fd = -1;
+    f->fd = f->shfd = -1;
     f->amode = amode;
     f->name = strdup(name);
     uint32_t idx;
@@ -158,11 +162,19 @@ int vmpi_io_open(struct vmpi_comm *c, const char *name, int amode, struct vmpi_i
     if (rc != MPI_SUCCESS)
         return rc;
     struct vmpi_comm *fc = f->comm;
-    int local = MPI_SUCCESS, root_amode = amode;
-    rc = vmpi_coll_bcast(&root_amode, 1, vmpi_dtype_lookup(MPI_INT), 0, fc);
-    if (rc == MPI_SUCCESS && root_amode != amode)
+    /* Rank 0's amode (all must agree) and the id of the shared file
+     * pointer's file: unique enough among the jobs sharing a directory. */
+    int local = MPI_SUCCESS;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t root[2] = {(uint64_t)amode,
+                        (uint64_t)getpid() << 32 ^ (uint64_t)ts.tv_sec << 20 ^ (uint64_t)ts.tv_nsec};
+    rc = vmpi_coll_bcast(root, 2, vmpi_dtype_lookup(MPI_UINT64_T), 0, fc);
+    if (rc == MPI_SUCCESS && root[0] != (uint64_t)amode)
         local = vmpi_err_make(MPI_ERR_NOT_SAME, "%s: amode %#x differs from rank 0's %#x", fn,
-                              (unsigned)amode, (unsigned)root_amode);
+                              (unsigned)amode, (unsigned)root[0]);
+    if (rc == MPI_SUCCESS && local == MPI_SUCCESS)
+        local = vmpi_io_shared_name(f, root[1]);
     if (rc == MPI_SUCCESS && local == MPI_SUCCESS && hints)
         local = vmpi_io_add_hints(f, hints, fn);
     if (local == MPI_SUCCESS && (amode & MPI_MODE_CREATE) && fc->rank == 0) {
@@ -184,7 +196,7 @@ int vmpi_io_open(struct vmpi_comm *c, const char *name, int amode, struct vmpi_i
         /* The file pointers start at the end of the file (13.2.1). */
         struct stat st;
         if (fstat(f->fd, &st) == 0)
-            f->fp = st.st_size;
+            f->fp = f->shfp_init = st.st_size;
         else
             local = vmpi_io_errno(errno, "%s: cannot stat '%s'", fn, name);
         rc = vmpi_io_agree(fc, local, fn);
@@ -206,6 +218,7 @@ int vmpi_io_close(struct vmpi_file *f)
     f->fd = -1;
     /* Every rank has closed before the file goes. */
     int rc = vmpi_io_agree(f->comm, local, fn);
+    vmpi_io_shared_remove(f);
     if ((f->amode & MPI_MODE_DELETE_ON_CLOSE) && f->comm->rank == 0)
         unlink(f->name);
     return rc;

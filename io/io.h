@@ -44,6 +44,15 @@ struct vmpi_file {
     char datarep[MPI_MAX_DATAREP_STRING];
     MPI_Offset fp; /* individual file pointer, in etypes of the view */
     bool atomic;
+    /* The shared file pointer (shared.c): its file, fd (-1 until used),
+     * and its value while that file is empty. */
+    char *shfp_name;
+    int shfd;
+    MPI_Offset shfp_init;
+    /* A split collective begun and not ended (api/file_nb.c): its kind
+     * (0: none) and outcome. */
+    int split;
+    MPI_Status split_st;
 };
 
 /* ---- the file object (file.c) --------------------------------------------- */
@@ -92,6 +101,24 @@ int vmpi_io_set_view(struct vmpi_file *f, MPI_Offset disp, struct vmpi_dtype *et
 MPI_Offset vmpi_io_byte_of(const struct vmpi_file *f, MPI_Offset pos, MPI_Offset *left);
 /* Bytes of the view's data stream that lie before file byte `off`. */
 MPI_Offset vmpi_io_stream_before(const struct vmpi_file *f, MPI_Offset off);
+
+/* ---- the shared file pointer (shared.c) ------------------------------------- */
+/* At open: the name of the pointer's file, from rank 0's id. */
+int vmpi_io_shared_name(struct vmpi_file *f, uint64_t id);
+/* *old = the pointer, which moves n etypes on (n 0: a read). */
+int vmpi_io_shared_fetch_add(struct vmpi_file *f, MPI_Offset n, MPI_Offset *old,
+                             const char *fn);
+/* Collective, in rank order: *off = where this rank's n etypes go; the
+ * pointer moves past all of them. local_rc: this rank's check, agreed on
+ * first. */
+int vmpi_io_shared_ordered(struct vmpi_file *f, int local_rc, MPI_Offset n, MPI_Offset *off,
+                           const char *fn);
+/* Collective: the pointer becomes pos (after agreeing on local_rc). */
+int vmpi_io_shared_set(struct vmpi_file *f, int local_rc, MPI_Offset pos, const char *fn);
+/* Collective (set_view): the pointer goes back to 0. */
+int vmpi_io_shared_reset(struct vmpi_file *f, const char *fn);
+/* At close: closes and removes the pointer's file. */
+void vmpi_io_shared_remove(struct vmpi_file *f);
 
 /* ---- data access (access.c) ------------------------------------------------- */
 /* Reads or writes (buf, count, dt) at view offset `offset` (etypes). The

@@ -81,7 +81,7 @@ int vmpi_io_set_view(struct vmpi_file *f, MPI_Offset disp, struct vmpi_dtype *et
     f->fext = vmpi_dtype_ext(ftype);
     snprintf(f->datarep, sizeof f->datarep, "%s", datarep);
     f->fp = 0;
-    return MPI_SUCCESS;
+    return vmpi_io_shared_reset(f, fn);
 }
 
 /* The block of ft holding packed byte q of an element (q < size). */

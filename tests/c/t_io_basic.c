@@ -174,10 +174,7 @@ int main(int argc, char **argv)
 {
     char path[128];
     MPI_File fh;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    t_io_mkdir();
+    t_io_init(&argc, &argv, &rank, &size);
     t_io_path(path, "basic");
     OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
     explicit_offsets(fh);
@@ -187,9 +184,5 @@ int main(int argc, char **argv)
     sizes_and_queries(fh);
     OK(MPI_File_close(&fh));
     modes(path);
-    t_io_rmdir();
-    if (rank == 0)
-        printf("t_io_basic: OK on %d ranks\n", size);
-    MPI_Finalize();
-    return 0;
+    return t_io_finish("t_io_basic");
 }

@@ -170,9 +170,8 @@ int main(int argc, char **argv)
 {
     char path[128], missing[128];
     MPI_File fh;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    t_io_mkdir();
+    int size;
+    t_io_init(&argc, &argv, &rank, &size);
     t_io_path(path, "errors");
     t_io_path(missing, "no-such-file");
     OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL,
@@ -184,9 +183,5 @@ int main(int argc, char **argv)
     OK(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0)
         OK(MPI_File_delete(path, MPI_INFO_NULL));
-    t_io_rmdir();
-    if (rank == 0)
-        printf("t_io_errors: OK\n");
-    MPI_Finalize();
-    return 0;
+    return t_io_finish("t_io_errors");
 }

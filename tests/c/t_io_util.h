@@ -42,6 +42,28 @@ static inline void t_io_rmdir(void)
         CHECK(rmdir(t_io_dir) == 0, "cannot remove %s (files left in it?)", t_io_dir);
 }
 
+/* MPI_Init, this rank and the size of MPI_COMM_WORLD, the directory. */
+static inline void t_io_init(int *argc, char ***argv, int *rank, int *size)
+{
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    MPI_Comm_size(MPI_COMM_WORLD, size);
+    t_io_mkdir();
+}
+
+/* The directory goes, rank 0 says the test passed, MPI_Finalize. */
+static inline int t_io_finish(const char *test)
+{
+    int rank, size;
+    t_io_rmdir();
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (rank == 0)
+        printf("%s: OK on %d ranks\n", test, size);
+    MPI_Finalize();
+    return 0;
+}
+
 /* rc is an error of class want whose message names fname. */
 #define T_IO_EXPECT(call, want, fname)                                               \
     do {                                                                             \

@@ -139,10 +139,7 @@ int main(int argc, char **argv)
 {
     char path[128];
     MPI_File fh;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    t_io_mkdir();
+    t_io_init(&argc, &argv, &rank, &size);
     OK(MPI_File_open(MPI_COMM_WORLD, t_io_path(path, "view"),
                      MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
                      &fh));
@@ -150,9 +147,5 @@ int main(int argc, char **argv)
     OK(MPI_File_set_size(fh, 0));
     subarray_view(fh);
     OK(MPI_File_close(&fh));
-    t_io_rmdir();
-    if (rank == 0)
-        printf("t_io_view: OK on %d ranks\n", size);
-    MPI_Finalize();
-    return 0;
+    return t_io_finish("t_io_view");
 }
