@@ -104,9 +104,10 @@ static int rw_check(struct vmpi_file *f, bool write, int how, const void *buf, i
     else
         VMPI_CHECK(!(f->amode & MPI_MODE_WRONLY), ec, MPI_ERR_ACCESS,
                    "%s: the file was opened MPI_MODE_WRONLY", fn);
-    VMPI_CHECK(vmpi_dtype_size(*dt) % f->esize == 0, ec, MPI_ERR_TYPE,
-               "%s: the datatype's size (%ld bytes) is not a multiple of the etype's (%ld)", fn,
-               (long)vmpi_dtype_size(*dt), (long)f->esize);
+    MPI_Offset sz = vmpi_io_stream_size(f, *dt);
+    VMPI_CHECK(sz >= 0 && sz % f->esize == 0, ec, MPI_ERR_TYPE,
+               "%s: the datatype's size (%ld bytes in the file) is not a multiple of the "
+               "etype's (%ld)", fn, (long)sz, (long)f->esize);
     return MPI_SUCCESS;
 }
 
@@ -134,7 +135,7 @@ int file_rw(const char *fn, MPI_File fh, bool write, int how, MPI_Offset offset,
     int local = rw_check(f, write, how, buf, count, datatype, &dt, fn);
     if (local != MPI_SUCCESS && how != FILE_ORDERED)
         return local; /* its handler has run */
-    MPI_Offset n = local == MPI_SUCCESS ? count * (vmpi_dtype_size(dt) / f->esize) : 0;
+    MPI_Offset n = local == MPI_SUCCESS ? count * (vmpi_io_stream_size(f, dt) / f->esize) : 0;
     int rc = rw_offset(f, how, local, n, &offset, fn);
     if (local != MPI_SUCCESS)
         return local;
@@ -142,13 +143,13 @@ int file_rw(const char *fn, MPI_File fh, bool write, int how, MPI_Offset offset,
     VMPI_CHECK(offset >= 0, ec, MPI_ERR_ARG, "%s: offset %ld is negative", fn, (long)offset);
     VMPI_CHECK(offset <= INT64_MAX / f->esize - n, ec, MPI_ERR_ARG,
                "%s: offset %ld is too large", fn, (long)offset);
-    MPI_Count done;
-    rc = vmpi_io_rw(f, write, offset, buf, count, dt, &done, fn);
+    MPI_Count done, bytes;
+    rc = vmpi_io_rw(f, write, offset, buf, count, dt, &done, &bytes, fn);
     if (how == FILE_INDIV)
         f->fp += done / f->esize;
     if (status != MPI_STATUS_IGNORE) {
         status->count_hi_and_cancelled = 0;
-        vmpi_req_status_set_count(status, done);
+        vmpi_req_status_set_count(status, bytes);
     }
     return vmpi_err_handle(ec, rc);
 }
@@ -250,7 +251,9 @@ int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
 VMPI_WEAK(File_get_byte_offset);
 
 /* In "native" and "internal" a type takes in the file what it takes in
- * memory. */
+ * memory; in "external32" its external32 size when it has no holes (a
+ * predefined type, or one whose data is one block), else its memory
+ * extent when its types are as large in external32 as in memory. */
 int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent)
 {
     static const char fn[] = "MPI_File_get_type_extent";
@@ -260,7 +263,14 @@ int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *exte
     struct vmpi_dtype *dt = vmpi_dtype_get(datatype);
     VMPI_CHECK(dt, f->comm, MPI_ERR_TYPE, "%s: datatype is not a valid datatype (%#x)", fn,
                (unsigned)datatype);
-    *extent = vmpi_dtype_extent(dt);
+    MPI_Aint x32 = f->ext32 ? vmpi_dtype_ext32_size(dt) : vmpi_dtype_size(dt);
+    bool dense = dt->builtin || (vmpi_dtype_is_contig(dt) && vmpi_dtype_extent(dt) ==
+                                                                 vmpi_dtype_size(dt));
+    VMPI_CHECK(!f->ext32 || dense || x32 == vmpi_dtype_size(dt), f->comm,
+               MPI_ERR_UNSUPPORTED_DATAREP,
+               "%s: the external32 extent of a type with holes whose types change size in "
+               "external32 is not supported", fn);
+    *extent = f->ext32 && dense ? x32 : vmpi_dtype_extent(dt);
     return MPI_SUCCESS;
 }
 VMPI_WEAK(File_get_type_extent);

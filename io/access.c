@@ -142,11 +142,31 @@ static int lock_file(int fd, short type)
     return 0;
 }
 
-int vmpi_io_rw(struct vmpi_file *f, bool write, MPI_Offset offset, void *buf, MPI_Count count,
-               struct vmpi_dtype *dt, MPI_Count *done, const char *fn)
+/* external32: the whole buffer converted to (writes) or from (reads) its
+ * big-endian form; *bytes counts the whole elements moved. */
+static int rw_ext32(struct vmpi_file *f, bool write, MPI_Offset pos, void *buf,
+                    MPI_Count count, struct vmpi_dtype *dt, MPI_Offset *moved,
+                    MPI_Count *bytes)
 {
-    MPI_Offset total = count * vmpi_dtype_size(dt), pos = offset * f->esize, moved = 0;
-    *done = 0;
+    MPI_Offset esz = vmpi_dtype_ext32_size(dt), total = count * esz;
+    char *tmp = malloc((size_t)total);
+    if (!tmp)
+        return ENOMEM;
+    if (write)
+        vmpi_dtype_ext32_pack(tmp, buf, count, dt);
+    int e = view_rw(f, write, tmp, pos, total, moved);
+    if (!write)
+        vmpi_dtype_ext32_unpack(buf, *moved / esz, dt, tmp);
+    *bytes = *moved / esz * vmpi_dtype_size(dt);
+    free(tmp);
+    return e;
+}
+
+int vmpi_io_rw(struct vmpi_file *f, bool write, MPI_Offset offset, void *buf, MPI_Count count,
+               struct vmpi_dtype *dt, MPI_Count *done, MPI_Count *bytes, const char *fn)
+{
+    MPI_Offset total = count * vmpi_io_stream_size(f, dt), pos = offset * f->esize, moved = 0;
+    *done = *bytes = 0;
     if (total == 0)
         return MPI_SUCCESS;
     if (f->fsize == 0) {
@@ -156,7 +176,9 @@ int vmpi_io_rw(struct vmpi_file *f, bool write, MPI_Offset offset, void *buf, MP
                              "write %ld bytes", fn, (long)total);
     }
     int e = f->atomic ? lock_file(f->fd, write ? F_WRLCK : F_RDLCK) : 0;
-    if (!e && vmpi_dtype_is_contig(dt)) {
+    if (!e && f->ext32) {
+        e = rw_ext32(f, write, pos, buf, count, dt, &moved, bytes);
+    } else if (!e && vmpi_dtype_is_contig(dt)) {
         e = view_rw(f, write, vmpi_dtype_addr(buf, vmpi_dtype_true_lb(dt)), pos, total, &moved);
     } else if (!e) {
         MPI_Offset cap = total < PACK_CHUNK ? total : PACK_CHUNK;
@@ -179,6 +201,8 @@ int vmpi_io_rw(struct vmpi_file *f, bool write, MPI_Offset offset, void *buf, MP
     if (f->atomic)
         lock_file(f->fd, F_UNLCK);
     *done = moved;
+    if (!f->ext32)
+        *bytes = moved;
     if (e)
         return vmpi_io_errno(e, "%s: %s '%s' at byte %ld of the view", fn,
                              write ? "writing" : "reading", f->name, (long)(pos + moved));

@@ -42,6 +42,7 @@ struct vmpi_file {
     MPI_Offset esize;                 /* etype size, > 0 */
     MPI_Offset fsize, fext;           /* filetype size and extent */
     char datarep[MPI_MAX_DATAREP_STRING];
+    bool ext32; /* "external32": data in the file is big-endian (view.c) */
     MPI_Offset fp; /* individual file pointer, in etypes of the view */
     bool atomic;
     /* The shared file pointer (shared.c): its file, fd (-1 until used),
@@ -99,6 +100,13 @@ int vmpi_io_set_view(struct vmpi_file *f, MPI_Offset disp, struct vmpi_dtype *et
  * stream bytes from pos on follow it contiguously in the file (to the end
  * of its run of the filetype). */
 MPI_Offset vmpi_io_byte_of(const struct vmpi_file *f, MPI_Offset pos, MPI_Offset *left);
+/* Bytes one element of dt takes in the view's data stream: its size, or
+ * its external32 size. */
+static inline MPI_Offset vmpi_io_stream_size(const struct vmpi_file *f,
+                                             const struct vmpi_dtype *dt)
+{
+    return f->ext32 ? vmpi_dtype_ext32_size(dt) : vmpi_dtype_size(dt);
+}
 /* Bytes of the view's data stream that lie before file byte `off`. */
 MPI_Offset vmpi_io_stream_before(const struct vmpi_file *f, MPI_Offset off);
 
@@ -122,8 +130,9 @@ void vmpi_io_shared_remove(struct vmpi_file *f);
 
 /* ---- data access (access.c) ------------------------------------------------- */
 /* Reads or writes (buf, count, dt) at view offset `offset` (etypes). The
- * bytes moved go to *done (reads stop at the end of the file). */
+ * stream bytes moved go to *done (reads stop at the end of the file), the
+ * bytes of dt's data they hold (what a status counts) to *bytes. */
 int vmpi_io_rw(struct vmpi_file *f, bool write, MPI_Offset offset, void *buf, MPI_Count count,
-               struct vmpi_dtype *dt, MPI_Count *done, const char *fn);
+               struct vmpi_dtype *dt, MPI_Count *done, MPI_Count *bytes, const char *fn);
 
 #endif

@@ -41,13 +41,23 @@ int vmpi_io_set_view(struct vmpi_file *f, MPI_Offset disp, struct vmpi_dtype *et
     bool ro = f->amode & MPI_MODE_RDONLY;
     MPI_Offset esize = vmpi_dtype_size(etype), fsize = vmpi_dtype_size(ftype);
     /* "internal" is native here: the layout vmpi itself reads back on any
-     * of its processes (all of one architecture). external32 would need
-     * its own extents for the view: not supported yet. */
-    if (strcmp(datarep, "native") && strcmp(datarep, "internal"))
+     * of its processes (all of one architecture). "external32" keeps the
+     * native layout of the view when its types take as many bytes in
+     * external32 as in memory (int, double, char, ...: their displacements
+     * and extents are then the same), and converts the data. */
+    bool ext32 = !strcmp(datarep, "external32");
+    if (strcmp(datarep, "native") && strcmp(datarep, "internal") && !ext32)
         local = vmpi_err_make(MPI_ERR_UNSUPPORTED_DATAREP,
-                              "%s: data representation '%s' is not supported (\"native\" and "
-                              "\"internal\" are)",
+                              "%s: data representation '%s' is not supported (\"native\", "
+                              "\"internal\" and \"external32\" are)",
                               fn, datarep);
+    else if (ext32 && (vmpi_dtype_ext32_size(etype) != esize ||
+                       vmpi_dtype_ext32_size(ftype) != fsize))
+        local = vmpi_err_make(MPI_ERR_UNSUPPORTED_DATAREP,
+                              "%s: an \"external32\" view whose etype or filetype holds types "
+                              "of another size in external32 than in memory (such as MPI_LONG) "
+                              "is not supported",
+                              fn);
     else if (disp < 0)
         local = vmpi_err_make(MPI_ERR_ARG, "%s: displacement %ld is negative", fn, (long)disp);
     else if (esize <= 0)
@@ -80,6 +90,7 @@ int vmpi_io_set_view(struct vmpi_file *f, MPI_Offset disp, struct vmpi_dtype *et
     f->fsize = fsize;
     f->fext = vmpi_dtype_ext(ftype);
     snprintf(f->datarep, sizeof f->datarep, "%s", datarep);
+    f->ext32 = ext32;
     f->fp = 0;
     return vmpi_io_shared_reset(f, fn);
 }

@@ -8,7 +8,8 @@
  *    opened WRONLY (ACCESS), negative offsets and seeks (ARG), a filetype
  *    that is not a multiple of the etype (ARG), etypes and filetypes with
  *    decreasing displacements (IO, as MPICH), unsupported data
- *    representations (UNSUPPORTED_DATAREP), MPI_DISPLACEMENT_CURRENT
+ *    representations and external32 views of MPI_LONG, 8 bytes in memory
+ *    and 4 in external32 (UNSUPPORTED_DATAREP), MPI_DISPLACEMENT_CURRENT
  *    outside sequential mode, explicit offsets in sequential mode
  *    (UNSUPPORTED_OPERATION), a bad handle (FILE), negative set_size;
  *  - MPI_File_delete of a missing file (NO_SUCH_FILE);
@@ -103,7 +104,7 @@ static void access_errors(const char *path)
     OK(MPI_Type_free(&back));
     T_IO_EXPECT(MPI_File_set_view(fh, -8, MPI_INT, MPI_INT, "native", MPI_INFO_NULL),
                 MPI_ERR_ARG, "MPI_File_set_view");
-    T_IO_EXPECT(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "external32", MPI_INFO_NULL),
+    T_IO_EXPECT(MPI_File_set_view(fh, 0, MPI_LONG, MPI_LONG, "external32", MPI_INFO_NULL),
                 MPI_ERR_UNSUPPORTED_DATAREP, "MPI_File_set_view");
     T_IO_EXPECT(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "nonsense", MPI_INFO_NULL),
                 MPI_ERR_UNSUPPORTED_DATAREP, "MPI_File_set_view");

@@ -13,7 +13,9 @@
  *    buffer) with write_at_all, the whole array read back and checked,
  *    then the block read back through the view into a strided buffer;
  *  - get_view returns the displacement, a new filetype with the same
- *    layout (freed by the caller), "native"; get_type_extent. */
+ *    layout (freed by the caller), "native"; get_type_extent;
+ *  - "external32" through a vector view: big-endian bytes in the file,
+ *    the same ints read back, MPI_LONG's file extent 4. */
 #include "t_io_util.h"
 
 enum { B = 3, NB = 50, ROWS = 20, COLS = 7 };
@@ -135,6 +137,39 @@ static void subarray_view(MPI_File fh)
     OK(MPI_Type_free(&every2));
 }
 
+/* external32: big-endian in the file through a vector view (every other
+ * int of each rank's pair of slots), native again when read back. */
+static void external32_view(MPI_File fh)
+{
+    MPI_Datatype vec, ft;
+    MPI_Status st;
+    int mine[4], back[4], n = -1;
+    unsigned char raw[4];
+    MPI_Aint ext;
+    OK(MPI_Type_vector(4, 1, 2 * size, MPI_INT, &vec));
+    OK(MPI_Type_create_resized(vec, 0, (MPI_Aint)sizeof(int) * 8 * size, &ft));
+    OK(MPI_Type_commit(&ft));
+    for (int i = 0; i < 4; i++)
+        mine[i] = 0x01020300 + rank * 16 + i;
+    OK(MPI_File_set_view(fh, (MPI_Offset)sizeof(int) * 2 * rank, MPI_INT, ft, "external32",
+                         MPI_INFO_NULL));
+    OK(MPI_File_get_type_extent(fh, MPI_LONG, &ext));
+    CHECK(ext == 4, "external32 extent of MPI_LONG: %ld", (long)ext);
+    OK(MPI_File_write_at_all(fh, 0, mine, 4, MPI_INT, &st));
+    OK(MPI_Get_count(&st, MPI_INT, &n));
+    CHECK(n == 4, "external32 write: count %d", n);
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    OK(MPI_File_read_at_all(fh, 0, back, 4, MPI_INT, &st));
+    CHECK(!memcmp(back, mine, sizeof mine), "external32 read back differs");
+    OK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    OK(MPI_File_read_at(fh, (MPI_Offset)sizeof(int) * (2 * rank + 2 * size * 3), raw, 4,
+                        MPI_BYTE, &st));
+    CHECK(raw[0] == 1 && raw[1] == 2 && raw[2] == 3 && raw[3] == rank * 16 + 3,
+          "not big-endian in the file: %02x %02x %02x %02x", raw[0], raw[1], raw[2], raw[3]);
+    OK(MPI_Type_free(&ft));
+    OK(MPI_Type_free(&vec));
+}
+
 int main(int argc, char **argv)
 {
     char path[128];
@@ -146,6 +181,8 @@ int main(int argc, char **argv)
     vector_view(fh);
     OK(MPI_File_set_size(fh, 0));
     subarray_view(fh);
+    OK(MPI_File_set_size(fh, 0));
+    external32_view(fh);
     OK(MPI_File_close(&fh));
     return t_io_finish("t_io_view");
 }
