@@ -98,6 +98,19 @@ int vmpi_io_agree(struct vmpi_comm *c, int local_rc, const char *fn)
     return vmpi_err_make(e.cls, "%s (on rank %d of the file's group)", e.msg, first);
 }
 
+/* ROMIO lets a name start with its file system ("ufs:/data/x",
+ * "nfs:...", "lustre:..."); MPICH programs use that, so the prefix is
+ * skipped: every file system is reached through POSIX here. */
+static const char *fs_path(const char *name)
+{
+    static const char *const fs[] = {"ufs:", "nfs:", "lustre:", "gpfs:", "pvfs2:", "xfs:",
+                                     "panfs:", "daos:", "testfs:"};
+    for (size_t i = 0; i < sizeof fs / sizeof fs[0]; i++)
+        if (!strncmp(name, fs[i], strlen(fs[i])))
+            return name + strlen(fs[i]);
+    return name;
+}
+
 static int open_flags(int amode)
 {
     return (amode & MPI_MODE_RDONLY ? O_RDONLY : amode & MPI_MODE_WRONLY ? O_WRONLY : O_RDWR) |
@@ -158,6 +171,7 @@ int vmpi_io_open(struct vmpi_comm *c, const char *name, int amode, struct vmpi_i
 {
     static const char fn[] = "MPI_File_open";
     struct vmpi_file *f;
+    name = fs_path(name);
     int rc = file_new(c, name, amode, &f);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -231,6 +245,7 @@ void vmpi_io_free(struct vmpi_file *f)
 
 int vmpi_io_delete(const char *name)
 {
+    name = fs_path(name);
     if (unlink(name) != 0)
         return vmpi_io_errno(errno, "MPI_File_delete: cannot delete '%s'", name);
     return MPI_SUCCESS;

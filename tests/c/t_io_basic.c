@@ -11,7 +11,7 @@
  *    get_amode, get_group, get_info after set_info, atomicity, sync,
  *    get_byte_offset, seek to MPI_SEEK_END, c2f/f2c;
  *  - MPI_MODE_APPEND (pointer starts at the end), MPI_MODE_DELETE_ON_CLOSE,
- *    MPI_File_delete. */
+ *    MPI_File_delete; a name with ROMIO's "ufs:" prefix. */
 #include "t_io_util.h"
 
 enum { N = 1000 };
@@ -159,13 +159,16 @@ static void modes(const char *path)
     CHECK(fh == MPI_FILE_NULL, "close did not null the handle");
     OK(MPI_Barrier(MPI_COMM_WORLD));
     CHECK(access(path, F_OK) != 0, "DELETE_ON_CLOSE left %s", path);
-    /* MPI_File_delete of a closed file. */
-    OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL,
+    /* MPI_File_delete of a closed file; ROMIO's "ufs:" prefix names it too. */
+    char ufs[160];
+    snprintf(ufs, sizeof ufs, "ufs:%s", path);
+    OK(MPI_File_open(MPI_COMM_WORLD, ufs, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL,
                      &fh));
+    CHECK(access(path, F_OK) == 0, "open of ufs:%s did not create %s", path, path);
     OK(MPI_File_close(&fh));
     OK(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0)
-        OK(MPI_File_delete(path, MPI_INFO_NULL));
+        OK(MPI_File_delete(ufs, MPI_INFO_NULL));
     OK(MPI_Barrier(MPI_COMM_WORLD));
     CHECK(access(path, F_OK) != 0, "MPI_File_delete left %s", path);
 }
