@@ -175,6 +175,11 @@ int vmpi_io_rw(struct vmpi_file *f, bool write, MPI_Offset offset, void *buf, MP
         return vmpi_err_make(MPI_ERR_IO, "%s: the view's filetype holds no data: cannot "
                              "write %ld bytes", fn, (long)total);
     }
+    if (f->one_tile && pos + total > f->fsize)
+        return vmpi_err_make(MPI_ERR_IO, "%s: the view's filetype spans more file bytes than "
+                             "its extent, so its tiles overlap: only its first %ld bytes of "
+                             "data can be accessed, not bytes %ld to %ld", fn, (long)f->fsize,
+                             (long)pos, (long)(pos + total));
     int e = f->atomic ? lock_file(f->fd, write ? F_WRLCK : F_RDLCK) : 0;
     if (!e && f->ext32) {
         e = rw_ext32(f, write, pos, buf, count, dt, &moved, bytes);

@@ -43,6 +43,7 @@ struct vmpi_file {
     MPI_Offset fsize, fext;           /* filetype size and extent */
     char datarep[MPI_MAX_DATAREP_STRING];
     bool ext32; /* "external32": data in the file is big-endian (view.c) */
+    bool one_tile; /* the filetype's data spans more than its extent (view.c) */
     MPI_Offset fp; /* individual file pointer, in etypes of the view */
     bool atomic;
     /* The shared file pointer (shared.c): its file, fd (-1 until used),

@@ -6,9 +6,9 @@
  * runs of len bytes at off + i * stride, pos = where the block starts in
  * the element's packed form). The standard requires non-negative,
  * non-decreasing displacements; set_view checks that the runs of a tile
- * start in file order and that a tile's runs start before the next
- * tile's, so stream order is file order (for runs that do not overlap)
- * and both mappings are monotone. Byte p of the stream is in tile p / fsize, at packed byte
+ * start in file order, and notes whether a tile's runs start before the
+ * next tile's; then stream order is file order (for runs that do not
+ * overlap) and both mappings are monotone. Byte p of the stream is in tile p / fsize, at packed byte
  * p % fsize of it. */
 #include "io.h"
 
@@ -19,7 +19,8 @@
  * before it starts, and, unless `overlap`, after it ends (overlapping runs
  * can only be read: MPICH allows them on read-only files); with `tiles`,
  * whether the last starts within one extent of the first (tile k + 1
- * then starts after tile k's runs). */
+ * then starts after tile k's runs; when not, vmpi_io_rw refuses accesses
+ * past the first tile, whose file bytes would not be in stream order). */
 static bool monotone(const struct vmpi_dtype *ft, bool overlap, bool tiles)
 {
     MPI_Aint start = 0, end = 0;
@@ -70,7 +71,7 @@ int vmpi_io_set_view(struct vmpi_file *f, MPI_Offset disp, struct vmpi_dtype *et
                               fn, (long)fsize, (long)esize);
     /* MPI_ERR_IO for a layout a file cannot have, as MPICH reports it. */
     else if (!monotone(etype, ro, false) ||
-             (fsize > 0 && (!monotone(ftype, ro, true) || vmpi_dtype_ext(ftype) <= 0)))
+             (fsize > 0 && (!monotone(ftype, ro, false) || vmpi_dtype_ext(ftype) <= 0)))
         local = vmpi_err_make(MPI_ERR_IO,
                               "%s: the %s's displacements are not non-negative and "
                               "monotonically non-decreasing%s",
@@ -91,6 +92,10 @@ int vmpi_io_set_view(struct vmpi_file *f, MPI_Offset disp, struct vmpi_dtype *et
     f->fext = vmpi_dtype_ext(ftype);
     snprintf(f->datarep, sizeof f->datarep, "%s", datarep);
     f->ext32 = ext32;
+    /* HDF5's chunked datasets make such filetypes (a struct of resized
+     * hyperslab types: its lb is the least resized lb, above its first
+     * data); like ROMIO, accept them for the one tile that is accessed. */
+    f->one_tile = fsize > 0 && !monotone(ftype, ro, true);
     f->fp = 0;
     return vmpi_io_shared_reset(f, fn);
 }

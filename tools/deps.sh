@@ -4,7 +4,7 @@
 set -e
 cd "$(dirname "$0")/.."
 pkgs="build-essential g++ gfortran cmake ninja-build pkg-config python3 python3-venv iproute2 procps
-      mpich libmpich-dev openmpi-bin libopenmpi-dev netpipe-mpich2 libfabric-dev libfabric-bin
+      mpich libmpich-dev openmpi-bin libopenmpi-dev netpipe-mpich2 libhdf5-mpich-dev libfabric-dev libfabric-bin
       qemu-system-x86"
 missing=""
 for p in $pkgs; do
