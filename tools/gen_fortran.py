@@ -321,13 +321,15 @@ def f08_decl(line, private):
                   for n in re.split(r",(?![^(]*\))", names)]
 
 
-def f08_procedure(proc):
-    """The mpi_f08 procedure MPI_X and the interface of mpi_x_ it calls."""
+def f08_procedure(proc, prefix=""):
+    """The mpi_f08 procedure MPI_X (PMPI_X with prefix "P") and the interface
+    of the C binding mpi_x_ it calls."""
     lines = str(proc.express.f08).splitlines()
     m = re.fullmatch(r"(.*?)\s*(MPI_\w+)\((.*)\)", lines[0].strip())
     ftype, name, args = m.group(1), m.group(2), m.group(3)
-    decls = [l.strip() for l in lines[1:] if "::" in l and not l.strip().startswith("USE")]
     cname = name.lower() + "_"
+    name = prefix + name
+    decls = [l.strip() for l in lines[1:] if "::" in l and not l.strip().startswith("USE")]
     arglist = [a.strip() for a in args.split(",") if a.strip()]
     has_ierr = "ierror" in arglist
     wrap = lambda h: h if len(h) < 110 else h[:h.rindex(", ", 0, 100) + 1] + " &\n      " + \
@@ -386,7 +388,9 @@ def mpi_f08_module(f, bound):
             "  common /mpipriv1/ MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS_IGNORE",
             "  common /mpipriv2/ MPI_STATUSES_IGNORE, MPI_ERRCODES_IGNORE",
             "  common /mpiprivc/ MPI_ARGVS_NULL, MPI_ARGV_NULL",
-            "  save /mpifcmb5/, /mpifcmb9/, /mpipriv1/, /mpipriv2/, /mpiprivc/"]
+            "  save /mpifcmb5/, /mpifcmb9/, /mpipriv1/, /mpipriv2/, /mpiprivc/",
+            "  ! The predefined attribute callbacks (api/fortran/callbacks.c)."]
+    out += ["  external :: " + n for n in FORTRAN_ONLY if n.endswith("_FN")]
     ops = []
     for t in HANDLE_TYPES:
         ops += ["  interface operator(==)", f"    module procedure {t.lower()}_eq", "  end interface",
@@ -398,7 +402,8 @@ def mpi_f08_module(f, bound):
         if proc is None or not proc._parseset["attributes"]["f08_expressible"]:
             continue
         b, i = f08_procedure(proc)
-        bodies += [""] + b
+        pb, _ = f08_procedure(proc, "P")   # the profiling twin PMPI_X
+        bodies += [""] + b + [""] + pb
         ifaces += i
     out += ["  interface"] + ["    " + l for l in ifaces] + ["  end interface"]
     out += ["  private :: " + n.lower() + "_" for n in bound

@@ -305,6 +305,19 @@ module mpi_f08
   common /mpipriv2/ MPI_STATUSES_IGNORE, MPI_ERRCODES_IGNORE
   common /mpiprivc/ MPI_ARGVS_NULL, MPI_ARGV_NULL
   save /mpifcmb5/, /mpifcmb9/, /mpipriv1/, /mpipriv2/, /mpiprivc/
+  ! The predefined attribute callbacks (api/fortran/callbacks.c).
+  external :: MPI_NULL_COPY_FN
+  external :: MPI_NULL_DELETE_FN
+  external :: MPI_DUP_FN
+  external :: MPI_COMM_NULL_COPY_FN
+  external :: MPI_COMM_NULL_DELETE_FN
+  external :: MPI_COMM_DUP_FN
+  external :: MPI_TYPE_NULL_COPY_FN
+  external :: MPI_TYPE_NULL_DELETE_FN
+  external :: MPI_TYPE_DUP_FN
+  external :: MPI_WIN_NULL_COPY_FN
+  external :: MPI_WIN_NULL_DELETE_FN
+  external :: MPI_WIN_DUP_FN
   interface operator(==)
     module procedure mpi_comm_eq
   end interface
@@ -3180,6 +3193,15 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Abort
 
+  subroutine PMPI_Abort(comm, errorcode, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(IN) :: errorcode
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_abort_(comm, errorcode, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Abort
+
   subroutine MPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
       target_count, target_datatype, op, win, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
@@ -3199,6 +3221,25 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Accumulate
 
+  subroutine PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, op, win, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    INTEGER, INTENT(IN) :: origin_count
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER, INTENT(IN) :: target_count
+    TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+    TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_accumulate_(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, op, win, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Accumulate
+
   subroutine MPI_Add_error_class(errorclass, ierror)
     INTEGER, INTENT(OUT) :: errorclass
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -3206,6 +3247,14 @@ contains
     call mpi_add_error_class_(errorclass, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Add_error_class
+
+  subroutine PMPI_Add_error_class(errorclass, ierror)
+    INTEGER, INTENT(OUT) :: errorclass
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_add_error_class_(errorclass, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Add_error_class
 
   subroutine MPI_Add_error_code(errorclass, errorcode, ierror)
     INTEGER, INTENT(IN) :: errorclass
@@ -3216,6 +3265,15 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Add_error_code
 
+  subroutine PMPI_Add_error_code(errorclass, errorcode, ierror)
+    INTEGER, INTENT(IN) :: errorclass
+    INTEGER, INTENT(OUT) :: errorcode
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_add_error_code_(errorclass, errorcode, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Add_error_code
+
   subroutine MPI_Add_error_string(errorcode, string, ierror)
     INTEGER, INTENT(IN) :: errorcode
     character(len=*), INTENT(IN) :: string
@@ -3225,17 +3283,38 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Add_error_string
 
+  subroutine PMPI_Add_error_string(errorcode, string, ierror)
+    INTEGER, INTENT(IN) :: errorcode
+    character(len=*), INTENT(IN) :: string
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_add_error_string_(errorcode, string, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Add_error_string
+
   integer(kind=mpi_address_kind) function MPI_Aint_add(base, disp)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: base
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp
     MPI_Aint_add = mpi_aint_add_(base, disp)
   end function MPI_Aint_add
 
+  integer(kind=mpi_address_kind) function PMPI_Aint_add(base, disp)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: base
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp
+    PMPI_Aint_add = mpi_aint_add_(base, disp)
+  end function PMPI_Aint_add
+
   integer(kind=mpi_address_kind) function MPI_Aint_diff(addr1, addr2)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: addr1
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: addr2
     MPI_Aint_diff = mpi_aint_diff_(addr1, addr2)
   end function MPI_Aint_diff
+
+  integer(kind=mpi_address_kind) function PMPI_Aint_diff(addr1, addr2)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: addr1
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: addr2
+    PMPI_Aint_diff = mpi_aint_diff_(addr1, addr2)
+  end function PMPI_Aint_diff
 
   subroutine MPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
@@ -3252,6 +3331,22 @@ contains
     call mpi_allgather_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Allgather
+
+  subroutine PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN) :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*) :: recvbuf
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_allgather_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Allgather
 
   subroutine MPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
@@ -3270,6 +3365,23 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Allgatherv
 
+  subroutine PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN) :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    INTEGER, INTENT(IN) :: recvcounts(*)
+    INTEGER, INTENT(IN) :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*) :: recvbuf
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_allgatherv_(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Allgatherv
+
   subroutine MPI_Alloc_mem(size, info, baseptr, ierror)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
     TYPE(MPI_Info), INTENT(IN) :: info
@@ -3279,6 +3391,16 @@ contains
     call mpi_alloc_mem_(size, info, baseptr, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Alloc_mem
+
+  subroutine PMPI_Alloc_mem(size, info, baseptr, ierror)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(C_PTR), INTENT(OUT) :: baseptr
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_alloc_mem_(size, info, baseptr, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Alloc_mem
 
   subroutine MPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
@@ -3295,6 +3417,21 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Allreduce
 
+  subroutine PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN) :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*) :: recvbuf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_allreduce_(sendbuf, recvbuf, count, datatype, op, comm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Allreduce
+
   subroutine MPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
     type(*), dimension(*), INTENT(IN) :: sendbuf
@@ -3310,6 +3447,22 @@ contains
     call mpi_alltoall_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Alltoall
+
+  subroutine PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN) :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*) :: recvbuf
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_alltoall_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Alltoall
 
   subroutine MPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, &
       recvtype, comm, ierror)
@@ -3331,6 +3484,26 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Alltoallv
 
+  subroutine PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, &
+      recvtype, comm, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN) :: sendbuf
+    INTEGER, INTENT(IN) :: sendcounts(*)
+    INTEGER, INTENT(IN) :: sdispls(*)
+    INTEGER, INTENT(IN) :: recvcounts(*)
+    INTEGER, INTENT(IN) :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*) :: recvbuf
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_alltoallv_(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, &
+      recvtype, comm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Alltoallv
+
   subroutine MPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, &
       recvtypes, comm, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
@@ -3351,6 +3524,26 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Alltoallw
 
+  subroutine PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, &
+      recvtypes, comm, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN) :: sendbuf
+    INTEGER, INTENT(IN) :: sendcounts(*)
+    INTEGER, INTENT(IN) :: sdispls(*)
+    INTEGER, INTENT(IN) :: recvcounts(*)
+    INTEGER, INTENT(IN) :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*) :: recvbuf
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_alltoallw_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, &
+      recvtypes, comm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Alltoallw
+
   subroutine MPI_Barrier(comm, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -3358,6 +3551,14 @@ contains
     call mpi_barrier_(comm, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Barrier
+
+  subroutine PMPI_Barrier(comm, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_barrier_(comm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Barrier
 
   subroutine MPI_Bcast(buffer, count, datatype, root, comm, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
@@ -3372,6 +3573,19 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Bcast
 
+  subroutine PMPI_Bcast(buffer, count, datatype, root, comm, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
+    type(*), dimension(*) :: buffer
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_bcast_(buffer, count, datatype, root, comm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Bcast
+
   subroutine MPI_Bsend(buf, count, datatype, dest, tag, comm, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
     type(*), dimension(*), INTENT(IN) :: buf
@@ -3385,6 +3599,20 @@ contains
     call mpi_bsend_(buf, count, datatype, dest, tag, comm, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Bsend
+
+  subroutine PMPI_Bsend(buf, count, datatype, dest, tag, comm, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN) :: buf
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_bsend_(buf, count, datatype, dest, tag, comm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Bsend
 
   subroutine MPI_Bsend_init(buf, count, datatype, dest, tag, comm, request, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
@@ -3401,6 +3629,21 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Bsend_init
 
+  subroutine PMPI_Bsend_init(buf, count, datatype, dest, tag, comm, request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_bsend_init_(buf, count, datatype, dest, tag, comm, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Bsend_init
+
   subroutine MPI_Buffer_attach(buffer, size, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
     type(*), dimension(*), ASYNCHRONOUS :: buffer
@@ -3411,6 +3654,16 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Buffer_attach
 
+  subroutine PMPI_Buffer_attach(buffer, size, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
+    type(*), dimension(*), ASYNCHRONOUS :: buffer
+    INTEGER, INTENT(IN) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_buffer_attach_(buffer, size, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Buffer_attach
+
   subroutine MPI_Buffer_detach(buffer_addr, size, ierror)
     TYPE(C_PTR), INTENT(OUT) :: buffer_addr
     INTEGER, INTENT(OUT) :: size
@@ -3420,6 +3673,15 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Buffer_detach
 
+  subroutine PMPI_Buffer_detach(buffer_addr, size, ierror)
+    TYPE(C_PTR), INTENT(OUT) :: buffer_addr
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_buffer_detach_(buffer_addr, size, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Buffer_detach
+
   subroutine MPI_Cancel(request, ierror)
     TYPE(MPI_Request), INTENT(IN) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -3427,6 +3689,14 @@ contains
     call mpi_cancel_(request, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Cancel
+
+  subroutine PMPI_Cancel(request, ierror)
+    TYPE(MPI_Request), INTENT(IN) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_cancel_(request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Cancel
 
   subroutine MPI_Cart_coords(comm, rank, maxdims, coords, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3438,6 +3708,17 @@ contains
     call mpi_cart_coords_(comm, rank, maxdims, coords, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Cart_coords
+
+  subroutine PMPI_Cart_coords(comm, rank, maxdims, coords, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(IN) :: rank
+    INTEGER, INTENT(IN) :: maxdims
+    INTEGER, INTENT(OUT) :: coords(maxdims)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_cart_coords_(comm, rank, maxdims, coords, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Cart_coords
 
   subroutine MPI_Cart_create(comm_old, ndims, dims, periods, reorder, comm_cart, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm_old
@@ -3452,6 +3733,19 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Cart_create
 
+  subroutine PMPI_Cart_create(comm_old, ndims, dims, periods, reorder, comm_cart, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm_old
+    INTEGER, INTENT(IN) :: ndims
+    INTEGER, INTENT(IN) :: dims(ndims)
+    LOGICAL, INTENT(IN) :: periods(ndims)
+    LOGICAL, INTENT(IN) :: reorder
+    TYPE(MPI_Comm), INTENT(OUT) :: comm_cart
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_cart_create_(comm_old, ndims, dims, periods, reorder, comm_cart, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Cart_create
+
   subroutine MPI_Cart_get(comm, maxdims, dims, periods, coords, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, INTENT(IN) :: maxdims
@@ -3463,6 +3757,18 @@ contains
     call mpi_cart_get_(comm, maxdims, dims, periods, coords, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Cart_get
+
+  subroutine PMPI_Cart_get(comm, maxdims, dims, periods, coords, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(IN) :: maxdims
+    INTEGER, INTENT(OUT) :: dims(maxdims)
+    INTEGER, INTENT(OUT) :: coords(maxdims)
+    LOGICAL, INTENT(OUT) :: periods(maxdims)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_cart_get_(comm, maxdims, dims, periods, coords, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Cart_get
 
   subroutine MPI_Cart_map(comm, ndims, dims, periods, newrank, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3476,6 +3782,18 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Cart_map
 
+  subroutine PMPI_Cart_map(comm, ndims, dims, periods, newrank, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(IN) :: ndims
+    INTEGER, INTENT(IN) :: dims(ndims)
+    LOGICAL, INTENT(IN) :: periods(ndims)
+    INTEGER, INTENT(OUT) :: newrank
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_cart_map_(comm, ndims, dims, periods, newrank, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Cart_map
+
   subroutine MPI_Cart_rank(comm, coords, rank, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, INTENT(IN) :: coords(*)
@@ -3485,6 +3803,16 @@ contains
     call mpi_cart_rank_(comm, coords, rank, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Cart_rank
+
+  subroutine PMPI_Cart_rank(comm, coords, rank, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(IN) :: coords(*)
+    INTEGER, INTENT(OUT) :: rank
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_cart_rank_(comm, coords, rank, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Cart_rank
 
   subroutine MPI_Cart_shift(comm, direction, disp, rank_source, rank_dest, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3498,6 +3826,18 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Cart_shift
 
+  subroutine PMPI_Cart_shift(comm, direction, disp, rank_source, rank_dest, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(IN) :: direction
+    INTEGER, INTENT(IN) :: disp
+    INTEGER, INTENT(OUT) :: rank_source
+    INTEGER, INTENT(OUT) :: rank_dest
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_cart_shift_(comm, direction, disp, rank_source, rank_dest, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Cart_shift
+
   subroutine MPI_Cart_sub(comm, remain_dims, newcomm, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     LOGICAL, INTENT(IN) :: remain_dims(*)
@@ -3508,6 +3848,16 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Cart_sub
 
+  subroutine PMPI_Cart_sub(comm, remain_dims, newcomm, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    LOGICAL, INTENT(IN) :: remain_dims(*)
+    TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_cart_sub_(comm, remain_dims, newcomm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Cart_sub
+
   subroutine MPI_Cartdim_get(comm, ndims, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, INTENT(OUT) :: ndims
@@ -3517,6 +3867,15 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Cartdim_get
 
+  subroutine PMPI_Cartdim_get(comm, ndims, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(OUT) :: ndims
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_cartdim_get_(comm, ndims, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Cartdim_get
+
   subroutine MPI_Comm_call_errhandler(comm, errorcode, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, INTENT(IN) :: errorcode
@@ -3525,6 +3884,15 @@ contains
     call mpi_comm_call_errhandler_(comm, errorcode, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Comm_call_errhandler
+
+  subroutine PMPI_Comm_call_errhandler(comm, errorcode, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(IN) :: errorcode
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_call_errhandler_(comm, errorcode, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_call_errhandler
 
   subroutine MPI_Comm_compare(comm1, comm2, result, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm1
@@ -3536,6 +3904,16 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Comm_compare
 
+  subroutine PMPI_Comm_compare(comm1, comm2, result, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm1
+    TYPE(MPI_Comm), INTENT(IN) :: comm2
+    INTEGER, INTENT(OUT) :: result
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_compare_(comm1, comm2, result, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_compare
+
   subroutine MPI_Comm_create(comm, group, newcomm, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Group), INTENT(IN) :: group
@@ -3546,6 +3924,16 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Comm_create
 
+  subroutine PMPI_Comm_create(comm, group, newcomm, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Group), INTENT(IN) :: group
+    TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_create_(comm, group, newcomm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_create
+
   subroutine MPI_Comm_create_errhandler(comm_errhandler_fn, errhandler, ierror)
     external :: comm_errhandler_fn
     TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
@@ -3554,6 +3942,15 @@ contains
     call mpi_comm_create_errhandler_(comm_errhandler_fn, errhandler, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Comm_create_errhandler
+
+  subroutine PMPI_Comm_create_errhandler(comm_errhandler_fn, errhandler, ierror)
+    external :: comm_errhandler_fn
+    TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_create_errhandler_(comm_errhandler_fn, errhandler, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_create_errhandler
 
   subroutine MPI_Comm_create_group(comm, group, tag, newcomm, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3566,6 +3963,17 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Comm_create_group
 
+  subroutine PMPI_Comm_create_group(comm, group, tag, newcomm, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Group), INTENT(IN) :: group
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_create_group_(comm, group, tag, newcomm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_create_group
+
   subroutine MPI_Comm_create_keyval(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state, ierror)
     external :: comm_copy_attr_fn
     external :: comm_delete_attr_fn
@@ -3577,6 +3985,17 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Comm_create_keyval
 
+  subroutine PMPI_Comm_create_keyval(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state, ierror)
+    external :: comm_copy_attr_fn
+    external :: comm_delete_attr_fn
+    INTEGER, INTENT(OUT) :: comm_keyval
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extra_state
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_create_keyval_(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_create_keyval
+
   subroutine MPI_Comm_delete_attr(comm, comm_keyval, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, INTENT(IN) :: comm_keyval
@@ -3586,6 +4005,15 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Comm_delete_attr
 
+  subroutine PMPI_Comm_delete_attr(comm, comm_keyval, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(IN) :: comm_keyval
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_delete_attr_(comm, comm_keyval, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_delete_attr
+
   subroutine MPI_Comm_dup(comm, newcomm, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Comm), INTENT(OUT) :: newcomm
@@ -3594,6 +4022,15 @@ contains
     call mpi_comm_dup_(comm, newcomm, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Comm_dup
+
+  subroutine PMPI_Comm_dup(comm, newcomm, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_dup_(comm, newcomm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_dup
 
   subroutine MPI_Comm_dup_with_info(comm, info, newcomm, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3605,6 +4042,16 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Comm_dup_with_info
 
+  subroutine PMPI_Comm_dup_with_info(comm, info, newcomm, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_dup_with_info_(comm, info, newcomm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_dup_with_info
+
   subroutine MPI_Comm_free(comm, ierror)
     TYPE(MPI_Comm), INTENT(INOUT) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -3613,6 +4060,14 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Comm_free
 
+  subroutine PMPI_Comm_free(comm, ierror)
+    TYPE(MPI_Comm), INTENT(INOUT) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_free_(comm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_free
+
   subroutine MPI_Comm_free_keyval(comm_keyval, ierror)
     INTEGER, INTENT(INOUT) :: comm_keyval
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -3620,6 +4075,14 @@ contains
     call mpi_comm_free_keyval_(comm_keyval, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Comm_free_keyval
+
+  subroutine PMPI_Comm_free_keyval(comm_keyval, ierror)
+    INTEGER, INTENT(INOUT) :: comm_keyval
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_free_keyval_(comm_keyval, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_free_keyval
 
   subroutine MPI_Comm_get_attr(comm, comm_keyval, attribute_val, flag, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3632,6 +4095,17 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Comm_get_attr
 
+  subroutine PMPI_Comm_get_attr(comm, comm_keyval, attribute_val, flag, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(IN) :: comm_keyval
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: attribute_val
+    LOGICAL, INTENT(OUT) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_get_attr_(comm, comm_keyval, attribute_val, flag, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_get_attr
+
   subroutine MPI_Comm_get_errhandler(comm, errhandler, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
@@ -3641,6 +4115,15 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Comm_get_errhandler
 
+  subroutine PMPI_Comm_get_errhandler(comm, errhandler, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_get_errhandler_(comm, errhandler, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_get_errhandler
+
   subroutine MPI_Comm_get_info(comm, info_used, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Info), INTENT(OUT) :: info_used
@@ -3649,6 +4132,15 @@ contains
     call mpi_comm_get_info_(comm, info_used, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Comm_get_info
+
+  subroutine PMPI_Comm_get_info(comm, info_used, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(OUT) :: info_used
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_get_info_(comm, info_used, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_get_info
 
   subroutine MPI_Comm_get_name(comm, comm_name, resultlen, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3660,6 +4152,16 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Comm_get_name
 
+  subroutine PMPI_Comm_get_name(comm, comm_name, resultlen, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    character(len=*), INTENT(OUT) :: comm_name
+    INTEGER, INTENT(OUT) :: resultlen
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_get_name_(comm, comm_name, resultlen, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_get_name
+
   subroutine MPI_Comm_group(comm, group, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Group), INTENT(OUT) :: group
@@ -3668,6 +4170,15 @@ contains
     call mpi_comm_group_(comm, group, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Comm_group
+
+  subroutine PMPI_Comm_group(comm, group, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Group), INTENT(OUT) :: group
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_group_(comm, group, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_group
 
   subroutine MPI_Comm_idup(comm, newcomm, request, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3679,6 +4190,16 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Comm_idup
 
+  subroutine PMPI_Comm_idup(comm, newcomm, request, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Comm), INTENT(OUT), ASYNCHRONOUS :: newcomm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_idup_(comm, newcomm, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_idup
+
   subroutine MPI_Comm_rank(comm, rank, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, INTENT(OUT) :: rank
@@ -3687,6 +4208,15 @@ contains
     call mpi_comm_rank_(comm, rank, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Comm_rank
+
+  subroutine PMPI_Comm_rank(comm, rank, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(OUT) :: rank
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_rank_(comm, rank, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_rank
 
   subroutine MPI_Comm_remote_group(comm, group, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3697,6 +4227,15 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Comm_remote_group
 
+  subroutine PMPI_Comm_remote_group(comm, group, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Group), INTENT(OUT) :: group
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_remote_group_(comm, group, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_remote_group
+
   subroutine MPI_Comm_remote_size(comm, size, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, INTENT(OUT) :: size
@@ -3705,6 +4244,15 @@ contains
     call mpi_comm_remote_size_(comm, size, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Comm_remote_size
+
+  subroutine PMPI_Comm_remote_size(comm, size, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_remote_size_(comm, size, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_remote_size
 
   subroutine MPI_Comm_set_attr(comm, comm_keyval, attribute_val, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3716,6 +4264,16 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Comm_set_attr
 
+  subroutine PMPI_Comm_set_attr(comm, comm_keyval, attribute_val, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(IN) :: comm_keyval
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: attribute_val
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_set_attr_(comm, comm_keyval, attribute_val, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_set_attr
+
   subroutine MPI_Comm_set_errhandler(comm, errhandler, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Errhandler), INTENT(IN) :: errhandler
@@ -3724,6 +4282,15 @@ contains
     call mpi_comm_set_errhandler_(comm, errhandler, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Comm_set_errhandler
+
+  subroutine PMPI_Comm_set_errhandler(comm, errhandler, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Errhandler), INTENT(IN) :: errhandler
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_set_errhandler_(comm, errhandler, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_set_errhandler
 
   subroutine MPI_Comm_set_info(comm, info, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3734,6 +4301,15 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Comm_set_info
 
+  subroutine PMPI_Comm_set_info(comm, info, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_set_info_(comm, info, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_set_info
+
   subroutine MPI_Comm_set_name(comm, comm_name, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     character(len=*), INTENT(IN) :: comm_name
@@ -3743,6 +4319,15 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Comm_set_name
 
+  subroutine PMPI_Comm_set_name(comm, comm_name, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    character(len=*), INTENT(IN) :: comm_name
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_set_name_(comm, comm_name, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_set_name
+
   subroutine MPI_Comm_size(comm, size, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, INTENT(OUT) :: size
@@ -3751,6 +4336,15 @@ contains
     call mpi_comm_size_(comm, size, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Comm_size
+
+  subroutine PMPI_Comm_size(comm, size, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_size_(comm, size, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_size
 
   subroutine MPI_Comm_split(comm, color, key, newcomm, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3762,6 +4356,17 @@ contains
     call mpi_comm_split_(comm, color, key, newcomm, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Comm_split
+
+  subroutine PMPI_Comm_split(comm, color, key, newcomm, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(IN) :: color
+    INTEGER, INTENT(IN) :: key
+    TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_split_(comm, color, key, newcomm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_split
 
   subroutine MPI_Comm_split_type(comm, split_type, key, info, newcomm, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3775,6 +4380,18 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Comm_split_type
 
+  subroutine PMPI_Comm_split_type(comm, split_type, key, info, newcomm, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(IN) :: split_type
+    INTEGER, INTENT(IN) :: key
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_split_type_(comm, split_type, key, info, newcomm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_split_type
+
   subroutine MPI_Comm_test_inter(comm, flag, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     LOGICAL, INTENT(OUT) :: flag
@@ -3783,6 +4400,15 @@ contains
     call mpi_comm_test_inter_(comm, flag, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Comm_test_inter
+
+  subroutine PMPI_Comm_test_inter(comm, flag, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    LOGICAL, INTENT(OUT) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_test_inter_(comm, flag, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_test_inter
 
   subroutine MPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, &
       target_disp, win, ierror)
@@ -3802,6 +4428,24 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Compare_and_swap
 
+  subroutine PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, &
+      target_disp, win, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr, compare_addr
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: compare_addr
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: result_addr
+    type(*), dimension(*), ASYNCHRONOUS :: result_addr
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_compare_and_swap_(origin_addr, compare_addr, result_addr, datatype, target_rank, &
+      target_disp, win, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Compare_and_swap
+
   subroutine MPI_Dims_create(nnodes, ndims, dims, ierror)
     INTEGER, INTENT(IN) :: nnodes
     INTEGER, INTENT(IN) :: ndims
@@ -3811,6 +4455,16 @@ contains
     call mpi_dims_create_(nnodes, ndims, dims, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Dims_create
+
+  subroutine PMPI_Dims_create(nnodes, ndims, dims, ierror)
+    INTEGER, INTENT(IN) :: nnodes
+    INTEGER, INTENT(IN) :: ndims
+    INTEGER, INTENT(INOUT) :: dims(ndims)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_dims_create_(nnodes, ndims, dims, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Dims_create
 
   subroutine MPI_Dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, &
       reorder, comm_dist_graph, ierror)
@@ -3829,6 +4483,24 @@ contains
       comm_dist_graph, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Dist_graph_create
+
+  subroutine PMPI_Dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, &
+      reorder, comm_dist_graph, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm_old
+    INTEGER, INTENT(IN) :: n
+    INTEGER, INTENT(IN) :: sources(n)
+    INTEGER, INTENT(IN) :: degrees(n)
+    INTEGER, INTENT(IN) :: destinations(*)
+    INTEGER, INTENT(IN) :: weights(*)
+    TYPE(MPI_Info), INTENT(IN) :: info
+    LOGICAL, INTENT(IN) :: reorder
+    TYPE(MPI_Comm), INTENT(OUT) :: comm_dist_graph
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_dist_graph_create_(comm_old, n, sources, degrees, destinations, weights, info, reorder, &
+      comm_dist_graph, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Dist_graph_create
 
   subroutine MPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, &
       destinations, destweights, info, reorder, comm_dist_graph, ierror)
@@ -3849,6 +4521,25 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Dist_graph_create_adjacent
 
+  subroutine PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, &
+      destinations, destweights, info, reorder, comm_dist_graph, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm_old
+    INTEGER, INTENT(IN) :: indegree
+    INTEGER, INTENT(IN) :: sources(indegree)
+    INTEGER, INTENT(IN) :: sourceweights(*)
+    INTEGER, INTENT(IN) :: outdegree
+    INTEGER, INTENT(IN) :: destinations(outdegree)
+    INTEGER, INTENT(IN) :: destweights(*)
+    TYPE(MPI_Info), INTENT(IN) :: info
+    LOGICAL, INTENT(IN) :: reorder
+    TYPE(MPI_Comm), INTENT(OUT) :: comm_dist_graph
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_dist_graph_create_adjacent_(comm_old, indegree, sources, sourceweights, outdegree, &
+      destinations, destweights, info, reorder, comm_dist_graph, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Dist_graph_create_adjacent
+
   subroutine MPI_Dist_graph_neighbors(comm, maxindegree, sources, sourceweights, maxoutdegree, &
       destinations, destweights, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3865,6 +4556,22 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Dist_graph_neighbors
 
+  subroutine PMPI_Dist_graph_neighbors(comm, maxindegree, sources, sourceweights, maxoutdegree, &
+      destinations, destweights, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(IN) :: maxindegree
+    INTEGER, INTENT(IN) :: maxoutdegree
+    INTEGER, INTENT(OUT) :: sources(maxindegree)
+    INTEGER, INTENT(OUT) :: destinations(maxoutdegree)
+    INTEGER :: sourceweights(*)
+    INTEGER :: destweights(*)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_dist_graph_neighbors_(comm, maxindegree, sources, sourceweights, maxoutdegree, &
+      destinations, destweights, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Dist_graph_neighbors
+
   subroutine MPI_Dist_graph_neighbors_count(comm, indegree, outdegree, weighted, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, INTENT(OUT) :: indegree
@@ -3876,6 +4583,17 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Dist_graph_neighbors_count
 
+  subroutine PMPI_Dist_graph_neighbors_count(comm, indegree, outdegree, weighted, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(OUT) :: indegree
+    INTEGER, INTENT(OUT) :: outdegree
+    LOGICAL, INTENT(OUT) :: weighted
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_dist_graph_neighbors_count_(comm, indegree, outdegree, weighted, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Dist_graph_neighbors_count
+
   subroutine MPI_Errhandler_free(errhandler, ierror)
     TYPE(MPI_Errhandler), INTENT(INOUT) :: errhandler
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -3883,6 +4601,14 @@ contains
     call mpi_errhandler_free_(errhandler, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Errhandler_free
+
+  subroutine PMPI_Errhandler_free(errhandler, ierror)
+    TYPE(MPI_Errhandler), INTENT(INOUT) :: errhandler
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_errhandler_free_(errhandler, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Errhandler_free
 
   subroutine MPI_Error_class(errorcode, errorclass, ierror)
     INTEGER, INTENT(IN) :: errorcode
@@ -3893,6 +4619,15 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Error_class
 
+  subroutine PMPI_Error_class(errorcode, errorclass, ierror)
+    INTEGER, INTENT(IN) :: errorcode
+    INTEGER, INTENT(OUT) :: errorclass
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_error_class_(errorcode, errorclass, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Error_class
+
   subroutine MPI_Error_string(errorcode, string, resultlen, ierror)
     INTEGER, INTENT(IN) :: errorcode
     character(len=*), INTENT(OUT) :: string
@@ -3902,6 +4637,16 @@ contains
     call mpi_error_string_(errorcode, string, resultlen, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Error_string
+
+  subroutine PMPI_Error_string(errorcode, string, resultlen, ierror)
+    INTEGER, INTENT(IN) :: errorcode
+    character(len=*), INTENT(OUT) :: string
+    INTEGER, INTENT(OUT) :: resultlen
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_error_string_(errorcode, string, resultlen, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Error_string
 
   subroutine MPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
@@ -3917,6 +4662,21 @@ contains
     call mpi_exscan_(sendbuf, recvbuf, count, datatype, op, comm, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Exscan
+
+  subroutine PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN) :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*) :: recvbuf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_exscan_(sendbuf, recvbuf, count, datatype, op, comm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Exscan
 
   subroutine MPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
@@ -3934,12 +4694,35 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Fetch_and_op
 
+  subroutine PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: result_addr
+    type(*), dimension(*), ASYNCHRONOUS :: result_addr
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_fetch_and_op_(origin_addr, result_addr, datatype, target_rank, target_disp, op, win, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Fetch_and_op
+
   subroutine MPI_Finalize(ierror)
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     integer :: ierror_
     call mpi_finalize_(ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Finalize
+
+  subroutine PMPI_Finalize(ierror)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_finalize_(ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Finalize
 
   subroutine MPI_Finalized(flag, ierror)
     LOGICAL, INTENT(OUT) :: flag
@@ -3949,6 +4732,14 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Finalized
 
+  subroutine PMPI_Finalized(flag, ierror)
+    LOGICAL, INTENT(OUT) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_finalized_(flag, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Finalized
+
   subroutine MPI_Free_mem(base, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: base
     type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: base
@@ -3957,6 +4748,15 @@ contains
     call mpi_free_mem_(base, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Free_mem
+
+  subroutine PMPI_Free_mem(base, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: base
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: base
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_free_mem_(base, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Free_mem
 
   subroutine MPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
@@ -3974,6 +4774,23 @@ contains
     call mpi_gather_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Gather
+
+  subroutine PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN) :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    INTEGER, INTENT(IN) :: recvcount
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*) :: recvbuf
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_gather_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Gather
 
   subroutine MPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, &
       comm, ierror)
@@ -3994,6 +4811,25 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Gatherv
 
+  subroutine PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, &
+      comm, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN) :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    INTEGER, INTENT(IN) :: recvcounts(*)
+    INTEGER, INTENT(IN) :: displs(*)
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*) :: recvbuf
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_gatherv_(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Gatherv
+
   subroutine MPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
       target_count, target_datatype, win, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
@@ -4011,6 +4847,24 @@ contains
       target_datatype, win, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Get
+
+  subroutine PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, win, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+    type(*), dimension(*), ASYNCHRONOUS :: origin_addr
+    INTEGER, INTENT(IN) :: origin_count
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER, INTENT(IN) :: target_count
+    TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+    TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_get_(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, &
+      target_datatype, win, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Get
 
   subroutine MPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, &
       result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror)
@@ -4035,6 +4889,29 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Get_accumulate
 
+  subroutine PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, &
+      result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    INTEGER, INTENT(IN) :: origin_count
+    INTEGER, INTENT(IN) :: result_count
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER, INTENT(IN) :: target_count
+    TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+    TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+    TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: result_addr
+    type(*), dimension(*), ASYNCHRONOUS :: result_addr
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_get_accumulate_(origin_addr, origin_count, origin_datatype, result_addr, result_count, &
+      result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Get_accumulate
+
   subroutine MPI_Get_address(location, address, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: location
     type(*), dimension(*), ASYNCHRONOUS :: location
@@ -4044,6 +4921,16 @@ contains
     call mpi_get_address_(location, address, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Get_address
+
+  subroutine PMPI_Get_address(location, address, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: location
+    type(*), dimension(*), ASYNCHRONOUS :: location
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: address
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_get_address_(location, address, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Get_address
 
   subroutine MPI_Get_count(status, datatype, count, ierror)
     TYPE(MPI_Status), INTENT(IN) :: status
@@ -4055,6 +4942,16 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Get_count
 
+  subroutine PMPI_Get_count(status, datatype, count, ierror)
+    TYPE(MPI_Status), INTENT(IN) :: status
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(OUT) :: count
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_get_count_(status, datatype, count, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Get_count
+
   subroutine MPI_Get_elements(status, datatype, count, ierror)
     TYPE(MPI_Status), INTENT(IN) :: status
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -4064,6 +4961,16 @@ contains
     call mpi_get_elements_(status, datatype, count, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Get_elements
+
+  subroutine PMPI_Get_elements(status, datatype, count, ierror)
+    TYPE(MPI_Status), INTENT(IN) :: status
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(OUT) :: count
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_get_elements_(status, datatype, count, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Get_elements
 
   subroutine MPI_Get_elements_x(status, datatype, count, ierror)
     TYPE(MPI_Status), INTENT(IN) :: status
@@ -4075,6 +4982,16 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Get_elements_x
 
+  subroutine PMPI_Get_elements_x(status, datatype, count, ierror)
+    TYPE(MPI_Status), INTENT(IN) :: status
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: count
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_get_elements_x_(status, datatype, count, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Get_elements_x
+
   subroutine MPI_Get_library_version(version, resultlen, ierror)
     character(len=*), INTENT(OUT) :: version
     INTEGER, INTENT(OUT) :: resultlen
@@ -4083,6 +5000,15 @@ contains
     call mpi_get_library_version_(version, resultlen, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Get_library_version
+
+  subroutine PMPI_Get_library_version(version, resultlen, ierror)
+    character(len=*), INTENT(OUT) :: version
+    INTEGER, INTENT(OUT) :: resultlen
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_get_library_version_(version, resultlen, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Get_library_version
 
   subroutine MPI_Get_processor_name(name, resultlen, ierror)
     character(len=*), INTENT(OUT) :: name
@@ -4093,6 +5019,15 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Get_processor_name
 
+  subroutine PMPI_Get_processor_name(name, resultlen, ierror)
+    character(len=*), INTENT(OUT) :: name
+    INTEGER, INTENT(OUT) :: resultlen
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_get_processor_name_(name, resultlen, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Get_processor_name
+
   subroutine MPI_Get_version(version, subversion, ierror)
     INTEGER, INTENT(OUT) :: version
     INTEGER, INTENT(OUT) :: subversion
@@ -4101,6 +5036,15 @@ contains
     call mpi_get_version_(version, subversion, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Get_version
+
+  subroutine PMPI_Get_version(version, subversion, ierror)
+    INTEGER, INTENT(OUT) :: version
+    INTEGER, INTENT(OUT) :: subversion
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_get_version_(version, subversion, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Get_version
 
   subroutine MPI_Graph_create(comm_old, nnodes, index, edges, reorder, comm_graph, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm_old
@@ -4115,6 +5059,19 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Graph_create
 
+  subroutine PMPI_Graph_create(comm_old, nnodes, index, edges, reorder, comm_graph, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm_old
+    INTEGER, INTENT(IN) :: nnodes
+    INTEGER, INTENT(IN) :: index(nnodes)
+    INTEGER, INTENT(IN) :: edges(*)
+    LOGICAL, INTENT(IN) :: reorder
+    TYPE(MPI_Comm), INTENT(OUT) :: comm_graph
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_graph_create_(comm_old, nnodes, index, edges, reorder, comm_graph, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Graph_create
+
   subroutine MPI_Graph_get(comm, maxindex, maxedges, index, edges, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, INTENT(IN) :: maxindex
@@ -4126,6 +5083,18 @@ contains
     call mpi_graph_get_(comm, maxindex, maxedges, index, edges, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Graph_get
+
+  subroutine PMPI_Graph_get(comm, maxindex, maxedges, index, edges, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(IN) :: maxindex
+    INTEGER, INTENT(IN) :: maxedges
+    INTEGER, INTENT(OUT) :: index(maxindex)
+    INTEGER, INTENT(OUT) :: edges(maxedges)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_graph_get_(comm, maxindex, maxedges, index, edges, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Graph_get
 
   subroutine MPI_Graph_map(comm, nnodes, index, edges, newrank, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -4139,6 +5108,18 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Graph_map
 
+  subroutine PMPI_Graph_map(comm, nnodes, index, edges, newrank, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(IN) :: nnodes
+    INTEGER, INTENT(IN) :: index(nnodes)
+    INTEGER, INTENT(IN) :: edges(*)
+    INTEGER, INTENT(OUT) :: newrank
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_graph_map_(comm, nnodes, index, edges, newrank, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Graph_map
+
   subroutine MPI_Graph_neighbors(comm, rank, maxneighbors, neighbors, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, INTENT(IN) :: rank
@@ -4150,6 +5131,17 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Graph_neighbors
 
+  subroutine PMPI_Graph_neighbors(comm, rank, maxneighbors, neighbors, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(IN) :: rank
+    INTEGER, INTENT(IN) :: maxneighbors
+    INTEGER, INTENT(OUT) :: neighbors(maxneighbors)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_graph_neighbors_(comm, rank, maxneighbors, neighbors, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Graph_neighbors
+
   subroutine MPI_Graph_neighbors_count(comm, rank, nneighbors, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, INTENT(IN) :: rank
@@ -4159,6 +5151,16 @@ contains
     call mpi_graph_neighbors_count_(comm, rank, nneighbors, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Graph_neighbors_count
+
+  subroutine PMPI_Graph_neighbors_count(comm, rank, nneighbors, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(IN) :: rank
+    INTEGER, INTENT(OUT) :: nneighbors
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_graph_neighbors_count_(comm, rank, nneighbors, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Graph_neighbors_count
 
   subroutine MPI_Graphdims_get(comm, nnodes, nedges, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -4170,6 +5172,16 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Graphdims_get
 
+  subroutine PMPI_Graphdims_get(comm, nnodes, nedges, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(OUT) :: nnodes
+    INTEGER, INTENT(OUT) :: nedges
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_graphdims_get_(comm, nnodes, nedges, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Graphdims_get
+
   subroutine MPI_Grequest_complete(request, ierror)
     TYPE(MPI_Request), INTENT(IN) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -4177,6 +5189,14 @@ contains
     call mpi_grequest_complete_(request, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Grequest_complete
+
+  subroutine PMPI_Grequest_complete(request, ierror)
+    TYPE(MPI_Request), INTENT(IN) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_grequest_complete_(request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Grequest_complete
 
   subroutine MPI_Grequest_start(query_fn, free_fn, cancel_fn, extra_state, request, ierror)
     external :: query_fn
@@ -4190,6 +5210,18 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Grequest_start
 
+  subroutine PMPI_Grequest_start(query_fn, free_fn, cancel_fn, extra_state, request, ierror)
+    external :: query_fn
+    external :: free_fn
+    external :: cancel_fn
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extra_state
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_grequest_start_(query_fn, free_fn, cancel_fn, extra_state, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Grequest_start
+
   subroutine MPI_Group_compare(group1, group2, result, ierror)
     TYPE(MPI_Group), INTENT(IN) :: group1
     TYPE(MPI_Group), INTENT(IN) :: group2
@@ -4200,6 +5232,16 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Group_compare
 
+  subroutine PMPI_Group_compare(group1, group2, result, ierror)
+    TYPE(MPI_Group), INTENT(IN) :: group1
+    TYPE(MPI_Group), INTENT(IN) :: group2
+    INTEGER, INTENT(OUT) :: result
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_group_compare_(group1, group2, result, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Group_compare
+
   subroutine MPI_Group_difference(group1, group2, newgroup, ierror)
     TYPE(MPI_Group), INTENT(IN) :: group1
     TYPE(MPI_Group), INTENT(IN) :: group2
@@ -4209,6 +5251,16 @@ contains
     call mpi_group_difference_(group1, group2, newgroup, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Group_difference
+
+  subroutine PMPI_Group_difference(group1, group2, newgroup, ierror)
+    TYPE(MPI_Group), INTENT(IN) :: group1
+    TYPE(MPI_Group), INTENT(IN) :: group2
+    TYPE(MPI_Group), INTENT(OUT) :: newgroup
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_group_difference_(group1, group2, newgroup, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Group_difference
 
   subroutine MPI_Group_excl(group, n, ranks, newgroup, ierror)
     TYPE(MPI_Group), INTENT(IN) :: group
@@ -4221,6 +5273,17 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Group_excl
 
+  subroutine PMPI_Group_excl(group, n, ranks, newgroup, ierror)
+    TYPE(MPI_Group), INTENT(IN) :: group
+    INTEGER, INTENT(IN) :: n
+    INTEGER, INTENT(IN) :: ranks(n)
+    TYPE(MPI_Group), INTENT(OUT) :: newgroup
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_group_excl_(group, n, ranks, newgroup, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Group_excl
+
   subroutine MPI_Group_free(group, ierror)
     TYPE(MPI_Group), INTENT(INOUT) :: group
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -4228,6 +5291,14 @@ contains
     call mpi_group_free_(group, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Group_free
+
+  subroutine PMPI_Group_free(group, ierror)
+    TYPE(MPI_Group), INTENT(INOUT) :: group
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_group_free_(group, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Group_free
 
   subroutine MPI_Group_incl(group, n, ranks, newgroup, ierror)
     TYPE(MPI_Group), INTENT(IN) :: group
@@ -4240,6 +5311,17 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Group_incl
 
+  subroutine PMPI_Group_incl(group, n, ranks, newgroup, ierror)
+    TYPE(MPI_Group), INTENT(IN) :: group
+    INTEGER, INTENT(IN) :: n
+    INTEGER, INTENT(IN) :: ranks(n)
+    TYPE(MPI_Group), INTENT(OUT) :: newgroup
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_group_incl_(group, n, ranks, newgroup, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Group_incl
+
   subroutine MPI_Group_intersection(group1, group2, newgroup, ierror)
     TYPE(MPI_Group), INTENT(IN) :: group1
     TYPE(MPI_Group), INTENT(IN) :: group2
@@ -4249,6 +5331,16 @@ contains
     call mpi_group_intersection_(group1, group2, newgroup, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Group_intersection
+
+  subroutine PMPI_Group_intersection(group1, group2, newgroup, ierror)
+    TYPE(MPI_Group), INTENT(IN) :: group1
+    TYPE(MPI_Group), INTENT(IN) :: group2
+    TYPE(MPI_Group), INTENT(OUT) :: newgroup
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_group_intersection_(group1, group2, newgroup, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Group_intersection
 
   subroutine MPI_Group_range_excl(group, n, ranges, newgroup, ierror)
     TYPE(MPI_Group), INTENT(IN) :: group
@@ -4261,6 +5353,17 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Group_range_excl
 
+  subroutine PMPI_Group_range_excl(group, n, ranges, newgroup, ierror)
+    TYPE(MPI_Group), INTENT(IN) :: group
+    INTEGER, INTENT(IN) :: n
+    INTEGER, INTENT(IN) :: ranges(3, n)
+    TYPE(MPI_Group), INTENT(OUT) :: newgroup
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_group_range_excl_(group, n, ranges, newgroup, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Group_range_excl
+
   subroutine MPI_Group_range_incl(group, n, ranges, newgroup, ierror)
     TYPE(MPI_Group), INTENT(IN) :: group
     INTEGER, INTENT(IN) :: n
@@ -4272,6 +5375,17 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Group_range_incl
 
+  subroutine PMPI_Group_range_incl(group, n, ranges, newgroup, ierror)
+    TYPE(MPI_Group), INTENT(IN) :: group
+    INTEGER, INTENT(IN) :: n
+    INTEGER, INTENT(IN) :: ranges(3, n)
+    TYPE(MPI_Group), INTENT(OUT) :: newgroup
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_group_range_incl_(group, n, ranges, newgroup, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Group_range_incl
+
   subroutine MPI_Group_rank(group, rank, ierror)
     TYPE(MPI_Group), INTENT(IN) :: group
     INTEGER, INTENT(OUT) :: rank
@@ -4281,6 +5395,15 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Group_rank
 
+  subroutine PMPI_Group_rank(group, rank, ierror)
+    TYPE(MPI_Group), INTENT(IN) :: group
+    INTEGER, INTENT(OUT) :: rank
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_group_rank_(group, rank, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Group_rank
+
   subroutine MPI_Group_size(group, size, ierror)
     TYPE(MPI_Group), INTENT(IN) :: group
     INTEGER, INTENT(OUT) :: size
@@ -4289,6 +5412,15 @@ contains
     call mpi_group_size_(group, size, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Group_size
+
+  subroutine PMPI_Group_size(group, size, ierror)
+    TYPE(MPI_Group), INTENT(IN) :: group
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_group_size_(group, size, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Group_size
 
   subroutine MPI_Group_translate_ranks(group1, n, ranks1, group2, ranks2, ierror)
     TYPE(MPI_Group), INTENT(IN) :: group1
@@ -4302,6 +5434,18 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Group_translate_ranks
 
+  subroutine PMPI_Group_translate_ranks(group1, n, ranks1, group2, ranks2, ierror)
+    TYPE(MPI_Group), INTENT(IN) :: group1
+    TYPE(MPI_Group), INTENT(IN) :: group2
+    INTEGER, INTENT(IN) :: n
+    INTEGER, INTENT(IN) :: ranks1(n)
+    INTEGER, INTENT(OUT) :: ranks2(n)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_group_translate_ranks_(group1, n, ranks1, group2, ranks2, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Group_translate_ranks
+
   subroutine MPI_Group_union(group1, group2, newgroup, ierror)
     TYPE(MPI_Group), INTENT(IN) :: group1
     TYPE(MPI_Group), INTENT(IN) :: group2
@@ -4311,6 +5455,16 @@ contains
     call mpi_group_union_(group1, group2, newgroup, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Group_union
+
+  subroutine PMPI_Group_union(group1, group2, newgroup, ierror)
+    TYPE(MPI_Group), INTENT(IN) :: group1
+    TYPE(MPI_Group), INTENT(IN) :: group2
+    TYPE(MPI_Group), INTENT(OUT) :: newgroup
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_group_union_(group1, group2, newgroup, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Group_union
 
   subroutine MPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
@@ -4328,6 +5482,23 @@ contains
     call mpi_iallgather_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Iallgather
+
+  subroutine PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*), ASYNCHRONOUS :: recvbuf
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_iallgather_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Iallgather
 
   subroutine MPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
       comm, request, ierror)
@@ -4349,6 +5520,26 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Iallgatherv
 
+  subroutine PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
+      comm, request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: displs(*)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_iallgatherv_(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, &
+      request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Iallgatherv
+
   subroutine MPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
     type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -4364,6 +5555,22 @@ contains
     call mpi_iallreduce_(sendbuf, recvbuf, count, datatype, op, comm, request, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Iallreduce
+
+  subroutine PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_iallreduce_(sendbuf, recvbuf, count, datatype, op, comm, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Iallreduce
 
   subroutine MPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
@@ -4381,6 +5588,23 @@ contains
     call mpi_ialltoall_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Ialltoall
+
+  subroutine PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*), ASYNCHRONOUS :: recvbuf
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_ialltoall_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Ialltoall
 
   subroutine MPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, &
       recvtype, comm, request, ierror)
@@ -4403,6 +5627,27 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Ialltoallv
 
+  subroutine PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, &
+      recvtype, comm, request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*), ASYNCHRONOUS :: recvbuf
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_ialltoallv_(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, &
+      recvtype, comm, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Ialltoallv
+
   subroutine MPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, &
       recvtypes, comm, request, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
@@ -4424,6 +5669,27 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Ialltoallw
 
+  subroutine PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, &
+      recvtypes, comm, request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*)
+    TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: recvtypes(*)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*), ASYNCHRONOUS :: recvbuf
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_ialltoallw_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, &
+      recvtypes, comm, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Ialltoallw
+
   subroutine MPI_Ibarrier(comm, request, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Request), INTENT(OUT) :: request
@@ -4432,6 +5698,15 @@ contains
     call mpi_ibarrier_(comm, request, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Ibarrier
+
+  subroutine PMPI_Ibarrier(comm, request, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_ibarrier_(comm, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Ibarrier
 
   subroutine MPI_Ibcast(buffer, count, datatype, root, comm, request, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
@@ -4446,6 +5721,20 @@ contains
     call mpi_ibcast_(buffer, count, datatype, root, comm, request, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Ibcast
+
+  subroutine PMPI_Ibcast(buffer, count, datatype, root, comm, request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
+    type(*), dimension(*), ASYNCHRONOUS :: buffer
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_ibcast_(buffer, count, datatype, root, comm, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Ibcast
 
   subroutine MPI_Ibsend(buf, count, datatype, dest, tag, comm, request, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
@@ -4462,6 +5751,21 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Ibsend
 
+  subroutine PMPI_Ibsend(buf, count, datatype, dest, tag, comm, request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_ibsend_(buf, count, datatype, dest, tag, comm, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Ibsend
+
   subroutine MPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
     type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -4477,6 +5781,22 @@ contains
     call mpi_iexscan_(sendbuf, recvbuf, count, datatype, op, comm, request, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Iexscan
+
+  subroutine PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_iexscan_(sendbuf, recvbuf, count, datatype, op, comm, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Iexscan
 
   subroutine MPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &
       request, ierror)
@@ -4496,6 +5816,25 @@ contains
     call mpi_igather_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Igather
+
+  subroutine PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &
+      request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    INTEGER, INTENT(IN) :: recvcount
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*), ASYNCHRONOUS :: recvbuf
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_igather_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Igather
 
   subroutine MPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, &
       comm, request, ierror)
@@ -4518,6 +5857,27 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Igatherv
 
+  subroutine PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, &
+      comm, request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: displs(*)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_igatherv_(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, &
+      comm, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Igatherv
+
   subroutine MPI_Improbe(source, tag, comm, flag, message, status, ierror)
     INTEGER, INTENT(IN) :: source
     INTEGER, INTENT(IN) :: tag
@@ -4531,6 +5891,19 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Improbe
 
+  subroutine PMPI_Improbe(source, tag, comm, flag, message, status, ierror)
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    LOGICAL, INTENT(OUT) :: flag
+    TYPE(MPI_Message), INTENT(OUT) :: message
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_improbe_(source, tag, comm, flag, message, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Improbe
+
   subroutine MPI_Imrecv(buf, count, datatype, message, request, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
     type(*), dimension(*), ASYNCHRONOUS :: buf
@@ -4543,6 +5916,19 @@ contains
     call mpi_imrecv_(buf, count, datatype, message, request, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Imrecv
+
+  subroutine PMPI_Imrecv(buf, count, datatype, message, request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Message), INTENT(INOUT) :: message
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_imrecv_(buf, count, datatype, message, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Imrecv
 
   subroutine MPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
       comm, request, ierror)
@@ -4562,6 +5948,25 @@ contains
       request, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Ineighbor_allgather
+
+  subroutine PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+      comm, request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*), ASYNCHRONOUS :: recvbuf
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_ineighbor_allgather_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+      request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Ineighbor_allgather
 
   subroutine MPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
       recvtype, comm, request, ierror)
@@ -4583,6 +5988,26 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Ineighbor_allgatherv
 
+  subroutine PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+      recvtype, comm, request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: displs(*)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_ineighbor_allgatherv_(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+      recvtype, comm, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Ineighbor_allgatherv
+
   subroutine MPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
       request, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
@@ -4601,6 +6026,25 @@ contains
       request, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Ineighbor_alltoall
+
+  subroutine PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+      comm, request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*), ASYNCHRONOUS :: recvbuf
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_ineighbor_alltoall_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+      request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Ineighbor_alltoall
 
   subroutine MPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
       rdispls, recvtype, comm, request, ierror)
@@ -4623,6 +6067,27 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Ineighbor_alltoallv
 
+  subroutine PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+      rdispls, recvtype, comm, request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*), ASYNCHRONOUS :: recvbuf
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_ineighbor_alltoallv_(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+      rdispls, recvtype, comm, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Ineighbor_alltoallv
+
   subroutine MPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
       rdispls, recvtypes, comm, request, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
@@ -4644,6 +6109,27 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Ineighbor_alltoallw
 
+  subroutine PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+      rdispls, recvtypes, comm, request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*)
+    TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: recvtypes(*)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*), ASYNCHRONOUS :: recvbuf
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_ineighbor_alltoallw_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+      rdispls, recvtypes, comm, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Ineighbor_alltoallw
+
   subroutine MPI_Info_create(info, ierror)
     TYPE(MPI_Info), INTENT(OUT) :: info
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -4651,6 +6137,14 @@ contains
     call mpi_info_create_(info, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Info_create
+
+  subroutine PMPI_Info_create(info, ierror)
+    TYPE(MPI_Info), INTENT(OUT) :: info
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_info_create_(info, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Info_create
 
   subroutine MPI_Info_delete(info, key, ierror)
     TYPE(MPI_Info), INTENT(IN) :: info
@@ -4661,6 +6155,15 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Info_delete
 
+  subroutine PMPI_Info_delete(info, key, ierror)
+    TYPE(MPI_Info), INTENT(IN) :: info
+    character(len=*), INTENT(IN) :: key
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_info_delete_(info, key, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Info_delete
+
   subroutine MPI_Info_dup(info, newinfo, ierror)
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Info), INTENT(OUT) :: newinfo
@@ -4670,6 +6173,15 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Info_dup
 
+  subroutine PMPI_Info_dup(info, newinfo, ierror)
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Info), INTENT(OUT) :: newinfo
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_info_dup_(info, newinfo, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Info_dup
+
   subroutine MPI_Info_free(info, ierror)
     TYPE(MPI_Info), INTENT(INOUT) :: info
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -4677,6 +6189,14 @@ contains
     call mpi_info_free_(info, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Info_free
+
+  subroutine PMPI_Info_free(info, ierror)
+    TYPE(MPI_Info), INTENT(INOUT) :: info
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_info_free_(info, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Info_free
 
   subroutine MPI_Info_get(info, key, valuelen, value, flag, ierror)
     TYPE(MPI_Info), INTENT(IN) :: info
@@ -4690,6 +6210,18 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Info_get
 
+  subroutine PMPI_Info_get(info, key, valuelen, value, flag, ierror)
+    TYPE(MPI_Info), INTENT(IN) :: info
+    character(len=*), INTENT(IN) :: key
+    INTEGER, INTENT(IN) :: valuelen
+    character(len=*), INTENT(OUT) :: value
+    LOGICAL, INTENT(OUT) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_info_get_(info, key, valuelen, value, flag, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Info_get
+
   subroutine MPI_Info_get_nkeys(info, nkeys, ierror)
     TYPE(MPI_Info), INTENT(IN) :: info
     INTEGER, INTENT(OUT) :: nkeys
@@ -4698,6 +6230,15 @@ contains
     call mpi_info_get_nkeys_(info, nkeys, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Info_get_nkeys
+
+  subroutine PMPI_Info_get_nkeys(info, nkeys, ierror)
+    TYPE(MPI_Info), INTENT(IN) :: info
+    INTEGER, INTENT(OUT) :: nkeys
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_info_get_nkeys_(info, nkeys, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Info_get_nkeys
 
   subroutine MPI_Info_get_nthkey(info, n, key, ierror)
     TYPE(MPI_Info), INTENT(IN) :: info
@@ -4708,6 +6249,16 @@ contains
     call mpi_info_get_nthkey_(info, n, key, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Info_get_nthkey
+
+  subroutine PMPI_Info_get_nthkey(info, n, key, ierror)
+    TYPE(MPI_Info), INTENT(IN) :: info
+    INTEGER, INTENT(IN) :: n
+    character(len=*), INTENT(OUT) :: key
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_info_get_nthkey_(info, n, key, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Info_get_nthkey
 
   subroutine MPI_Info_get_valuelen(info, key, valuelen, flag, ierror)
     TYPE(MPI_Info), INTENT(IN) :: info
@@ -4720,6 +6271,17 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Info_get_valuelen
 
+  subroutine PMPI_Info_get_valuelen(info, key, valuelen, flag, ierror)
+    TYPE(MPI_Info), INTENT(IN) :: info
+    character(len=*), INTENT(IN) :: key
+    INTEGER, INTENT(OUT) :: valuelen
+    LOGICAL, INTENT(OUT) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_info_get_valuelen_(info, key, valuelen, flag, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Info_get_valuelen
+
   subroutine MPI_Info_set(info, key, value, ierror)
     TYPE(MPI_Info), INTENT(IN) :: info
     character(len=*), INTENT(IN) :: key
@@ -4730,12 +6292,29 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Info_set
 
+  subroutine PMPI_Info_set(info, key, value, ierror)
+    TYPE(MPI_Info), INTENT(IN) :: info
+    character(len=*), INTENT(IN) :: key
+    character(len=*), INTENT(IN) :: value
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_info_set_(info, key, value, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Info_set
+
   subroutine MPI_Init(ierror)
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     integer :: ierror_
     call mpi_init_(ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Init
+
+  subroutine PMPI_Init(ierror)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_init_(ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Init
 
   subroutine MPI_Init_thread(required, provided, ierror)
     INTEGER, INTENT(IN) :: required
@@ -4746,6 +6325,15 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Init_thread
 
+  subroutine PMPI_Init_thread(required, provided, ierror)
+    INTEGER, INTENT(IN) :: required
+    INTEGER, INTENT(OUT) :: provided
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_init_thread_(required, provided, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Init_thread
+
   subroutine MPI_Initialized(flag, ierror)
     LOGICAL, INTENT(OUT) :: flag
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -4753,6 +6341,14 @@ contains
     call mpi_initialized_(flag, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Initialized
+
+  subroutine PMPI_Initialized(flag, ierror)
+    LOGICAL, INTENT(OUT) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_initialized_(flag, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Initialized
 
   subroutine MPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, &
       newintercomm, ierror)
@@ -4768,6 +6364,20 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Intercomm_create
 
+  subroutine PMPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, &
+      newintercomm, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: local_comm
+    TYPE(MPI_Comm), INTENT(IN) :: peer_comm
+    INTEGER, INTENT(IN) :: local_leader
+    INTEGER, INTENT(IN) :: remote_leader
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(OUT) :: newintercomm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_intercomm_create_(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Intercomm_create
+
   subroutine MPI_Intercomm_merge(intercomm, high, newintracomm, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: intercomm
     LOGICAL, INTENT(IN) :: high
@@ -4777,6 +6387,16 @@ contains
     call mpi_intercomm_merge_(intercomm, high, newintracomm, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Intercomm_merge
+
+  subroutine PMPI_Intercomm_merge(intercomm, high, newintracomm, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: intercomm
+    LOGICAL, INTENT(IN) :: high
+    TYPE(MPI_Comm), INTENT(OUT) :: newintracomm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_intercomm_merge_(intercomm, high, newintracomm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Intercomm_merge
 
   subroutine MPI_Iprobe(source, tag, comm, flag, status, ierror)
     INTEGER, INTENT(IN) :: source
@@ -4789,6 +6409,18 @@ contains
     call mpi_iprobe_(source, tag, comm, flag, status, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Iprobe
+
+  subroutine PMPI_Iprobe(source, tag, comm, flag, status, ierror)
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    LOGICAL, INTENT(OUT) :: flag
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_iprobe_(source, tag, comm, flag, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Iprobe
 
   subroutine MPI_Irecv(buf, count, datatype, source, tag, comm, request, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
@@ -4804,6 +6436,21 @@ contains
     call mpi_irecv_(buf, count, datatype, source, tag, comm, request, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Irecv
+
+  subroutine PMPI_Irecv(buf, count, datatype, source, tag, comm, request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_irecv_(buf, count, datatype, source, tag, comm, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Irecv
 
   subroutine MPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
@@ -4822,6 +6469,23 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Ireduce
 
+  subroutine PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_ireduce_(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Ireduce
+
   subroutine MPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
     type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
@@ -4837,6 +6501,22 @@ contains
     call mpi_ireduce_scatter_(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Ireduce_scatter
+
+  subroutine PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_ireduce_scatter_(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Ireduce_scatter
 
   subroutine MPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
@@ -4854,6 +6534,22 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Ireduce_scatter_block
 
+  subroutine PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_ireduce_scatter_block_(sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Ireduce_scatter_block
+
   subroutine MPI_Irsend(buf, count, datatype, dest, tag, comm, request, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
     type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
@@ -4869,6 +6565,21 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Irsend
 
+  subroutine PMPI_Irsend(buf, count, datatype, dest, tag, comm, request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_irsend_(buf, count, datatype, dest, tag, comm, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Irsend
+
   subroutine MPI_Is_thread_main(flag, ierror)
     LOGICAL, INTENT(OUT) :: flag
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -4876,6 +6587,14 @@ contains
     call mpi_is_thread_main_(flag, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Is_thread_main
+
+  subroutine PMPI_Is_thread_main(flag, ierror)
+    LOGICAL, INTENT(OUT) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_is_thread_main_(flag, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Is_thread_main
 
   subroutine MPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
@@ -4892,6 +6611,22 @@ contains
     call mpi_iscan_(sendbuf, recvbuf, count, datatype, op, comm, request, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Iscan
+
+  subroutine PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_iscan_(sendbuf, recvbuf, count, datatype, op, comm, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Iscan
 
   subroutine MPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &
       request, ierror)
@@ -4912,6 +6647,26 @@ contains
       request, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Iscatter
+
+  subroutine PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &
+      request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    INTEGER, INTENT(IN) :: recvcount
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*), ASYNCHRONOUS :: recvbuf
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_iscatter_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &
+      request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Iscatter
 
   subroutine MPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, &
       comm, request, ierror)
@@ -4934,6 +6689,27 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Iscatterv
 
+  subroutine PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, &
+      root, comm, request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN) :: recvcount
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_iscatterv_(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, &
+      comm, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Iscatterv
+
   subroutine MPI_Isend(buf, count, datatype, dest, tag, comm, request, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
     type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
@@ -4948,6 +6724,21 @@ contains
     call mpi_isend_(buf, count, datatype, dest, tag, comm, request, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Isend
+
+  subroutine PMPI_Isend(buf, count, datatype, dest, tag, comm, request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_isend_(buf, count, datatype, dest, tag, comm, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Isend
 
   subroutine MPI_Issend(buf, count, datatype, dest, tag, comm, request, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
@@ -4964,6 +6755,21 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Issend
 
+  subroutine PMPI_Issend(buf, count, datatype, dest, tag, comm, request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_issend_(buf, count, datatype, dest, tag, comm, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Issend
+
   subroutine MPI_Mprobe(source, tag, comm, message, status, ierror)
     INTEGER, INTENT(IN) :: source
     INTEGER, INTENT(IN) :: tag
@@ -4975,6 +6781,18 @@ contains
     call mpi_mprobe_(source, tag, comm, message, status, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Mprobe
+
+  subroutine PMPI_Mprobe(source, tag, comm, message, status, ierror)
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Message), INTENT(OUT) :: message
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_mprobe_(source, tag, comm, message, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Mprobe
 
   subroutine MPI_Mrecv(buf, count, datatype, message, status, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
@@ -4988,6 +6806,19 @@ contains
     call mpi_mrecv_(buf, count, datatype, message, status, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Mrecv
+
+  subroutine PMPI_Mrecv(buf, count, datatype, message, status, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Message), INTENT(INOUT) :: message
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_mrecv_(buf, count, datatype, message, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Mrecv
 
   subroutine MPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
@@ -5004,6 +6835,22 @@ contains
     call mpi_neighbor_allgather_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Neighbor_allgather
+
+  subroutine PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN) :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*) :: recvbuf
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_neighbor_allgather_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Neighbor_allgather
 
   subroutine MPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
       recvtype, comm, ierror)
@@ -5024,6 +6871,25 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Neighbor_allgatherv
 
+  subroutine PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+      recvtype, comm, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN) :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    INTEGER, INTENT(IN) :: recvcounts(*)
+    INTEGER, INTENT(IN) :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*) :: recvbuf
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_neighbor_allgatherv_(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+      recvtype, comm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Neighbor_allgatherv
+
   subroutine MPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
     type(*), dimension(*), INTENT(IN) :: sendbuf
@@ -5039,6 +6905,22 @@ contains
     call mpi_neighbor_alltoall_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Neighbor_alltoall
+
+  subroutine PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN) :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*) :: recvbuf
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_neighbor_alltoall_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Neighbor_alltoall
 
   subroutine MPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
       rdispls, recvtype, comm, ierror)
@@ -5060,6 +6942,26 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Neighbor_alltoallv
 
+  subroutine PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+      rdispls, recvtype, comm, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN) :: sendbuf
+    INTEGER, INTENT(IN) :: sendcounts(*)
+    INTEGER, INTENT(IN) :: sdispls(*)
+    INTEGER, INTENT(IN) :: recvcounts(*)
+    INTEGER, INTENT(IN) :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*) :: recvbuf
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_neighbor_alltoallv_(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+      rdispls, recvtype, comm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Neighbor_alltoallv
+
   subroutine MPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
       rdispls, recvtypes, comm, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
@@ -5080,6 +6982,26 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Neighbor_alltoallw
 
+  subroutine PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+      rdispls, recvtypes, comm, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN) :: sendbuf
+    INTEGER, INTENT(IN) :: sendcounts(*)
+    INTEGER, INTENT(IN) :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*) :: recvbuf
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_neighbor_alltoallw_(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+      rdispls, recvtypes, comm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Neighbor_alltoallw
+
   subroutine MPI_Op_commutative(op, commute, ierror)
     TYPE(MPI_Op), INTENT(IN) :: op
     LOGICAL, INTENT(OUT) :: commute
@@ -5088,6 +7010,15 @@ contains
     call mpi_op_commutative_(op, commute, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Op_commutative
+
+  subroutine PMPI_Op_commutative(op, commute, ierror)
+    TYPE(MPI_Op), INTENT(IN) :: op
+    LOGICAL, INTENT(OUT) :: commute
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_op_commutative_(op, commute, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Op_commutative
 
   subroutine MPI_Op_create(user_fn, commute, op, ierror)
     external :: user_fn
@@ -5099,6 +7030,16 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Op_create
 
+  subroutine PMPI_Op_create(user_fn, commute, op, ierror)
+    external :: user_fn
+    LOGICAL, INTENT(IN) :: commute
+    TYPE(MPI_Op), INTENT(OUT) :: op
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_op_create_(user_fn, commute, op, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Op_create
+
   subroutine MPI_Op_free(op, ierror)
     TYPE(MPI_Op), INTENT(INOUT) :: op
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -5106,6 +7047,14 @@ contains
     call mpi_op_free_(op, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Op_free
+
+  subroutine PMPI_Op_free(op, ierror)
+    TYPE(MPI_Op), INTENT(INOUT) :: op
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_op_free_(op, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Op_free
 
   subroutine MPI_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
@@ -5123,6 +7072,22 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Pack
 
+  subroutine PMPI_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
+    type(*), dimension(*), INTENT(IN) :: inbuf
+    INTEGER, INTENT(IN) :: incount
+    INTEGER, INTENT(IN) :: outsize
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: outbuf
+    type(*), dimension(*) :: outbuf
+    INTEGER, INTENT(INOUT) :: position
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_pack_(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Pack
+
   subroutine MPI_Pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position, ierror)
     character(len=*), INTENT(IN) :: datarep
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
@@ -5139,6 +7104,22 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Pack_external
 
+  subroutine PMPI_Pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position, ierror)
+    character(len=*), INTENT(IN) :: datarep
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
+    type(*), dimension(*), INTENT(IN) :: inbuf
+    INTEGER, INTENT(IN) :: incount
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: outbuf
+    type(*), dimension(*) :: outbuf
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: outsize
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(INOUT) :: position
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_pack_external_(datarep, inbuf, incount, datatype, outbuf, outsize, position, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Pack_external
+
   subroutine MPI_Pack_external_size(datarep, incount, datatype, size, ierror)
     character(len=*), INTENT(IN) :: datarep
     INTEGER, INTENT(IN) :: incount
@@ -5149,6 +7130,17 @@ contains
     call mpi_pack_external_size_(datarep, incount, datatype, size, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Pack_external_size
+
+  subroutine PMPI_Pack_external_size(datarep, incount, datatype, size, ierror)
+    character(len=*), INTENT(IN) :: datarep
+    INTEGER, INTENT(IN) :: incount
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_pack_external_size_(datarep, incount, datatype, size, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Pack_external_size
 
   subroutine MPI_Pack_size(incount, datatype, comm, size, ierror)
     INTEGER, INTENT(IN) :: incount
@@ -5161,10 +7153,26 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Pack_size
 
+  subroutine PMPI_Pack_size(incount, datatype, comm, size, ierror)
+    INTEGER, INTENT(IN) :: incount
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_pack_size_(incount, datatype, comm, size, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Pack_size
+
   subroutine MPI_Pcontrol(level)
     INTEGER, INTENT(IN) :: level
     call mpi_pcontrol_(level)
   end subroutine MPI_Pcontrol
+
+  subroutine PMPI_Pcontrol(level)
+    INTEGER, INTENT(IN) :: level
+    call mpi_pcontrol_(level)
+  end subroutine PMPI_Pcontrol
 
   subroutine MPI_Probe(source, tag, comm, status, ierror)
     INTEGER, INTENT(IN) :: source
@@ -5176,6 +7184,17 @@ contains
     call mpi_probe_(source, tag, comm, status, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Probe
+
+  subroutine PMPI_Probe(source, tag, comm, status, ierror)
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_probe_(source, tag, comm, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Probe
 
   subroutine MPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
       target_count, target_datatype, win, ierror)
@@ -5195,6 +7214,24 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Put
 
+  subroutine PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, win, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    INTEGER, INTENT(IN) :: origin_count
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER, INTENT(IN) :: target_count
+    TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+    TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_put_(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, &
+      target_datatype, win, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Put
+
   subroutine MPI_Query_thread(provided, ierror)
     INTEGER, INTENT(OUT) :: provided
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -5202,6 +7239,14 @@ contains
     call mpi_query_thread_(provided, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Query_thread
+
+  subroutine PMPI_Query_thread(provided, ierror)
+    INTEGER, INTENT(OUT) :: provided
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_query_thread_(provided, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Query_thread
 
   subroutine MPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
       target_count, target_datatype, op, win, request, ierror)
@@ -5223,6 +7268,26 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Raccumulate
 
+  subroutine PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, op, win, request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    INTEGER, INTENT(IN) :: origin_count
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER, INTENT(IN) :: target_count
+    TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+    TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Win), INTENT(IN) :: win
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_raccumulate_(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, op, win, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Raccumulate
+
   subroutine MPI_Recv(buf, count, datatype, source, tag, comm, status, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
     type(*), dimension(*) :: buf
@@ -5238,6 +7303,21 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Recv
 
+  subroutine PMPI_Recv(buf, count, datatype, source, tag, comm, status, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_recv_(buf, count, datatype, source, tag, comm, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Recv
+
   subroutine MPI_Recv_init(buf, count, datatype, source, tag, comm, request, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
     type(*), dimension(*), ASYNCHRONOUS :: buf
@@ -5252,6 +7332,21 @@ contains
     call mpi_recv_init_(buf, count, datatype, source, tag, comm, request, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Recv_init
+
+  subroutine PMPI_Recv_init(buf, count, datatype, source, tag, comm, request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_recv_init_(buf, count, datatype, source, tag, comm, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Recv_init
 
   subroutine MPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
@@ -5269,6 +7364,22 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Reduce
 
+  subroutine PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN) :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*) :: recvbuf
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_reduce_(sendbuf, recvbuf, count, datatype, op, root, comm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Reduce
+
   subroutine MPI_Reduce_local(inbuf, inoutbuf, count, datatype, op, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
     type(*), dimension(*), INTENT(IN) :: inbuf
@@ -5282,6 +7393,20 @@ contains
     call mpi_reduce_local_(inbuf, inoutbuf, count, datatype, op, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Reduce_local
+
+  subroutine PMPI_Reduce_local(inbuf, inoutbuf, count, datatype, op, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
+    type(*), dimension(*), INTENT(IN) :: inbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inoutbuf
+    type(*), dimension(*) :: inoutbuf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_reduce_local_(inbuf, inoutbuf, count, datatype, op, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Reduce_local
 
   subroutine MPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
@@ -5298,6 +7423,21 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Reduce_scatter
 
+  subroutine PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN) :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*) :: recvbuf
+    INTEGER, INTENT(IN) :: recvcounts(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_reduce_scatter_(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Reduce_scatter
+
   subroutine MPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
     type(*), dimension(*), INTENT(IN) :: sendbuf
@@ -5313,6 +7453,21 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Reduce_scatter_block
 
+  subroutine PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN) :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*) :: recvbuf
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_reduce_scatter_block_(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Reduce_scatter_block
+
   subroutine MPI_Request_free(request, ierror)
     TYPE(MPI_Request), INTENT(INOUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -5320,6 +7475,14 @@ contains
     call mpi_request_free_(request, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Request_free
+
+  subroutine PMPI_Request_free(request, ierror)
+    TYPE(MPI_Request), INTENT(INOUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_request_free_(request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Request_free
 
   subroutine MPI_Request_get_status(request, flag, status, ierror)
     TYPE(MPI_Request), INTENT(IN) :: request
@@ -5330,6 +7493,16 @@ contains
     call mpi_request_get_status_(request, flag, status, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Request_get_status
+
+  subroutine PMPI_Request_get_status(request, flag, status, ierror)
+    TYPE(MPI_Request), INTENT(IN) :: request
+    LOGICAL, INTENT(OUT) :: flag
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_request_get_status_(request, flag, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Request_get_status
 
   subroutine MPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
       target_count, target_datatype, win, request, ierror)
@@ -5349,6 +7522,25 @@ contains
       target_count, target_datatype, win, request, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Rget
+
+  subroutine PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, win, request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+    type(*), dimension(*), ASYNCHRONOUS :: origin_addr
+    INTEGER, INTENT(IN) :: origin_count
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER, INTENT(IN) :: target_count
+    TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+    TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    TYPE(MPI_Win), INTENT(IN) :: win
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_rget_(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, win, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Rget
 
   subroutine MPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, &
       result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror)
@@ -5374,6 +7566,30 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Rget_accumulate
 
+  subroutine PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, &
+      result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    INTEGER, INTENT(IN) :: origin_count
+    INTEGER, INTENT(IN) :: result_count
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER, INTENT(IN) :: target_count
+    TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+    TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+    TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: result_addr
+    type(*), dimension(*), ASYNCHRONOUS :: result_addr
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Win), INTENT(IN) :: win
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_rget_accumulate_(origin_addr, origin_count, origin_datatype, result_addr, result_count, &
+      result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Rget_accumulate
+
   subroutine MPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
       target_count, target_datatype, win, request, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
@@ -5393,6 +7609,25 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Rput
 
+  subroutine PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, win, request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: origin_addr
+    INTEGER, INTENT(IN) :: origin_count
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER, INTENT(IN) :: target_count
+    TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+    TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    TYPE(MPI_Win), INTENT(IN) :: win
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_rput_(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, win, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Rput
+
   subroutine MPI_Rsend(buf, count, datatype, dest, tag, comm, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
     type(*), dimension(*), INTENT(IN) :: buf
@@ -5406,6 +7641,20 @@ contains
     call mpi_rsend_(buf, count, datatype, dest, tag, comm, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Rsend
+
+  subroutine PMPI_Rsend(buf, count, datatype, dest, tag, comm, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN) :: buf
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_rsend_(buf, count, datatype, dest, tag, comm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Rsend
 
   subroutine MPI_Rsend_init(buf, count, datatype, dest, tag, comm, request, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
@@ -5422,6 +7671,21 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Rsend_init
 
+  subroutine PMPI_Rsend_init(buf, count, datatype, dest, tag, comm, request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_rsend_init_(buf, count, datatype, dest, tag, comm, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Rsend_init
+
   subroutine MPI_Scan(sendbuf, recvbuf, count, datatype, op, comm, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
     type(*), dimension(*), INTENT(IN) :: sendbuf
@@ -5436,6 +7700,21 @@ contains
     call mpi_scan_(sendbuf, recvbuf, count, datatype, op, comm, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Scan
+
+  subroutine PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN) :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*) :: recvbuf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_scan_(sendbuf, recvbuf, count, datatype, op, comm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Scan
 
   subroutine MPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
@@ -5453,6 +7732,23 @@ contains
     call mpi_scatter_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Scatter
+
+  subroutine PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN) :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    INTEGER, INTENT(IN) :: recvcount
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*) :: recvbuf
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_scatter_(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Scatter
 
   subroutine MPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, &
       comm, ierror)
@@ -5474,6 +7770,26 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Scatterv
 
+  subroutine PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, &
+      comm, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN) :: sendbuf
+    INTEGER, INTENT(IN) :: sendcounts(*)
+    INTEGER, INTENT(IN) :: displs(*)
+    INTEGER, INTENT(IN) :: recvcount
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*) :: recvbuf
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_scatterv_(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, &
+      comm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Scatterv
+
   subroutine MPI_Send(buf, count, datatype, dest, tag, comm, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
     type(*), dimension(*), INTENT(IN) :: buf
@@ -5487,6 +7803,20 @@ contains
     call mpi_send_(buf, count, datatype, dest, tag, comm, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Send
+
+  subroutine PMPI_Send(buf, count, datatype, dest, tag, comm, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN) :: buf
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_send_(buf, count, datatype, dest, tag, comm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Send
 
   subroutine MPI_Send_init(buf, count, datatype, dest, tag, comm, request, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
@@ -5502,6 +7832,21 @@ contains
     call mpi_send_init_(buf, count, datatype, dest, tag, comm, request, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Send_init
+
+  subroutine PMPI_Send_init(buf, count, datatype, dest, tag, comm, request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_send_init_(buf, count, datatype, dest, tag, comm, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Send_init
 
   subroutine MPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, &
       source, recvtag, comm, status, ierror)
@@ -5526,6 +7871,29 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Sendrecv
 
+  subroutine PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, &
+      source, recvtag, comm, status, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    type(*), dimension(*), INTENT(IN) :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: sendtag
+    INTEGER, INTENT(IN) :: recvcount
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: recvtag
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    type(*), dimension(*) :: recvbuf
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_sendrecv_(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, &
+      source, recvtag, comm, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Sendrecv
+
   subroutine MPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
     type(*), dimension(*) :: buf
@@ -5543,6 +7911,23 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Sendrecv_replace
 
+  subroutine PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: sendtag
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: recvtag
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_sendrecv_replace_(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Sendrecv_replace
+
   subroutine MPI_Ssend(buf, count, datatype, dest, tag, comm, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
     type(*), dimension(*), INTENT(IN) :: buf
@@ -5556,6 +7941,20 @@ contains
     call mpi_ssend_(buf, count, datatype, dest, tag, comm, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Ssend
+
+  subroutine PMPI_Ssend(buf, count, datatype, dest, tag, comm, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN) :: buf
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_ssend_(buf, count, datatype, dest, tag, comm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Ssend
 
   subroutine MPI_Ssend_init(buf, count, datatype, dest, tag, comm, request, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
@@ -5572,6 +7971,21 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Ssend_init
 
+  subroutine PMPI_Ssend_init(buf, count, datatype, dest, tag, comm, request, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_ssend_init_(buf, count, datatype, dest, tag, comm, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Ssend_init
+
   subroutine MPI_Start(request, ierror)
     TYPE(MPI_Request), INTENT(INOUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -5579,6 +7993,14 @@ contains
     call mpi_start_(request, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Start
+
+  subroutine PMPI_Start(request, ierror)
+    TYPE(MPI_Request), INTENT(INOUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_start_(request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Start
 
   subroutine MPI_Startall(count, array_of_requests, ierror)
     INTEGER, INTENT(IN) :: count
@@ -5589,6 +8011,15 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Startall
 
+  subroutine PMPI_Startall(count, array_of_requests, ierror)
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Request), INTENT(INOUT) :: array_of_requests(count)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_startall_(count, array_of_requests, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Startall
+
   subroutine MPI_Status_set_cancelled(status, flag, ierror)
     TYPE(MPI_Status), INTENT(INOUT) :: status
     LOGICAL, INTENT(IN) :: flag
@@ -5597,6 +8028,15 @@ contains
     call mpi_status_set_cancelled_(status, flag, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Status_set_cancelled
+
+  subroutine PMPI_Status_set_cancelled(status, flag, ierror)
+    TYPE(MPI_Status), INTENT(INOUT) :: status
+    LOGICAL, INTENT(IN) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_status_set_cancelled_(status, flag, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Status_set_cancelled
 
   subroutine MPI_Status_set_elements(status, datatype, count, ierror)
     TYPE(MPI_Status), INTENT(INOUT) :: status
@@ -5608,6 +8048,16 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Status_set_elements
 
+  subroutine PMPI_Status_set_elements(status, datatype, count, ierror)
+    TYPE(MPI_Status), INTENT(INOUT) :: status
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: count
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_status_set_elements_(status, datatype, count, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Status_set_elements
+
   subroutine MPI_Status_set_elements_x(status, datatype, count, ierror)
     TYPE(MPI_Status), INTENT(INOUT) :: status
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -5617,6 +8067,16 @@ contains
     call mpi_status_set_elements_x_(status, datatype, count, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Status_set_elements_x
+
+  subroutine PMPI_Status_set_elements_x(status, datatype, count, ierror)
+    TYPE(MPI_Status), INTENT(INOUT) :: status
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_status_set_elements_x_(status, datatype, count, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Status_set_elements_x
 
   subroutine MPI_Test(request, flag, status, ierror)
     TYPE(MPI_Request), INTENT(INOUT) :: request
@@ -5628,6 +8088,16 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Test
 
+  subroutine PMPI_Test(request, flag, status, ierror)
+    TYPE(MPI_Request), INTENT(INOUT) :: request
+    LOGICAL, INTENT(OUT) :: flag
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_test_(request, flag, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Test
+
   subroutine MPI_Test_cancelled(status, flag, ierror)
     TYPE(MPI_Status), INTENT(IN) :: status
     LOGICAL, INTENT(OUT) :: flag
@@ -5636,6 +8106,15 @@ contains
     call mpi_test_cancelled_(status, flag, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Test_cancelled
+
+  subroutine PMPI_Test_cancelled(status, flag, ierror)
+    TYPE(MPI_Status), INTENT(IN) :: status
+    LOGICAL, INTENT(OUT) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_test_cancelled_(status, flag, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Test_cancelled
 
   subroutine MPI_Testall(count, array_of_requests, flag, array_of_statuses, ierror)
     INTEGER, INTENT(IN) :: count
@@ -5647,6 +8126,17 @@ contains
     call mpi_testall_(count, array_of_requests, flag, array_of_statuses, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Testall
+
+  subroutine PMPI_Testall(count, array_of_requests, flag, array_of_statuses, ierror)
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Request), INTENT(INOUT) :: array_of_requests(count)
+    LOGICAL, INTENT(OUT) :: flag
+    TYPE(MPI_Status) :: array_of_statuses(*)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_testall_(count, array_of_requests, flag, array_of_statuses, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Testall
 
   subroutine MPI_Testany(count, array_of_requests, index, flag, status, ierror)
     INTEGER, INTENT(IN) :: count
@@ -5660,6 +8150,18 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Testany
 
+  subroutine PMPI_Testany(count, array_of_requests, index, flag, status, ierror)
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Request), INTENT(INOUT) :: array_of_requests(count)
+    INTEGER, INTENT(OUT) :: index
+    LOGICAL, INTENT(OUT) :: flag
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_testany_(count, array_of_requests, index, flag, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Testany
+
   subroutine MPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierror)
     INTEGER, INTENT(IN) :: incount
     TYPE(MPI_Request), INTENT(INOUT) :: array_of_requests(incount)
@@ -5672,6 +8174,18 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Testsome
 
+  subroutine PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierror)
+    INTEGER, INTENT(IN) :: incount
+    TYPE(MPI_Request), INTENT(INOUT) :: array_of_requests(incount)
+    INTEGER, INTENT(OUT) :: outcount
+    INTEGER, INTENT(OUT) :: array_of_indices(*)
+    TYPE(MPI_Status) :: array_of_statuses(*)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_testsome_(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Testsome
+
   subroutine MPI_Topo_test(comm, status, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, INTENT(OUT) :: status
@@ -5681,6 +8195,15 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Topo_test
 
+  subroutine PMPI_Topo_test(comm, status, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(OUT) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_topo_test_(comm, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Topo_test
+
   subroutine MPI_Type_commit(datatype, ierror)
     TYPE(MPI_Datatype), INTENT(INOUT) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -5688,6 +8211,14 @@ contains
     call mpi_type_commit_(datatype, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Type_commit
+
+  subroutine PMPI_Type_commit(datatype, ierror)
+    TYPE(MPI_Datatype), INTENT(INOUT) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_type_commit_(datatype, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Type_commit
 
   subroutine MPI_Type_contiguous(count, oldtype, newtype, ierror)
     INTEGER, INTENT(IN) :: count
@@ -5698,6 +8229,16 @@ contains
     call mpi_type_contiguous_(count, oldtype, newtype, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Type_contiguous
+
+  subroutine PMPI_Type_contiguous(count, oldtype, newtype, ierror)
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_type_contiguous_(count, oldtype, newtype, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Type_contiguous
 
   subroutine MPI_Type_create_darray(size, rank, ndims, array_of_gsizes, array_of_distribs, &
       array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror)
@@ -5718,6 +8259,25 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Type_create_darray
 
+  subroutine PMPI_Type_create_darray(size, rank, ndims, array_of_gsizes, array_of_distribs, &
+      array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror)
+    INTEGER, INTENT(IN) :: size
+    INTEGER, INTENT(IN) :: rank
+    INTEGER, INTENT(IN) :: ndims
+    INTEGER, INTENT(IN) :: array_of_gsizes(ndims)
+    INTEGER, INTENT(IN) :: array_of_distribs(ndims)
+    INTEGER, INTENT(IN) :: array_of_dargs(ndims)
+    INTEGER, INTENT(IN) :: array_of_psizes(ndims)
+    INTEGER, INTENT(IN) :: order
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_type_create_darray_(size, rank, ndims, array_of_gsizes, array_of_distribs, &
+      array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Type_create_darray
+
   subroutine MPI_Type_create_f90_complex(p, r, newtype, ierror)
     INTEGER, INTENT(IN) :: p
     INTEGER, INTENT(IN) :: r
@@ -5728,6 +8288,16 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Type_create_f90_complex
 
+  subroutine PMPI_Type_create_f90_complex(p, r, newtype, ierror)
+    INTEGER, INTENT(IN) :: p
+    INTEGER, INTENT(IN) :: r
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_type_create_f90_complex_(p, r, newtype, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Type_create_f90_complex
+
   subroutine MPI_Type_create_f90_integer(r, newtype, ierror)
     INTEGER, INTENT(IN) :: r
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
@@ -5736,6 +8306,15 @@ contains
     call mpi_type_create_f90_integer_(r, newtype, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Type_create_f90_integer
+
+  subroutine PMPI_Type_create_f90_integer(r, newtype, ierror)
+    INTEGER, INTENT(IN) :: r
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_type_create_f90_integer_(r, newtype, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Type_create_f90_integer
 
   subroutine MPI_Type_create_f90_real(p, r, newtype, ierror)
     INTEGER, INTENT(IN) :: p
@@ -5746,6 +8325,16 @@ contains
     call mpi_type_create_f90_real_(p, r, newtype, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Type_create_f90_real
+
+  subroutine PMPI_Type_create_f90_real(p, r, newtype, ierror)
+    INTEGER, INTENT(IN) :: p
+    INTEGER, INTENT(IN) :: r
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_type_create_f90_real_(p, r, newtype, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Type_create_f90_real
 
   subroutine MPI_Type_create_hindexed(count, array_of_blocklengths, array_of_displacements, oldtype, &
       newtype, ierror)
@@ -5761,6 +8350,20 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Type_create_hindexed
 
+  subroutine PMPI_Type_create_hindexed(count, array_of_blocklengths, array_of_displacements, oldtype, &
+      newtype, ierror)
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: array_of_blocklengths(count)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: array_of_displacements(count)
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_type_create_hindexed_(count, array_of_blocklengths, array_of_displacements, oldtype, &
+      newtype, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Type_create_hindexed
+
   subroutine MPI_Type_create_hindexed_block(count, blocklength, array_of_displacements, oldtype, &
       newtype, ierror)
     INTEGER, INTENT(IN) :: count
@@ -5774,6 +8377,19 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Type_create_hindexed_block
 
+  subroutine PMPI_Type_create_hindexed_block(count, blocklength, array_of_displacements, oldtype, &
+      newtype, ierror)
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: blocklength
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: array_of_displacements(count)
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_type_create_hindexed_block_(count, blocklength, array_of_displacements, oldtype, newtype, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Type_create_hindexed_block
+
   subroutine MPI_Type_create_hvector(count, blocklength, stride, oldtype, newtype, ierror)
     INTEGER, INTENT(IN) :: count
     INTEGER, INTENT(IN) :: blocklength
@@ -5785,6 +8401,18 @@ contains
     call mpi_type_create_hvector_(count, blocklength, stride, oldtype, newtype, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Type_create_hvector
+
+  subroutine PMPI_Type_create_hvector(count, blocklength, stride, oldtype, newtype, ierror)
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: blocklength
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: stride
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_type_create_hvector_(count, blocklength, stride, oldtype, newtype, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Type_create_hvector
 
   subroutine MPI_Type_create_indexed_block(count, blocklength, array_of_displacements, oldtype, &
       newtype, ierror)
@@ -5799,6 +8427,19 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Type_create_indexed_block
 
+  subroutine PMPI_Type_create_indexed_block(count, blocklength, array_of_displacements, oldtype, &
+      newtype, ierror)
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: blocklength
+    INTEGER, INTENT(IN) :: array_of_displacements(count)
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_type_create_indexed_block_(count, blocklength, array_of_displacements, oldtype, newtype, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Type_create_indexed_block
+
   subroutine MPI_Type_create_keyval(type_copy_attr_fn, type_delete_attr_fn, type_keyval, extra_state, ierror)
     external :: type_copy_attr_fn
     external :: type_delete_attr_fn
@@ -5810,6 +8451,17 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Type_create_keyval
 
+  subroutine PMPI_Type_create_keyval(type_copy_attr_fn, type_delete_attr_fn, type_keyval, extra_state, ierror)
+    external :: type_copy_attr_fn
+    external :: type_delete_attr_fn
+    INTEGER, INTENT(OUT) :: type_keyval
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extra_state
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_type_create_keyval_(type_copy_attr_fn, type_delete_attr_fn, type_keyval, extra_state, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Type_create_keyval
+
   subroutine MPI_Type_create_resized(oldtype, lb, extent, newtype, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: oldtype
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: lb
@@ -5820,6 +8472,17 @@ contains
     call mpi_type_create_resized_(oldtype, lb, extent, newtype, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Type_create_resized
+
+  subroutine PMPI_Type_create_resized(oldtype, lb, extent, newtype, ierror)
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: lb
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extent
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_type_create_resized_(oldtype, lb, extent, newtype, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Type_create_resized
 
   subroutine MPI_Type_create_struct(count, array_of_blocklengths, array_of_displacements, &
       array_of_types, newtype, ierror)
@@ -5834,6 +8497,20 @@ contains
       array_of_types, newtype, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Type_create_struct
+
+  subroutine PMPI_Type_create_struct(count, array_of_blocklengths, array_of_displacements, &
+      array_of_types, newtype, ierror)
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: array_of_blocklengths(count)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: array_of_displacements(count)
+    TYPE(MPI_Datatype), INTENT(IN) :: array_of_types(count)
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_type_create_struct_(count, array_of_blocklengths, array_of_displacements, &
+      array_of_types, newtype, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Type_create_struct
 
   subroutine MPI_Type_create_subarray(ndims, array_of_sizes, array_of_subsizes, array_of_starts, &
       order, oldtype, newtype, ierror)
@@ -5851,6 +8528,22 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Type_create_subarray
 
+  subroutine PMPI_Type_create_subarray(ndims, array_of_sizes, array_of_subsizes, array_of_starts, &
+      order, oldtype, newtype, ierror)
+    INTEGER, INTENT(IN) :: ndims
+    INTEGER, INTENT(IN) :: array_of_sizes(ndims)
+    INTEGER, INTENT(IN) :: array_of_subsizes(ndims)
+    INTEGER, INTENT(IN) :: array_of_starts(ndims)
+    INTEGER, INTENT(IN) :: order
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_type_create_subarray_(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, &
+      oldtype, newtype, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Type_create_subarray
+
   subroutine MPI_Type_delete_attr(datatype, type_keyval, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(IN) :: type_keyval
@@ -5859,6 +8552,15 @@ contains
     call mpi_type_delete_attr_(datatype, type_keyval, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Type_delete_attr
+
+  subroutine PMPI_Type_delete_attr(datatype, type_keyval, ierror)
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: type_keyval
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_type_delete_attr_(datatype, type_keyval, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Type_delete_attr
 
   subroutine MPI_Type_dup(oldtype, newtype, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: oldtype
@@ -5869,6 +8571,15 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Type_dup
 
+  subroutine PMPI_Type_dup(oldtype, newtype, ierror)
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_type_dup_(oldtype, newtype, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Type_dup
+
   subroutine MPI_Type_free(datatype, ierror)
     TYPE(MPI_Datatype), INTENT(INOUT) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -5877,6 +8588,14 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Type_free
 
+  subroutine PMPI_Type_free(datatype, ierror)
+    TYPE(MPI_Datatype), INTENT(INOUT) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_type_free_(datatype, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Type_free
+
   subroutine MPI_Type_free_keyval(type_keyval, ierror)
     INTEGER, INTENT(INOUT) :: type_keyval
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -5884,6 +8603,14 @@ contains
     call mpi_type_free_keyval_(type_keyval, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Type_free_keyval
+
+  subroutine PMPI_Type_free_keyval(type_keyval, ierror)
+    INTEGER, INTENT(INOUT) :: type_keyval
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_type_free_keyval_(type_keyval, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Type_free_keyval
 
   subroutine MPI_Type_get_attr(datatype, type_keyval, attribute_val, flag, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -5895,6 +8622,17 @@ contains
     call mpi_type_get_attr_(datatype, type_keyval, attribute_val, flag, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Type_get_attr
+
+  subroutine PMPI_Type_get_attr(datatype, type_keyval, attribute_val, flag, ierror)
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: type_keyval
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: attribute_val
+    LOGICAL, INTENT(OUT) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_type_get_attr_(datatype, type_keyval, attribute_val, flag, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Type_get_attr
 
   subroutine MPI_Type_get_contents(datatype, max_integers, max_addresses, max_datatypes, &
       array_of_integers, array_of_addresses, array_of_datatypes, ierror)
@@ -5912,6 +8650,22 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Type_get_contents
 
+  subroutine PMPI_Type_get_contents(datatype, max_integers, max_addresses, max_datatypes, &
+      array_of_integers, array_of_addresses, array_of_datatypes, ierror)
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: max_integers
+    INTEGER, INTENT(IN) :: max_addresses
+    INTEGER, INTENT(IN) :: max_datatypes
+    INTEGER, INTENT(OUT) :: array_of_integers(max_integers)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: array_of_addresses(max_addresses)
+    TYPE(MPI_Datatype), INTENT(OUT) :: array_of_datatypes(max_datatypes)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_type_get_contents_(datatype, max_integers, max_addresses, max_datatypes, &
+      array_of_integers, array_of_addresses, array_of_datatypes, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Type_get_contents
+
   subroutine MPI_Type_get_envelope(datatype, num_integers, num_addresses, num_datatypes, combiner, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, INTENT(OUT) :: num_integers
@@ -5924,6 +8678,18 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Type_get_envelope
 
+  subroutine PMPI_Type_get_envelope(datatype, num_integers, num_addresses, num_datatypes, combiner, ierror)
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(OUT) :: num_integers
+    INTEGER, INTENT(OUT) :: num_addresses
+    INTEGER, INTENT(OUT) :: num_datatypes
+    INTEGER, INTENT(OUT) :: combiner
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_type_get_envelope_(datatype, num_integers, num_addresses, num_datatypes, combiner, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Type_get_envelope
+
   subroutine MPI_Type_get_extent(datatype, lb, extent, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: lb
@@ -5933,6 +8699,16 @@ contains
     call mpi_type_get_extent_(datatype, lb, extent, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Type_get_extent
+
+  subroutine PMPI_Type_get_extent(datatype, lb, extent, ierror)
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: lb
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: extent
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_type_get_extent_(datatype, lb, extent, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Type_get_extent
 
   subroutine MPI_Type_get_extent_x(datatype, lb, extent, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -5944,6 +8720,16 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Type_get_extent_x
 
+  subroutine PMPI_Type_get_extent_x(datatype, lb, extent, ierror)
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: lb
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: extent
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_type_get_extent_x_(datatype, lb, extent, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Type_get_extent_x
+
   subroutine MPI_Type_get_name(datatype, type_name, resultlen, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     character(len=*), INTENT(OUT) :: type_name
@@ -5953,6 +8739,16 @@ contains
     call mpi_type_get_name_(datatype, type_name, resultlen, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Type_get_name
+
+  subroutine PMPI_Type_get_name(datatype, type_name, resultlen, ierror)
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    character(len=*), INTENT(OUT) :: type_name
+    INTEGER, INTENT(OUT) :: resultlen
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_type_get_name_(datatype, type_name, resultlen, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Type_get_name
 
   subroutine MPI_Type_get_true_extent(datatype, true_lb, true_extent, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -5964,6 +8760,16 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Type_get_true_extent
 
+  subroutine PMPI_Type_get_true_extent(datatype, true_lb, true_extent, ierror)
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: true_lb
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: true_extent
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_type_get_true_extent_(datatype, true_lb, true_extent, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Type_get_true_extent
+
   subroutine MPI_Type_get_true_extent_x(datatype, true_lb, true_extent, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: true_lb
@@ -5973,6 +8779,16 @@ contains
     call mpi_type_get_true_extent_x_(datatype, true_lb, true_extent, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Type_get_true_extent_x
+
+  subroutine PMPI_Type_get_true_extent_x(datatype, true_lb, true_extent, ierror)
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: true_lb
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: true_extent
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_type_get_true_extent_x_(datatype, true_lb, true_extent, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Type_get_true_extent_x
 
   subroutine MPI_Type_indexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror)
     INTEGER, INTENT(IN) :: count
@@ -5986,6 +8802,18 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Type_indexed
 
+  subroutine PMPI_Type_indexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror)
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: array_of_blocklengths(count)
+    INTEGER, INTENT(IN) :: array_of_displacements(count)
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_type_indexed_(count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Type_indexed
+
   subroutine MPI_Type_match_size(typeclass, size, datatype, ierror)
     INTEGER, INTENT(IN) :: typeclass
     INTEGER, INTENT(IN) :: size
@@ -5995,6 +8823,16 @@ contains
     call mpi_type_match_size_(typeclass, size, datatype, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Type_match_size
+
+  subroutine PMPI_Type_match_size(typeclass, size, datatype, ierror)
+    INTEGER, INTENT(IN) :: typeclass
+    INTEGER, INTENT(IN) :: size
+    TYPE(MPI_Datatype), INTENT(OUT) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_type_match_size_(typeclass, size, datatype, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Type_match_size
 
   subroutine MPI_Type_set_attr(datatype, type_keyval, attribute_val, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -6006,6 +8844,16 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Type_set_attr
 
+  subroutine PMPI_Type_set_attr(datatype, type_keyval, attribute_val, ierror)
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: type_keyval
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: attribute_val
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_type_set_attr_(datatype, type_keyval, attribute_val, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Type_set_attr
+
   subroutine MPI_Type_set_name(datatype, type_name, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     character(len=*), INTENT(IN) :: type_name
@@ -6014,6 +8862,15 @@ contains
     call mpi_type_set_name_(datatype, type_name, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Type_set_name
+
+  subroutine PMPI_Type_set_name(datatype, type_name, ierror)
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    character(len=*), INTENT(IN) :: type_name
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_type_set_name_(datatype, type_name, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Type_set_name
 
   subroutine MPI_Type_size(datatype, size, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -6024,6 +8881,15 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Type_size
 
+  subroutine PMPI_Type_size(datatype, size, ierror)
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_type_size_(datatype, size, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Type_size
+
   subroutine MPI_Type_size_x(datatype, size, ierror)
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
@@ -6032,6 +8898,15 @@ contains
     call mpi_type_size_x_(datatype, size, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Type_size_x
+
+  subroutine PMPI_Type_size_x(datatype, size, ierror)
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_type_size_x_(datatype, size, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Type_size_x
 
   subroutine MPI_Type_vector(count, blocklength, stride, oldtype, newtype, ierror)
     INTEGER, INTENT(IN) :: count
@@ -6044,6 +8919,18 @@ contains
     call mpi_type_vector_(count, blocklength, stride, oldtype, newtype, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Type_vector
+
+  subroutine PMPI_Type_vector(count, blocklength, stride, oldtype, newtype, ierror)
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: blocklength
+    INTEGER, INTENT(IN) :: stride
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_type_vector_(count, blocklength, stride, oldtype, newtype, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Type_vector
 
   subroutine MPI_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
@@ -6061,6 +8948,22 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Unpack
 
+  subroutine PMPI_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
+    type(*), dimension(*), INTENT(IN) :: inbuf
+    INTEGER, INTENT(IN) :: insize
+    INTEGER, INTENT(IN) :: outcount
+    INTEGER, INTENT(INOUT) :: position
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: outbuf
+    type(*), dimension(*) :: outbuf
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_unpack_(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Unpack
+
   subroutine MPI_Unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype, ierror)
     character(len=*), INTENT(IN) :: datarep
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
@@ -6077,6 +8980,22 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Unpack_external
 
+  subroutine PMPI_Unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype, ierror)
+    character(len=*), INTENT(IN) :: datarep
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
+    type(*), dimension(*), INTENT(IN) :: inbuf
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: insize
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(INOUT) :: position
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: outbuf
+    type(*), dimension(*) :: outbuf
+    INTEGER, INTENT(IN) :: outcount
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_unpack_external_(datarep, inbuf, insize, position, outbuf, outcount, datatype, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Unpack_external
+
   subroutine MPI_Wait(request, status, ierror)
     TYPE(MPI_Request), INTENT(INOUT) :: request
     TYPE(MPI_Status) :: status
@@ -6085,6 +9004,15 @@ contains
     call mpi_wait_(request, status, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Wait
+
+  subroutine PMPI_Wait(request, status, ierror)
+    TYPE(MPI_Request), INTENT(INOUT) :: request
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_wait_(request, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Wait
 
   subroutine MPI_Waitall(count, array_of_requests, array_of_statuses, ierror)
     INTEGER, INTENT(IN) :: count
@@ -6095,6 +9023,16 @@ contains
     call mpi_waitall_(count, array_of_requests, array_of_statuses, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Waitall
+
+  subroutine PMPI_Waitall(count, array_of_requests, array_of_statuses, ierror)
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Request), INTENT(INOUT) :: array_of_requests(count)
+    TYPE(MPI_Status) :: array_of_statuses(*)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_waitall_(count, array_of_requests, array_of_statuses, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Waitall
 
   subroutine MPI_Waitany(count, array_of_requests, index, status, ierror)
     INTEGER, INTENT(IN) :: count
@@ -6107,6 +9045,17 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Waitany
 
+  subroutine PMPI_Waitany(count, array_of_requests, index, status, ierror)
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Request), INTENT(INOUT) :: array_of_requests(count)
+    INTEGER, INTENT(OUT) :: index
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_waitany_(count, array_of_requests, index, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Waitany
+
   subroutine MPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierror)
     INTEGER, INTENT(IN) :: incount
     TYPE(MPI_Request), INTENT(INOUT) :: array_of_requests(incount)
@@ -6118,6 +9067,18 @@ contains
     call mpi_waitsome_(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Waitsome
+
+  subroutine PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierror)
+    INTEGER, INTENT(IN) :: incount
+    TYPE(MPI_Request), INTENT(INOUT) :: array_of_requests(incount)
+    INTEGER, INTENT(OUT) :: outcount
+    INTEGER, INTENT(OUT) :: array_of_indices(*)
+    TYPE(MPI_Status) :: array_of_statuses(*)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_waitsome_(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Waitsome
 
   subroutine MPI_Win_allocate(size, disp_unit, info, comm, baseptr, win, ierror)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
@@ -6132,6 +9093,19 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_allocate
 
+  subroutine PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win, ierror)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+    INTEGER, INTENT(IN) :: disp_unit
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(C_PTR), INTENT(OUT) :: baseptr
+    TYPE(MPI_Win), INTENT(OUT) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_allocate_(size, disp_unit, info, comm, baseptr, win, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_allocate
+
   subroutine MPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win, ierror)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
     INTEGER, INTENT(IN) :: disp_unit
@@ -6145,6 +9119,19 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_allocate_shared
 
+  subroutine PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win, ierror)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+    INTEGER, INTENT(IN) :: disp_unit
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(C_PTR), INTENT(OUT) :: baseptr
+    TYPE(MPI_Win), INTENT(OUT) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_allocate_shared_(size, disp_unit, info, comm, baseptr, win, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_allocate_shared
+
   subroutine MPI_Win_attach(win, base, size, ierror)
     TYPE(MPI_Win), INTENT(IN) :: win
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: base
@@ -6156,6 +9143,17 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_attach
 
+  subroutine PMPI_Win_attach(win, base, size, ierror)
+    TYPE(MPI_Win), INTENT(IN) :: win
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: base
+    type(*), dimension(*), ASYNCHRONOUS :: base
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_attach_(win, base, size, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_attach
+
   subroutine MPI_Win_call_errhandler(win, errorcode, ierror)
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, INTENT(IN) :: errorcode
@@ -6165,6 +9163,15 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_call_errhandler
 
+  subroutine PMPI_Win_call_errhandler(win, errorcode, ierror)
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, INTENT(IN) :: errorcode
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_call_errhandler_(win, errorcode, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_call_errhandler
+
   subroutine MPI_Win_complete(win, ierror)
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -6172,6 +9179,14 @@ contains
     call mpi_win_complete_(win, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_complete
+
+  subroutine PMPI_Win_complete(win, ierror)
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_complete_(win, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_complete
 
   subroutine MPI_Win_create(base, size, disp_unit, info, comm, win, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: base
@@ -6187,6 +9202,20 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_create
 
+  subroutine PMPI_Win_create(base, size, disp_unit, info, comm, win, ierror)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: base
+    type(*), dimension(*), ASYNCHRONOUS :: base
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+    INTEGER, INTENT(IN) :: disp_unit
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Win), INTENT(OUT) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_create_(base, size, disp_unit, info, comm, win, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_create
+
   subroutine MPI_Win_create_dynamic(info, comm, win, ierror)
     TYPE(MPI_Info), INTENT(IN) :: info
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -6197,6 +9226,16 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_create_dynamic
 
+  subroutine PMPI_Win_create_dynamic(info, comm, win, ierror)
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Win), INTENT(OUT) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_create_dynamic_(info, comm, win, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_create_dynamic
+
   subroutine MPI_Win_create_errhandler(win_errhandler_fn, errhandler, ierror)
     external :: win_errhandler_fn
     TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
@@ -6205,6 +9244,15 @@ contains
     call mpi_win_create_errhandler_(win_errhandler_fn, errhandler, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_create_errhandler
+
+  subroutine PMPI_Win_create_errhandler(win_errhandler_fn, errhandler, ierror)
+    external :: win_errhandler_fn
+    TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_create_errhandler_(win_errhandler_fn, errhandler, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_create_errhandler
 
   subroutine MPI_Win_create_keyval(win_copy_attr_fn, win_delete_attr_fn, win_keyval, extra_state, ierror)
     external :: win_copy_attr_fn
@@ -6217,6 +9265,17 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_create_keyval
 
+  subroutine PMPI_Win_create_keyval(win_copy_attr_fn, win_delete_attr_fn, win_keyval, extra_state, ierror)
+    external :: win_copy_attr_fn
+    external :: win_delete_attr_fn
+    INTEGER, INTENT(OUT) :: win_keyval
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extra_state
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_create_keyval_(win_copy_attr_fn, win_delete_attr_fn, win_keyval, extra_state, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_create_keyval
+
   subroutine MPI_Win_delete_attr(win, win_keyval, ierror)
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, INTENT(IN) :: win_keyval
@@ -6225,6 +9284,15 @@ contains
     call mpi_win_delete_attr_(win, win_keyval, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_delete_attr
+
+  subroutine PMPI_Win_delete_attr(win, win_keyval, ierror)
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, INTENT(IN) :: win_keyval
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_delete_attr_(win, win_keyval, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_delete_attr
 
   subroutine MPI_Win_detach(win, base, ierror)
     TYPE(MPI_Win), INTENT(IN) :: win
@@ -6236,6 +9304,16 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_detach
 
+  subroutine PMPI_Win_detach(win, base, ierror)
+    TYPE(MPI_Win), INTENT(IN) :: win
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: base
+    type(*), dimension(*), ASYNCHRONOUS :: base
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_detach_(win, base, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_detach
+
   subroutine MPI_Win_fence(assert, win, ierror)
     INTEGER, INTENT(IN) :: assert
     TYPE(MPI_Win), INTENT(IN) :: win
@@ -6244,6 +9322,15 @@ contains
     call mpi_win_fence_(assert, win, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_fence
+
+  subroutine PMPI_Win_fence(assert, win, ierror)
+    INTEGER, INTENT(IN) :: assert
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_fence_(assert, win, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_fence
 
   subroutine MPI_Win_flush(rank, win, ierror)
     INTEGER, INTENT(IN) :: rank
@@ -6254,6 +9341,15 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_flush
 
+  subroutine PMPI_Win_flush(rank, win, ierror)
+    INTEGER, INTENT(IN) :: rank
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_flush_(rank, win, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_flush
+
   subroutine MPI_Win_flush_all(win, ierror)
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -6261,6 +9357,14 @@ contains
     call mpi_win_flush_all_(win, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_flush_all
+
+  subroutine PMPI_Win_flush_all(win, ierror)
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_flush_all_(win, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_flush_all
 
   subroutine MPI_Win_flush_local(rank, win, ierror)
     INTEGER, INTENT(IN) :: rank
@@ -6271,6 +9375,15 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_flush_local
 
+  subroutine PMPI_Win_flush_local(rank, win, ierror)
+    INTEGER, INTENT(IN) :: rank
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_flush_local_(rank, win, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_flush_local
+
   subroutine MPI_Win_flush_local_all(win, ierror)
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -6278,6 +9391,14 @@ contains
     call mpi_win_flush_local_all_(win, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_flush_local_all
+
+  subroutine PMPI_Win_flush_local_all(win, ierror)
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_flush_local_all_(win, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_flush_local_all
 
   subroutine MPI_Win_free(win, ierror)
     TYPE(MPI_Win), INTENT(INOUT) :: win
@@ -6287,6 +9408,14 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_free
 
+  subroutine PMPI_Win_free(win, ierror)
+    TYPE(MPI_Win), INTENT(INOUT) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_free_(win, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_free
+
   subroutine MPI_Win_free_keyval(win_keyval, ierror)
     INTEGER, INTENT(INOUT) :: win_keyval
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -6294,6 +9423,14 @@ contains
     call mpi_win_free_keyval_(win_keyval, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_free_keyval
+
+  subroutine PMPI_Win_free_keyval(win_keyval, ierror)
+    INTEGER, INTENT(INOUT) :: win_keyval
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_free_keyval_(win_keyval, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_free_keyval
 
   subroutine MPI_Win_get_attr(win, win_keyval, attribute_val, flag, ierror)
     TYPE(MPI_Win), INTENT(IN) :: win
@@ -6306,6 +9443,17 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_get_attr
 
+  subroutine PMPI_Win_get_attr(win, win_keyval, attribute_val, flag, ierror)
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, INTENT(IN) :: win_keyval
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: attribute_val
+    LOGICAL, INTENT(OUT) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_get_attr_(win, win_keyval, attribute_val, flag, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_get_attr
+
   subroutine MPI_Win_get_errhandler(win, errhandler, ierror)
     TYPE(MPI_Win), INTENT(IN) :: win
     TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
@@ -6314,6 +9462,15 @@ contains
     call mpi_win_get_errhandler_(win, errhandler, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_get_errhandler
+
+  subroutine PMPI_Win_get_errhandler(win, errhandler, ierror)
+    TYPE(MPI_Win), INTENT(IN) :: win
+    TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_get_errhandler_(win, errhandler, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_get_errhandler
 
   subroutine MPI_Win_get_group(win, group, ierror)
     TYPE(MPI_Win), INTENT(IN) :: win
@@ -6324,6 +9481,15 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_get_group
 
+  subroutine PMPI_Win_get_group(win, group, ierror)
+    TYPE(MPI_Win), INTENT(IN) :: win
+    TYPE(MPI_Group), INTENT(OUT) :: group
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_get_group_(win, group, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_get_group
+
   subroutine MPI_Win_get_info(win, info_used, ierror)
     TYPE(MPI_Win), INTENT(IN) :: win
     TYPE(MPI_Info), INTENT(OUT) :: info_used
@@ -6332,6 +9498,15 @@ contains
     call mpi_win_get_info_(win, info_used, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_get_info
+
+  subroutine PMPI_Win_get_info(win, info_used, ierror)
+    TYPE(MPI_Win), INTENT(IN) :: win
+    TYPE(MPI_Info), INTENT(OUT) :: info_used
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_get_info_(win, info_used, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_get_info
 
   subroutine MPI_Win_get_name(win, win_name, resultlen, ierror)
     TYPE(MPI_Win), INTENT(IN) :: win
@@ -6342,6 +9517,16 @@ contains
     call mpi_win_get_name_(win, win_name, resultlen, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_get_name
+
+  subroutine PMPI_Win_get_name(win, win_name, resultlen, ierror)
+    TYPE(MPI_Win), INTENT(IN) :: win
+    character(len=*), INTENT(OUT) :: win_name
+    INTEGER, INTENT(OUT) :: resultlen
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_get_name_(win, win_name, resultlen, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_get_name
 
   subroutine MPI_Win_lock(lock_type, rank, assert, win, ierror)
     INTEGER, INTENT(IN) :: lock_type
@@ -6354,6 +9539,17 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_lock
 
+  subroutine PMPI_Win_lock(lock_type, rank, assert, win, ierror)
+    INTEGER, INTENT(IN) :: lock_type
+    INTEGER, INTENT(IN) :: rank
+    INTEGER, INTENT(IN) :: assert
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_lock_(lock_type, rank, assert, win, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_lock
+
   subroutine MPI_Win_lock_all(assert, win, ierror)
     INTEGER, INTENT(IN) :: assert
     TYPE(MPI_Win), INTENT(IN) :: win
@@ -6362,6 +9558,15 @@ contains
     call mpi_win_lock_all_(assert, win, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_lock_all
+
+  subroutine PMPI_Win_lock_all(assert, win, ierror)
+    INTEGER, INTENT(IN) :: assert
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_lock_all_(assert, win, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_lock_all
 
   subroutine MPI_Win_post(group, assert, win, ierror)
     TYPE(MPI_Group), INTENT(IN) :: group
@@ -6373,6 +9578,16 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_post
 
+  subroutine PMPI_Win_post(group, assert, win, ierror)
+    TYPE(MPI_Group), INTENT(IN) :: group
+    INTEGER, INTENT(IN) :: assert
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_post_(group, assert, win, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_post
+
   subroutine MPI_Win_set_attr(win, win_keyval, attribute_val, ierror)
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, INTENT(IN) :: win_keyval
@@ -6383,6 +9598,16 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_set_attr
 
+  subroutine PMPI_Win_set_attr(win, win_keyval, attribute_val, ierror)
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, INTENT(IN) :: win_keyval
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: attribute_val
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_set_attr_(win, win_keyval, attribute_val, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_set_attr
+
   subroutine MPI_Win_set_errhandler(win, errhandler, ierror)
     TYPE(MPI_Win), INTENT(IN) :: win
     TYPE(MPI_Errhandler), INTENT(IN) :: errhandler
@@ -6391,6 +9616,15 @@ contains
     call mpi_win_set_errhandler_(win, errhandler, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_set_errhandler
+
+  subroutine PMPI_Win_set_errhandler(win, errhandler, ierror)
+    TYPE(MPI_Win), INTENT(IN) :: win
+    TYPE(MPI_Errhandler), INTENT(IN) :: errhandler
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_set_errhandler_(win, errhandler, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_set_errhandler
 
   subroutine MPI_Win_set_info(win, info, ierror)
     TYPE(MPI_Win), INTENT(IN) :: win
@@ -6401,6 +9635,15 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_set_info
 
+  subroutine PMPI_Win_set_info(win, info, ierror)
+    TYPE(MPI_Win), INTENT(IN) :: win
+    TYPE(MPI_Info), INTENT(IN) :: info
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_set_info_(win, info, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_set_info
+
   subroutine MPI_Win_set_name(win, win_name, ierror)
     TYPE(MPI_Win), INTENT(IN) :: win
     character(len=*), INTENT(IN) :: win_name
@@ -6409,6 +9652,15 @@ contains
     call mpi_win_set_name_(win, win_name, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_set_name
+
+  subroutine PMPI_Win_set_name(win, win_name, ierror)
+    TYPE(MPI_Win), INTENT(IN) :: win
+    character(len=*), INTENT(IN) :: win_name
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_set_name_(win, win_name, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_set_name
 
   subroutine MPI_Win_shared_query(win, rank, size, disp_unit, baseptr, ierror)
     TYPE(MPI_Win), INTENT(IN) :: win
@@ -6422,6 +9674,18 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_shared_query
 
+  subroutine PMPI_Win_shared_query(win, rank, size, disp_unit, baseptr, ierror)
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, INTENT(IN) :: rank
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: disp_unit
+    TYPE(C_PTR), INTENT(OUT) :: baseptr
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_shared_query_(win, rank, size, disp_unit, baseptr, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_shared_query
+
   subroutine MPI_Win_start(group, assert, win, ierror)
     TYPE(MPI_Group), INTENT(IN) :: group
     INTEGER, INTENT(IN) :: assert
@@ -6432,6 +9696,16 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_start
 
+  subroutine PMPI_Win_start(group, assert, win, ierror)
+    TYPE(MPI_Group), INTENT(IN) :: group
+    INTEGER, INTENT(IN) :: assert
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_start_(group, assert, win, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_start
+
   subroutine MPI_Win_sync(win, ierror)
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -6439,6 +9713,14 @@ contains
     call mpi_win_sync_(win, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_sync
+
+  subroutine PMPI_Win_sync(win, ierror)
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_sync_(win, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_sync
 
   subroutine MPI_Win_test(win, flag, ierror)
     TYPE(MPI_Win), INTENT(IN) :: win
@@ -6449,6 +9731,15 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_test
 
+  subroutine PMPI_Win_test(win, flag, ierror)
+    TYPE(MPI_Win), INTENT(IN) :: win
+    LOGICAL, INTENT(OUT) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_test_(win, flag, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_test
+
   subroutine MPI_Win_unlock(rank, win, ierror)
     INTEGER, INTENT(IN) :: rank
     TYPE(MPI_Win), INTENT(IN) :: win
@@ -6458,6 +9749,15 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_unlock
 
+  subroutine PMPI_Win_unlock(rank, win, ierror)
+    INTEGER, INTENT(IN) :: rank
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_unlock_(rank, win, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_unlock
+
   subroutine MPI_Win_unlock_all(win, ierror)
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -6465,6 +9765,14 @@ contains
     call mpi_win_unlock_all_(win, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_unlock_all
+
+  subroutine PMPI_Win_unlock_all(win, ierror)
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_unlock_all_(win, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_unlock_all
 
   subroutine MPI_Win_wait(win, ierror)
     TYPE(MPI_Win), INTENT(IN) :: win
@@ -6474,11 +9782,27 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine MPI_Win_wait
 
+  subroutine PMPI_Win_wait(win, ierror)
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_win_wait_(win, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Win_wait
+
   double precision function MPI_Wtick()
     MPI_Wtick = mpi_wtick_()
   end function MPI_Wtick
 
+  double precision function PMPI_Wtick()
+    PMPI_Wtick = mpi_wtick_()
+  end function PMPI_Wtick
+
   double precision function MPI_Wtime()
     MPI_Wtime = mpi_wtime_()
   end function MPI_Wtime
+
+  double precision function PMPI_Wtime()
+    PMPI_Wtime = mpi_wtime_()
+  end function PMPI_Wtime
 end module mpi_f08
