@@ -20,18 +20,6 @@
 enum { R = 13, C = 10, CYC = 2, NK = 7 };
 static int rank, size;
 
-static int *read_whole(MPI_File fh, int n)
-{
-    int *all = malloc(sizeof(int) * n);
-    MPI_Status st;
-    OK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
-    OK(MPI_File_read_at(fh, 0, all, n, MPI_INT, &st));
-    int got;
-    OK(MPI_Get_count(&st, MPI_INT, &got));
-    CHECK(got == n, "whole file: %d ints, want %d", got, n);
-    return all;
-}
-
 static void darray_view(MPI_File fh)
 {
     int gsizes[2] = {R, C}, distribs[2] = {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC};
@@ -55,7 +43,7 @@ static void darray_view(MPI_File fh)
     OK(MPI_File_set_view(fh, 0, MPI_INT, ft, "native", MPI_INFO_NULL));
     OK(MPI_File_write_all(fh, mine, n, MPI_INT, &st));
     OK(MPI_Barrier(MPI_COMM_WORLD));
-    int *all = read_whole(fh, R * C);
+    int *all = t_io_read_whole(fh, R * C);
     for (int g = 0; g < R * C; g++)
         CHECK(all[g] == g, "darray: file int %d is %d", g, all[g]);
     int *back = calloc((size_t)n + 1, sizeof(int));
@@ -98,7 +86,7 @@ static void indexed_view(MPI_File fh)
     OK(MPI_File_write_all(fh, mine + n, n, MPI_INT, &st)); /* the second tile */
     OK(MPI_Barrier(MPI_COMM_WORLD));
     /* The reference file: tile t, round k, rank q's blen(q, k) ints. */
-    int *all = read_whole(fh, 2 * start), at = 0, next[64] = {0};
+    int *all = t_io_read_whole(fh, 2 * start), at = 0, next[64] = {0};
     CHECK(size <= 64, "too many ranks");
     for (int t = 0; t < 2; t++)
         for (int k = 0; k < NK; k++)
@@ -148,7 +136,7 @@ static void spanning_filetype(void)
         CHECK(in[i] == v[i], "spanning filetype: int %d read %d", i, in[i]);
     T_IO_EXPECT(MPI_File_write_at(fh, 0, v, 12, MPI_INT, &st), MPI_ERR_IO, "MPI_File_write_at");
     T_IO_EXPECT(MPI_File_read_at(fh, 6, in, 4, MPI_INT, &st), MPI_ERR_IO, "MPI_File_read_at");
-    int *all = read_whole(fh, 12);
+    int *all = t_io_read_whole(fh, 12);
     for (int i = 0; i < 12; i++) /* ints 4..7 of the file are the hole */
         CHECK(all[i] == (i < 4 ? v[i] : i < 8 ? 0 : v[i - 4]), "spanning file int %d is %d", i,
               all[i]);

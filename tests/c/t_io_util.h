@@ -64,6 +64,19 @@ static inline int t_io_finish(const char *test)
     return 0;
 }
 
+/* The whole file as n ints (checked), read by this rank through a byte
+ * view (which replaces the file's view); the caller frees it. */
+static inline int *t_io_read_whole(MPI_File fh, int n)
+{
+    int *all = malloc(sizeof(int) * n), got = -1;
+    MPI_Status st;
+    OK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    OK(MPI_File_read_at(fh, 0, all, n, MPI_INT, &st));
+    OK(MPI_Get_count(&st, MPI_INT, &got));
+    CHECK(got == n, "whole file: %d ints, want %d", got, n);
+    return all;
+}
+
 /* rc is an error of class want whose message names fname. */
 #define T_IO_EXPECT(call, want, fname)                                               \
     do {                                                                             \

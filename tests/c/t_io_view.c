@@ -28,17 +28,6 @@ static void check_count(const MPI_Status *st, int want, const char *what)
     CHECK(n == want, "%s: count %d, want %d", what, n, want);
 }
 
-/* The whole file as ints, read by this rank through a byte view. */
-static int *read_whole(MPI_File fh, int n)
-{
-    int *all = malloc(sizeof(int) * n);
-    MPI_Status st;
-    OK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
-    OK(MPI_File_read_at(fh, 0, all, n, MPI_INT, &st));
-    check_count(&st, n, "whole file");
-    return all;
-}
-
 static void vector_view(MPI_File fh)
 {
     MPI_Datatype vec, ft;
@@ -77,7 +66,7 @@ static void vector_view(MPI_File fh)
     for (int i = 0; i < NB * B; i++)
         CHECK(in[i] == mine[(i + 5) % (NB * B)], "vector read int %d = %d", i, in[i]);
     OK(MPI_Barrier(MPI_COMM_WORLD));
-    int n = 2 * NB * B * size, *all = read_whole(fh, n);
+    int n = 2 * NB * B * size, *all = t_io_read_whole(fh, n);
     for (int i = 0; i < n; i++) {
         int owner = i / B % size, k = i / (B * size) * B + i % B;
         CHECK(all[i] == owner * 10000 + k % (NB * B), "file int %d = %d", i, all[i]);
@@ -118,7 +107,7 @@ static void subarray_view(MPI_File fh)
     OK(MPI_File_write_at_all(fh, 0, mem, 1, every2, &st));
     check_count(&st, ROWS * COLS, "write_at_all from a strided buffer");
     OK(MPI_Barrier(MPI_COMM_WORLD));
-    int n = 16 + ROWS * COLS * size, *all = read_whole(fh, n);
+    int n = 16 + ROWS * COLS * size, *all = t_io_read_whole(fh, n);
     for (int r = 0; r < ROWS; r++)
         for (int c = 0; c < COLS * size; c++) {
             int v = all[16 + r * COLS * size + c], owner = c / COLS;
