@@ -3,9 +3,9 @@
  * individual pointer's positioning, and MPI_File_get_type_extent
  * (13.5.1): argument checks, then io/.
  *
- * The collective forms (_all) do what the independent ones do on each
- * rank: correct, since each rank's access is complete when it returns;
- * two-phase collective buffering is still to come (issue 29). */
+ * The collective forms (_all) go through two-phase collective buffering
+ * (io/two_phase.c); a rank whose arguments fail the checks returns before
+ * it, as in any collective with bad arguments. */
 #include "file_args.h"
 
 #include <stdint.h>
@@ -144,7 +144,11 @@ int file_rw(const char *fn, MPI_File fh, bool write, int how, MPI_Offset offset,
     VMPI_CHECK(offset <= INT64_MAX / f->esize - n, ec, MPI_ERR_ARG,
                "%s: offset %ld is too large", fn, (long)offset);
     MPI_Count done, bytes;
-    rc = vmpi_io_rw(f, write, offset, buf, count, dt, &done, &bytes, fn);
+    /* The collective forms (_all, _all_begin) are the two-phase access. */
+    if (strstr(fn, "_all"))
+        rc = vmpi_io_rw_all(f, write, offset, buf, count, dt, &done, &bytes, fn);
+    else
+        rc = vmpi_io_rw(f, write, offset, buf, count, dt, &done, &bytes, fn);
     if (how == FILE_INDIV)
         f->fp += done / f->esize;
     if (status != MPI_STATUS_IGNORE) {

@@ -44,9 +44,7 @@ static MPI_Offset next_range(const struct vmpi_file *f, MPI_Offset pos, MPI_Offs
     return off;
 }
 
-/* pread or pwrite of all n bytes, short only at the end of the file
- * (reads). Returns the bytes moved, or -errno. */
-static ssize_t full_io(int fd, bool write, char *mem, size_t n, MPI_Offset off)
+ssize_t vmpi_io_full(int fd, bool write, char *mem, size_t n, MPI_Offset off)
 {
     size_t done = 0;
     while (done < n) {
@@ -76,7 +74,7 @@ struct range {
 static ssize_t sieve_read(int fd, const struct range *r, int nr, char *tmp)
 {
     MPI_Offset base = r[0].off, span = r[nr - 1].off + r[nr - 1].n - base;
-    ssize_t got = full_io(fd, false, tmp, (size_t)span, base);
+    ssize_t got = vmpi_io_full(fd, false, tmp, (size_t)span, base);
     if (got < 0)
         return got;
     ssize_t moved = 0;
@@ -113,7 +111,7 @@ static int view_rw(const struct vmpi_file *f, bool write, char *mem, MPI_Offset 
         } while (nr < SIEVE_RUNS && *moved + want < len);
         ssize_t got;
         if (nr == 1) {
-            got = full_io(f->fd, write, r[0].mem, (size_t)r[0].n, r[0].off);
+            got = vmpi_io_full(f->fd, write, r[0].mem, (size_t)r[0].n, r[0].off);
         } else {
             if (!tmp && !(tmp = malloc(SIEVE_SPAN))) {
                 e = ENOMEM;

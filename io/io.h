@@ -135,5 +135,16 @@ void vmpi_io_shared_remove(struct vmpi_file *f);
  * bytes of dt's data they hold (what a status counts) to *bytes. */
 int vmpi_io_rw(struct vmpi_file *f, bool write, MPI_Offset offset, void *buf, MPI_Count count,
                struct vmpi_dtype *dt, MPI_Count *done, MPI_Count *bytes, const char *fn);
+/* pread or pwrite of all n bytes, short only at the end of the file
+ * (reads). Returns the bytes moved, or -errno. */
+ssize_t vmpi_io_full(int fd, bool write, char *mem, size_t n, MPI_Offset off);
+
+/* ---- collective access (two_phase.c) ----------------------------------------- */
+/* vmpi_io_rw as a collective over f's group (the _all forms): two-phase
+ * collective buffering where it applies, else each rank's own access.
+ * Errors are agreed on (every rank returns the first failing rank's). */
+int vmpi_io_rw_all(struct vmpi_file *f, bool write, MPI_Offset offset, void *buf,
+                   MPI_Count count, struct vmpi_dtype *dt, MPI_Count *done, MPI_Count *bytes,
+                   const char *fn);
 
 #endif
