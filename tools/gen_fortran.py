@@ -13,8 +13,8 @@ machine-readable standard (the pympistandard package).
                 /usr/include/x86_64-linux-gnu/mpich/mpif.h) for every name
                 both have; the names only MPICH has are listed.
   --check [LIB] without pympistandard: the generated files are what this
-                script last wrote from the current mpi.h (the manifest's
-                hashes), every function mpi.h declares has a Fortran binding
+                script last wrote from the current mpi.h and mpio.h (the
+                manifest's hashes), every function they declare has a Fortran binding
                 or is C-only in the standard, and LIB (libvmpifort) exports
                 each binding under MPICH's eight spellings.
 
@@ -31,6 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 HEADER = ROOT / "include" / "mpi.h"
+MPIO = ROOT / "include" / "mpio.h"    # MPI-IO, included by mpi.h
 MPIF = ROOT / "include" / "mpif.h"
 FDIR = ROOT / "api" / "fortran"
 MODULE = FDIR / "mpi.f90"
@@ -58,6 +59,12 @@ FORTRAN_ONLY = [
 ]
 
 # ---------------------------------------------------------------- mpi.h
+
+
+def header_text():
+    """mpi.h and the header it includes for MPI-IO, as one text."""
+    return HEADER.read_text() + MPIO.read_text()
+
 
 
 def header_decls(text):
@@ -288,12 +295,14 @@ def mpi_sizeofs_module():
 # Handle kinds by the object bits (26-29) of MPICH's encoding (mpi.h).
 HANDLE_OBJECTS = {1: "MPI_Comm", 2: "MPI_Group", 3: "MPI_Datatype", 5: "MPI_Errhandler",
                   6: "MPI_Op", 7: "MPI_Info", 8: "MPI_Win", 11: "MPI_Request"}
-HANDLE_TYPES = sorted(set(HANDLE_OBJECTS.values()) | {"MPI_Message"})
+HANDLE_TYPES = sorted(set(HANDLE_OBJECTS.values()) | {"MPI_Message", "MPI_File"})
 
 
 def f08_handle_type(name, val):
     if name.startswith("MPI_MESSAGE_"):
         return "MPI_Message"
+    if name == "MPI_FILE_NULL":     # MPI_File is a pointer in C, 0 in Fortran
+        return "MPI_File"
     if val & 0xffffffff < 0x04000000 or name.startswith("MPI_COMBINER"):
         return None
     return HANDLE_OBJECTS.get(((val & 0xffffffff) >> 26) & 0xF)
@@ -510,6 +519,15 @@ def binding(ret, name, cparams, proc):
             # only, so a Fortran procedure has the C signature.
             fdecl.append(f"{ctype} {n}")
             args[n] = n
+        elif base_type(ctype) == "MPI_File":
+            # A pointer in C, an INTEGER in Fortran (MPI_File_c2f/f2c).
+            fdecl.append(f"MPI_Fint *{n}")
+            if "*" in ctype:
+                pre.append(f"MPI_File c_{n} = MPI_File_f2c(*{n});")
+                args[n] = f"&c_{n}"
+                post.insert(0, f"*{n} = MPI_File_c2f(c_{n});")
+            else:
+                args[n] = f"MPI_File_f2c(*{n})"
         elif is_arr.startswith("[]["):     # int ranges[][3]
             fdecl.append(f"{base_type(ctype)} (*{n}){is_arr[2:]}")
             args[n] = n
@@ -554,7 +572,7 @@ def chapter_of(name):
     import api_coverage
     for title, pattern, _ in api_coverage.CHAPTERS:
         if re.search(pattern, name, re.I):
-            return re.sub(r"[^a-z0-9]+", "_", title.split("(")[0].strip().lower()).strip("_")
+            return re.sub(r"[^a-z0-9]+", "_", title.replace("/", "").split("(")[0].strip().lower()).strip("_")
     return "other"
 
 
@@ -607,7 +625,7 @@ def put(path, text):
 
 
 def write():
-    text = HEADER.read_text()
+    text = header_text()
     decls = header_decls(text)
     consts = fortran_consts(header_consts(text))
     put(MPIF, mpif_h(consts))
@@ -638,7 +656,7 @@ def spellings(name):
 
 
 def check(lib):
-    text = HEADER.read_text()
+    text = header_text()
     errors = []
     lines = MANIFEST.read_text().splitlines()
     entries = dict(l.split(" ", 1) for l in lines if l.startswith("MPI_"))
@@ -652,7 +670,7 @@ def check(lib):
                 errors.append(f"{rel} is not what tools/gen_fortran.py wrote (edited by hand?)")
     for _, name, _ in header_decls(text):
         if name not in entries:
-            errors.append(f"{name}: declared in mpi.h but has no Fortran binding")
+            errors.append(f"{name}: declared in mpi.h or mpio.h but has no Fortran binding")
     if lib:
         out = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True,
                              text=True, check=True).stdout

@@ -120,6 +120,8 @@ module mpi
        PARAMETER (MPI_C_LONG_DOUBLE_COMPLEX=1275076674)
        INTEGER MPI_DATATYPE_NULL
        PARAMETER (MPI_DATATYPE_NULL=201326592)
+       INTEGER MPI_DISPLACEMENT_CURRENT
+       PARAMETER (MPI_DISPLACEMENT_CURRENT=-54278278)
        INTEGER MPI_DISTRIBUTE_BLOCK
        PARAMETER (MPI_DISTRIBUTE_BLOCK=121)
        INTEGER MPI_DISTRIBUTE_CYCLIC
@@ -264,6 +266,8 @@ module mpi
        PARAMETER (MPI_ERR_UNSUPPORTED_OPERATION=44)
        INTEGER MPI_ERR_WIN
        PARAMETER (MPI_ERR_WIN=45)
+       INTEGER MPI_FILE_NULL
+       PARAMETER (MPI_FILE_NULL=0)
        INTEGER MPI_FLOAT
        PARAMETER (MPI_FLOAT=1275069450)
        INTEGER MPI_FLOAT_INT
@@ -340,6 +344,8 @@ module mpi
        PARAMETER (MPI_MAX=1476395009)
        INTEGER MPI_MAXLOC
        PARAMETER (MPI_MAXLOC=1476395020)
+       INTEGER MPI_MAX_DATAREP_STRING
+       PARAMETER (MPI_MAX_DATAREP_STRING=127)
        INTEGER MPI_MAX_ERROR_STRING
        PARAMETER (MPI_MAX_ERROR_STRING=511)
        INTEGER MPI_MAX_INFO_KEY
@@ -360,6 +366,14 @@ module mpi
        PARAMETER (MPI_MIN=1476395010)
        INTEGER MPI_MINLOC
        PARAMETER (MPI_MINLOC=1476395019)
+       INTEGER MPI_MODE_APPEND
+       PARAMETER (MPI_MODE_APPEND=128)
+       INTEGER MPI_MODE_CREATE
+       PARAMETER (MPI_MODE_CREATE=1)
+       INTEGER MPI_MODE_DELETE_ON_CLOSE
+       PARAMETER (MPI_MODE_DELETE_ON_CLOSE=16)
+       INTEGER MPI_MODE_EXCL
+       PARAMETER (MPI_MODE_EXCL=64)
        INTEGER MPI_MODE_NOCHECK
        PARAMETER (MPI_MODE_NOCHECK=1024)
        INTEGER MPI_MODE_NOPRECEDE
@@ -370,6 +384,16 @@ module mpi
        PARAMETER (MPI_MODE_NOSTORE=2048)
        INTEGER MPI_MODE_NOSUCCEED
        PARAMETER (MPI_MODE_NOSUCCEED=16384)
+       INTEGER MPI_MODE_RDONLY
+       PARAMETER (MPI_MODE_RDONLY=2)
+       INTEGER MPI_MODE_RDWR
+       PARAMETER (MPI_MODE_RDWR=8)
+       INTEGER MPI_MODE_SEQUENTIAL
+       PARAMETER (MPI_MODE_SEQUENTIAL=256)
+       INTEGER MPI_MODE_UNIQUE_OPEN
+       PARAMETER (MPI_MODE_UNIQUE_OPEN=32)
+       INTEGER MPI_MODE_WRONLY
+       PARAMETER (MPI_MODE_WRONLY=4)
        INTEGER MPI_NO_OP
        PARAMETER (MPI_NO_OP=1476395022)
        INTEGER MPI_OFFSET
@@ -400,6 +424,12 @@ module mpi
        PARAMETER (MPI_REQUEST_NULL=738197504)
        INTEGER MPI_ROOT
        PARAMETER (MPI_ROOT=-3)
+       INTEGER MPI_SEEK_CUR
+       PARAMETER (MPI_SEEK_CUR=602)
+       INTEGER MPI_SEEK_END
+       PARAMETER (MPI_SEEK_END=604)
+       INTEGER MPI_SEEK_SET
+       PARAMETER (MPI_SEEK_SET=600)
        INTEGER MPI_SHORT
        PARAMETER (MPI_SHORT=1275068931)
        INTEGER MPI_SHORT_INT
@@ -1867,6 +1897,1112 @@ interface
      integer :: IERROR
      integer(kind=mpi_address_kind) :: TARGET_DISP
    end subroutine PMPI_FETCH_AND_OP
+   subroutine MPI_FILE_CALL_ERRHANDLER(FH, ERRORCODE, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: ERRORCODE
+     integer :: IERROR
+   end subroutine MPI_FILE_CALL_ERRHANDLER
+   subroutine PMPI_FILE_CALL_ERRHANDLER(FH, ERRORCODE, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: ERRORCODE
+     integer :: IERROR
+   end subroutine PMPI_FILE_CALL_ERRHANDLER
+   subroutine MPI_FILE_CLOSE(FH, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: IERROR
+   end subroutine MPI_FILE_CLOSE
+   subroutine PMPI_FILE_CLOSE(FH, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: IERROR
+   end subroutine PMPI_FILE_CLOSE
+   subroutine MPI_FILE_CREATE_ERRHANDLER(FILE_ERRHANDLER_FN, ERRHANDLER, IERROR)
+     import
+     implicit none
+     external :: FILE_ERRHANDLER_FN
+     integer :: ERRHANDLER
+     integer :: IERROR
+   end subroutine MPI_FILE_CREATE_ERRHANDLER
+   subroutine PMPI_FILE_CREATE_ERRHANDLER(FILE_ERRHANDLER_FN, ERRHANDLER, IERROR)
+     import
+     implicit none
+     external :: FILE_ERRHANDLER_FN
+     integer :: ERRHANDLER
+     integer :: IERROR
+   end subroutine PMPI_FILE_CREATE_ERRHANDLER
+   subroutine MPI_FILE_DELETE(FILENAME, INFO, IERROR)
+     import
+     implicit none
+     character(len=*) :: FILENAME
+     integer :: INFO
+     integer :: IERROR
+   end subroutine MPI_FILE_DELETE
+   subroutine PMPI_FILE_DELETE(FILENAME, INFO, IERROR)
+     import
+     implicit none
+     character(len=*) :: FILENAME
+     integer :: INFO
+     integer :: IERROR
+   end subroutine PMPI_FILE_DELETE
+   subroutine MPI_FILE_GET_AMODE(FH, AMODE, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: AMODE
+     integer :: IERROR
+   end subroutine MPI_FILE_GET_AMODE
+   subroutine PMPI_FILE_GET_AMODE(FH, AMODE, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: AMODE
+     integer :: IERROR
+   end subroutine PMPI_FILE_GET_AMODE
+   subroutine MPI_FILE_GET_ATOMICITY(FH, FLAG, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: IERROR
+     logical :: FLAG
+   end subroutine MPI_FILE_GET_ATOMICITY
+   subroutine PMPI_FILE_GET_ATOMICITY(FH, FLAG, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: IERROR
+     logical :: FLAG
+   end subroutine PMPI_FILE_GET_ATOMICITY
+   subroutine MPI_FILE_GET_BYTE_OFFSET(FH, OFFSET, DISP, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: OFFSET
+     integer(kind=mpi_offset_kind) :: DISP
+   end subroutine MPI_FILE_GET_BYTE_OFFSET
+   subroutine PMPI_FILE_GET_BYTE_OFFSET(FH, OFFSET, DISP, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: OFFSET
+     integer(kind=mpi_offset_kind) :: DISP
+   end subroutine PMPI_FILE_GET_BYTE_OFFSET
+   subroutine MPI_FILE_GET_ERRHANDLER(FILE, ERRHANDLER, IERROR)
+     import
+     implicit none
+     integer :: FILE
+     integer :: ERRHANDLER
+     integer :: IERROR
+   end subroutine MPI_FILE_GET_ERRHANDLER
+   subroutine PMPI_FILE_GET_ERRHANDLER(FILE, ERRHANDLER, IERROR)
+     import
+     implicit none
+     integer :: FILE
+     integer :: ERRHANDLER
+     integer :: IERROR
+   end subroutine PMPI_FILE_GET_ERRHANDLER
+   subroutine MPI_FILE_GET_GROUP(FH, GROUP, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: GROUP
+     integer :: IERROR
+   end subroutine MPI_FILE_GET_GROUP
+   subroutine PMPI_FILE_GET_GROUP(FH, GROUP, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: GROUP
+     integer :: IERROR
+   end subroutine PMPI_FILE_GET_GROUP
+   subroutine MPI_FILE_GET_INFO(FH, INFO_USED, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: INFO_USED
+     integer :: IERROR
+   end subroutine MPI_FILE_GET_INFO
+   subroutine PMPI_FILE_GET_INFO(FH, INFO_USED, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: INFO_USED
+     integer :: IERROR
+   end subroutine PMPI_FILE_GET_INFO
+   subroutine MPI_FILE_GET_POSITION(FH, OFFSET, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: OFFSET
+   end subroutine MPI_FILE_GET_POSITION
+   subroutine PMPI_FILE_GET_POSITION(FH, OFFSET, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: OFFSET
+   end subroutine PMPI_FILE_GET_POSITION
+   subroutine MPI_FILE_GET_POSITION_SHARED(FH, OFFSET, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: OFFSET
+   end subroutine MPI_FILE_GET_POSITION_SHARED
+   subroutine PMPI_FILE_GET_POSITION_SHARED(FH, OFFSET, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: OFFSET
+   end subroutine PMPI_FILE_GET_POSITION_SHARED
+   subroutine MPI_FILE_GET_SIZE(FH, SIZE, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: SIZE
+   end subroutine MPI_FILE_GET_SIZE
+   subroutine PMPI_FILE_GET_SIZE(FH, SIZE, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: SIZE
+   end subroutine PMPI_FILE_GET_SIZE
+   subroutine MPI_FILE_GET_TYPE_EXTENT(FH, DATATYPE, EXTENT, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: DATATYPE
+     integer :: IERROR
+     integer(kind=mpi_address_kind) :: EXTENT
+   end subroutine MPI_FILE_GET_TYPE_EXTENT
+   subroutine PMPI_FILE_GET_TYPE_EXTENT(FH, DATATYPE, EXTENT, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: DATATYPE
+     integer :: IERROR
+     integer(kind=mpi_address_kind) :: EXTENT
+   end subroutine PMPI_FILE_GET_TYPE_EXTENT
+   subroutine MPI_FILE_GET_VIEW(FH, DISP, ETYPE, FILETYPE, DATAREP, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: ETYPE
+     integer :: FILETYPE
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: DISP
+     character(len=*) :: DATAREP
+   end subroutine MPI_FILE_GET_VIEW
+   subroutine PMPI_FILE_GET_VIEW(FH, DISP, ETYPE, FILETYPE, DATAREP, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: ETYPE
+     integer :: FILETYPE
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: DISP
+     character(len=*) :: DATAREP
+   end subroutine PMPI_FILE_GET_VIEW
+   subroutine MPI_FILE_IREAD(FH, BUF, COUNT, DATATYPE, REQUEST, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: REQUEST
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine MPI_FILE_IREAD
+   subroutine PMPI_FILE_IREAD(FH, BUF, COUNT, DATATYPE, REQUEST, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: REQUEST
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine PMPI_FILE_IREAD
+   subroutine MPI_FILE_IREAD_ALL(FH, BUF, COUNT, DATATYPE, REQUEST, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: REQUEST
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine MPI_FILE_IREAD_ALL
+   subroutine PMPI_FILE_IREAD_ALL(FH, BUF, COUNT, DATATYPE, REQUEST, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: REQUEST
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine PMPI_FILE_IREAD_ALL
+   subroutine MPI_FILE_IREAD_AT(FH, OFFSET, BUF, COUNT, DATATYPE, REQUEST, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: REQUEST
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: OFFSET
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine MPI_FILE_IREAD_AT
+   subroutine PMPI_FILE_IREAD_AT(FH, OFFSET, BUF, COUNT, DATATYPE, REQUEST, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: REQUEST
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: OFFSET
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine PMPI_FILE_IREAD_AT
+   subroutine MPI_FILE_IREAD_AT_ALL(FH, OFFSET, BUF, COUNT, DATATYPE, REQUEST, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: REQUEST
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: OFFSET
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine MPI_FILE_IREAD_AT_ALL
+   subroutine PMPI_FILE_IREAD_AT_ALL(FH, OFFSET, BUF, COUNT, DATATYPE, REQUEST, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: REQUEST
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: OFFSET
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine PMPI_FILE_IREAD_AT_ALL
+   subroutine MPI_FILE_IREAD_SHARED(FH, BUF, COUNT, DATATYPE, REQUEST, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: REQUEST
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine MPI_FILE_IREAD_SHARED
+   subroutine PMPI_FILE_IREAD_SHARED(FH, BUF, COUNT, DATATYPE, REQUEST, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: REQUEST
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine PMPI_FILE_IREAD_SHARED
+   subroutine MPI_FILE_IWRITE(FH, BUF, COUNT, DATATYPE, REQUEST, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: REQUEST
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine MPI_FILE_IWRITE
+   subroutine PMPI_FILE_IWRITE(FH, BUF, COUNT, DATATYPE, REQUEST, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: REQUEST
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine PMPI_FILE_IWRITE
+   subroutine MPI_FILE_IWRITE_ALL(FH, BUF, COUNT, DATATYPE, REQUEST, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: REQUEST
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine MPI_FILE_IWRITE_ALL
+   subroutine PMPI_FILE_IWRITE_ALL(FH, BUF, COUNT, DATATYPE, REQUEST, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: REQUEST
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine PMPI_FILE_IWRITE_ALL
+   subroutine MPI_FILE_IWRITE_AT(FH, OFFSET, BUF, COUNT, DATATYPE, REQUEST, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: REQUEST
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: OFFSET
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine MPI_FILE_IWRITE_AT
+   subroutine PMPI_FILE_IWRITE_AT(FH, OFFSET, BUF, COUNT, DATATYPE, REQUEST, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: REQUEST
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: OFFSET
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine PMPI_FILE_IWRITE_AT
+   subroutine MPI_FILE_IWRITE_AT_ALL(FH, OFFSET, BUF, COUNT, DATATYPE, REQUEST, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: REQUEST
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: OFFSET
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine MPI_FILE_IWRITE_AT_ALL
+   subroutine PMPI_FILE_IWRITE_AT_ALL(FH, OFFSET, BUF, COUNT, DATATYPE, REQUEST, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: REQUEST
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: OFFSET
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine PMPI_FILE_IWRITE_AT_ALL
+   subroutine MPI_FILE_IWRITE_SHARED(FH, BUF, COUNT, DATATYPE, REQUEST, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: REQUEST
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine MPI_FILE_IWRITE_SHARED
+   subroutine PMPI_FILE_IWRITE_SHARED(FH, BUF, COUNT, DATATYPE, REQUEST, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: REQUEST
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine PMPI_FILE_IWRITE_SHARED
+   subroutine MPI_FILE_OPEN(COMM, FILENAME, AMODE, INFO, FH, IERROR)
+     import
+     implicit none
+     integer :: COMM
+     integer :: AMODE
+     integer :: INFO
+     integer :: FH
+     integer :: IERROR
+     character(len=*) :: FILENAME
+   end subroutine MPI_FILE_OPEN
+   subroutine PMPI_FILE_OPEN(COMM, FILENAME, AMODE, INFO, FH, IERROR)
+     import
+     implicit none
+     integer :: COMM
+     integer :: AMODE
+     integer :: INFO
+     integer :: FH
+     integer :: IERROR
+     character(len=*) :: FILENAME
+   end subroutine PMPI_FILE_OPEN
+   subroutine MPI_FILE_PREALLOCATE(FH, SIZE, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: SIZE
+   end subroutine MPI_FILE_PREALLOCATE
+   subroutine PMPI_FILE_PREALLOCATE(FH, SIZE, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: SIZE
+   end subroutine PMPI_FILE_PREALLOCATE
+   subroutine MPI_FILE_READ(FH, BUF, COUNT, DATATYPE, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine MPI_FILE_READ
+   subroutine PMPI_FILE_READ(FH, BUF, COUNT, DATATYPE, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine PMPI_FILE_READ
+   subroutine MPI_FILE_READ_ALL(FH, BUF, COUNT, DATATYPE, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine MPI_FILE_READ_ALL
+   subroutine PMPI_FILE_READ_ALL(FH, BUF, COUNT, DATATYPE, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine PMPI_FILE_READ_ALL
+   subroutine MPI_FILE_READ_ALL_BEGIN(FH, BUF, COUNT, DATATYPE, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine MPI_FILE_READ_ALL_BEGIN
+   subroutine PMPI_FILE_READ_ALL_BEGIN(FH, BUF, COUNT, DATATYPE, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine PMPI_FILE_READ_ALL_BEGIN
+   subroutine MPI_FILE_READ_ALL_END(FH, BUF, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine MPI_FILE_READ_ALL_END
+   subroutine PMPI_FILE_READ_ALL_END(FH, BUF, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine PMPI_FILE_READ_ALL_END
+   subroutine MPI_FILE_READ_AT(FH, OFFSET, BUF, COUNT, DATATYPE, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: OFFSET
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine MPI_FILE_READ_AT
+   subroutine PMPI_FILE_READ_AT(FH, OFFSET, BUF, COUNT, DATATYPE, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: OFFSET
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine PMPI_FILE_READ_AT
+   subroutine MPI_FILE_READ_AT_ALL(FH, OFFSET, BUF, COUNT, DATATYPE, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: OFFSET
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine MPI_FILE_READ_AT_ALL
+   subroutine PMPI_FILE_READ_AT_ALL(FH, OFFSET, BUF, COUNT, DATATYPE, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: OFFSET
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine PMPI_FILE_READ_AT_ALL
+   subroutine MPI_FILE_READ_AT_ALL_BEGIN(FH, OFFSET, BUF, COUNT, DATATYPE, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: OFFSET
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine MPI_FILE_READ_AT_ALL_BEGIN
+   subroutine PMPI_FILE_READ_AT_ALL_BEGIN(FH, OFFSET, BUF, COUNT, DATATYPE, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: OFFSET
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine PMPI_FILE_READ_AT_ALL_BEGIN
+   subroutine MPI_FILE_READ_AT_ALL_END(FH, BUF, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine MPI_FILE_READ_AT_ALL_END
+   subroutine PMPI_FILE_READ_AT_ALL_END(FH, BUF, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine PMPI_FILE_READ_AT_ALL_END
+   subroutine MPI_FILE_READ_ORDERED(FH, BUF, COUNT, DATATYPE, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine MPI_FILE_READ_ORDERED
+   subroutine PMPI_FILE_READ_ORDERED(FH, BUF, COUNT, DATATYPE, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine PMPI_FILE_READ_ORDERED
+   subroutine MPI_FILE_READ_ORDERED_BEGIN(FH, BUF, COUNT, DATATYPE, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine MPI_FILE_READ_ORDERED_BEGIN
+   subroutine PMPI_FILE_READ_ORDERED_BEGIN(FH, BUF, COUNT, DATATYPE, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine PMPI_FILE_READ_ORDERED_BEGIN
+   subroutine MPI_FILE_READ_ORDERED_END(FH, BUF, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine MPI_FILE_READ_ORDERED_END
+   subroutine PMPI_FILE_READ_ORDERED_END(FH, BUF, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine PMPI_FILE_READ_ORDERED_END
+   subroutine MPI_FILE_READ_SHARED(FH, BUF, COUNT, DATATYPE, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine MPI_FILE_READ_SHARED
+   subroutine PMPI_FILE_READ_SHARED(FH, BUF, COUNT, DATATYPE, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine PMPI_FILE_READ_SHARED
+   subroutine MPI_FILE_SEEK(FH, OFFSET, WHENCE, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: WHENCE
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: OFFSET
+   end subroutine MPI_FILE_SEEK
+   subroutine PMPI_FILE_SEEK(FH, OFFSET, WHENCE, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: WHENCE
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: OFFSET
+   end subroutine PMPI_FILE_SEEK
+   subroutine MPI_FILE_SEEK_SHARED(FH, OFFSET, WHENCE, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: WHENCE
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: OFFSET
+   end subroutine MPI_FILE_SEEK_SHARED
+   subroutine PMPI_FILE_SEEK_SHARED(FH, OFFSET, WHENCE, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: WHENCE
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: OFFSET
+   end subroutine PMPI_FILE_SEEK_SHARED
+   subroutine MPI_FILE_SET_ATOMICITY(FH, FLAG, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: IERROR
+     logical :: FLAG
+   end subroutine MPI_FILE_SET_ATOMICITY
+   subroutine PMPI_FILE_SET_ATOMICITY(FH, FLAG, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: IERROR
+     logical :: FLAG
+   end subroutine PMPI_FILE_SET_ATOMICITY
+   subroutine MPI_FILE_SET_ERRHANDLER(FILE, ERRHANDLER, IERROR)
+     import
+     implicit none
+     integer :: FILE
+     integer :: ERRHANDLER
+     integer :: IERROR
+   end subroutine MPI_FILE_SET_ERRHANDLER
+   subroutine PMPI_FILE_SET_ERRHANDLER(FILE, ERRHANDLER, IERROR)
+     import
+     implicit none
+     integer :: FILE
+     integer :: ERRHANDLER
+     integer :: IERROR
+   end subroutine PMPI_FILE_SET_ERRHANDLER
+   subroutine MPI_FILE_SET_INFO(FH, INFO, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: INFO
+     integer :: IERROR
+   end subroutine MPI_FILE_SET_INFO
+   subroutine PMPI_FILE_SET_INFO(FH, INFO, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: INFO
+     integer :: IERROR
+   end subroutine PMPI_FILE_SET_INFO
+   subroutine MPI_FILE_SET_SIZE(FH, SIZE, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: SIZE
+   end subroutine MPI_FILE_SET_SIZE
+   subroutine PMPI_FILE_SET_SIZE(FH, SIZE, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: SIZE
+   end subroutine PMPI_FILE_SET_SIZE
+   subroutine MPI_FILE_SET_VIEW(FH, DISP, ETYPE, FILETYPE, DATAREP, INFO, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: ETYPE
+     integer :: FILETYPE
+     integer :: INFO
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: DISP
+     character(len=*) :: DATAREP
+   end subroutine MPI_FILE_SET_VIEW
+   subroutine PMPI_FILE_SET_VIEW(FH, DISP, ETYPE, FILETYPE, DATAREP, INFO, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: ETYPE
+     integer :: FILETYPE
+     integer :: INFO
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: DISP
+     character(len=*) :: DATAREP
+   end subroutine PMPI_FILE_SET_VIEW
+   subroutine MPI_FILE_SYNC(FH, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: IERROR
+   end subroutine MPI_FILE_SYNC
+   subroutine PMPI_FILE_SYNC(FH, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: IERROR
+   end subroutine PMPI_FILE_SYNC
+   subroutine MPI_FILE_WRITE(FH, BUF, COUNT, DATATYPE, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine MPI_FILE_WRITE
+   subroutine PMPI_FILE_WRITE(FH, BUF, COUNT, DATATYPE, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine PMPI_FILE_WRITE
+   subroutine MPI_FILE_WRITE_ALL(FH, BUF, COUNT, DATATYPE, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine MPI_FILE_WRITE_ALL
+   subroutine PMPI_FILE_WRITE_ALL(FH, BUF, COUNT, DATATYPE, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine PMPI_FILE_WRITE_ALL
+   subroutine MPI_FILE_WRITE_ALL_BEGIN(FH, BUF, COUNT, DATATYPE, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine MPI_FILE_WRITE_ALL_BEGIN
+   subroutine PMPI_FILE_WRITE_ALL_BEGIN(FH, BUF, COUNT, DATATYPE, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine PMPI_FILE_WRITE_ALL_BEGIN
+   subroutine MPI_FILE_WRITE_ALL_END(FH, BUF, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine MPI_FILE_WRITE_ALL_END
+   subroutine PMPI_FILE_WRITE_ALL_END(FH, BUF, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine PMPI_FILE_WRITE_ALL_END
+   subroutine MPI_FILE_WRITE_AT(FH, OFFSET, BUF, COUNT, DATATYPE, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: OFFSET
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine MPI_FILE_WRITE_AT
+   subroutine PMPI_FILE_WRITE_AT(FH, OFFSET, BUF, COUNT, DATATYPE, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: OFFSET
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine PMPI_FILE_WRITE_AT
+   subroutine MPI_FILE_WRITE_AT_ALL(FH, OFFSET, BUF, COUNT, DATATYPE, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: OFFSET
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine MPI_FILE_WRITE_AT_ALL
+   subroutine PMPI_FILE_WRITE_AT_ALL(FH, OFFSET, BUF, COUNT, DATATYPE, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: OFFSET
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine PMPI_FILE_WRITE_AT_ALL
+   subroutine MPI_FILE_WRITE_AT_ALL_BEGIN(FH, OFFSET, BUF, COUNT, DATATYPE, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: OFFSET
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine MPI_FILE_WRITE_AT_ALL_BEGIN
+   subroutine PMPI_FILE_WRITE_AT_ALL_BEGIN(FH, OFFSET, BUF, COUNT, DATATYPE, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: IERROR
+     integer(kind=mpi_offset_kind) :: OFFSET
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine PMPI_FILE_WRITE_AT_ALL_BEGIN
+   subroutine MPI_FILE_WRITE_AT_ALL_END(FH, BUF, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine MPI_FILE_WRITE_AT_ALL_END
+   subroutine PMPI_FILE_WRITE_AT_ALL_END(FH, BUF, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine PMPI_FILE_WRITE_AT_ALL_END
+   subroutine MPI_FILE_WRITE_ORDERED(FH, BUF, COUNT, DATATYPE, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine MPI_FILE_WRITE_ORDERED
+   subroutine PMPI_FILE_WRITE_ORDERED(FH, BUF, COUNT, DATATYPE, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine PMPI_FILE_WRITE_ORDERED
+   subroutine MPI_FILE_WRITE_ORDERED_BEGIN(FH, BUF, COUNT, DATATYPE, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine MPI_FILE_WRITE_ORDERED_BEGIN
+   subroutine PMPI_FILE_WRITE_ORDERED_BEGIN(FH, BUF, COUNT, DATATYPE, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine PMPI_FILE_WRITE_ORDERED_BEGIN
+   subroutine MPI_FILE_WRITE_ORDERED_END(FH, BUF, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine MPI_FILE_WRITE_ORDERED_END
+   subroutine PMPI_FILE_WRITE_ORDERED_END(FH, BUF, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine PMPI_FILE_WRITE_ORDERED_END
+   subroutine MPI_FILE_WRITE_SHARED(FH, BUF, COUNT, DATATYPE, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine MPI_FILE_WRITE_SHARED
+   subroutine PMPI_FILE_WRITE_SHARED(FH, BUF, COUNT, DATATYPE, STATUS, IERROR)
+     import
+     implicit none
+     integer :: FH
+     integer :: COUNT
+     integer :: DATATYPE
+     integer :: STATUS(MPI_STATUS_SIZE)
+     integer :: IERROR
+     !GCC$ ATTRIBUTES NO_ARG_CHECK :: BUF
+     type(*), dimension(*) :: BUF
+   end subroutine PMPI_FILE_WRITE_SHARED
    subroutine MPI_FINALIZE(IERROR)
      import
      implicit none

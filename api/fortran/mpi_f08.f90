@@ -13,6 +13,9 @@ module mpi_f08
   type, bind(C) :: MPI_Errhandler
     integer :: MPI_VAL
   end type MPI_Errhandler
+  type, bind(C) :: MPI_File
+    integer :: MPI_VAL
+  end type MPI_File
   type, bind(C) :: MPI_Group
     integer :: MPI_VAL
   end type MPI_Group
@@ -93,6 +96,7 @@ module mpi_f08
   type(MPI_Datatype), parameter :: MPI_C_FLOAT_COMPLEX = MPI_Datatype(1275070528)
   type(MPI_Datatype), parameter :: MPI_C_LONG_DOUBLE_COMPLEX = MPI_Datatype(1275076674)
   type(MPI_Datatype), parameter :: MPI_DATATYPE_NULL = MPI_Datatype(201326592)
+  integer, parameter :: MPI_DISPLACEMENT_CURRENT = -54278278
   integer, parameter :: MPI_DISTRIBUTE_BLOCK = 121
   integer, parameter :: MPI_DISTRIBUTE_CYCLIC = 122
   integer, parameter :: MPI_DISTRIBUTE_DFLT_DARG = -49767
@@ -164,6 +168,7 @@ module mpi_f08
   integer, parameter :: MPI_ERR_UNSUPPORTED_DATAREP = 43
   integer, parameter :: MPI_ERR_UNSUPPORTED_OPERATION = 44
   integer, parameter :: MPI_ERR_WIN = 45
+  type(MPI_File), parameter :: MPI_FILE_NULL = MPI_File(0)
   type(MPI_Datatype), parameter :: MPI_FLOAT = MPI_Datatype(1275069450)
   type(MPI_Datatype), parameter :: MPI_FLOAT_INT = MPI_Datatype(-1946157056)
   integer, parameter :: MPI_GRAPH = 1
@@ -202,6 +207,7 @@ module mpi_f08
   type(MPI_Op), parameter :: MPI_LXOR = MPI_Op(1476395017)
   type(MPI_Op), parameter :: MPI_MAX = MPI_Op(1476395009)
   type(MPI_Op), parameter :: MPI_MAXLOC = MPI_Op(1476395020)
+  integer, parameter :: MPI_MAX_DATAREP_STRING = 127
   integer, parameter :: MPI_MAX_ERROR_STRING = 511
   integer, parameter :: MPI_MAX_INFO_KEY = 254
   integer, parameter :: MPI_MAX_INFO_VAL = 1023
@@ -212,11 +218,20 @@ module mpi_f08
   type(MPI_Message), parameter :: MPI_MESSAGE_NULL = MPI_Message(738197504)
   type(MPI_Op), parameter :: MPI_MIN = MPI_Op(1476395010)
   type(MPI_Op), parameter :: MPI_MINLOC = MPI_Op(1476395019)
+  integer, parameter :: MPI_MODE_APPEND = 128
+  integer, parameter :: MPI_MODE_CREATE = 1
+  integer, parameter :: MPI_MODE_DELETE_ON_CLOSE = 16
+  integer, parameter :: MPI_MODE_EXCL = 64
   integer, parameter :: MPI_MODE_NOCHECK = 1024
   integer, parameter :: MPI_MODE_NOPRECEDE = 8192
   integer, parameter :: MPI_MODE_NOPUT = 4096
   integer, parameter :: MPI_MODE_NOSTORE = 2048
   integer, parameter :: MPI_MODE_NOSUCCEED = 16384
+  integer, parameter :: MPI_MODE_RDONLY = 2
+  integer, parameter :: MPI_MODE_RDWR = 8
+  integer, parameter :: MPI_MODE_SEQUENTIAL = 256
+  integer, parameter :: MPI_MODE_UNIQUE_OPEN = 32
+  integer, parameter :: MPI_MODE_WRONLY = 4
   type(MPI_Op), parameter :: MPI_NO_OP = MPI_Op(1476395022)
   type(MPI_Datatype), parameter :: MPI_OFFSET = MPI_Datatype(1275070532)
   type(MPI_Op), parameter :: MPI_OP_NULL = MPI_Op(402653184)
@@ -232,6 +247,9 @@ module mpi_f08
   type(MPI_Op), parameter :: MPI_REPLACE = MPI_Op(1476395021)
   type(MPI_Request), parameter :: MPI_REQUEST_NULL = MPI_Request(738197504)
   integer, parameter :: MPI_ROOT = -3
+  integer, parameter :: MPI_SEEK_CUR = 602
+  integer, parameter :: MPI_SEEK_END = 604
+  integer, parameter :: MPI_SEEK_SET = 600
   type(MPI_Datatype), parameter :: MPI_SHORT = MPI_Datatype(1275068931)
   type(MPI_Datatype), parameter :: MPI_SHORT_INT = MPI_Datatype(-1946157053)
   type(MPI_Datatype), parameter :: MPI_SIGNED_CHAR = MPI_Datatype(1275068696)
@@ -335,6 +353,12 @@ module mpi_f08
   end interface
   interface operator(/=)
     module procedure mpi_errhandler_ne
+  end interface
+  interface operator(==)
+    module procedure mpi_file_eq
+  end interface
+  interface operator(/=)
+    module procedure mpi_file_ne
   end interface
   interface operator(==)
     module procedure mpi_group_eq
@@ -931,6 +955,500 @@ module mpi_f08
       TYPE(MPI_Win), INTENT(IN) :: win
       INTEGER, INTENT(OUT) :: ierror
     end subroutine mpi_fetch_and_op_
+    subroutine mpi_file_call_errhandler_(fh, errorcode, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER, INTENT(IN) :: errorcode
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_call_errhandler_
+    subroutine mpi_file_close_(fh, ierror)
+      import
+      TYPE(MPI_File), INTENT(INOUT) :: fh
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_close_
+    subroutine mpi_file_create_errhandler_(file_errhandler_fn, errhandler, ierror)
+      import
+      external :: file_errhandler_fn
+      TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_create_errhandler_
+    subroutine mpi_file_delete_(filename, info, ierror)
+      import
+      character(len=*), INTENT(IN) :: filename
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_delete_
+    subroutine mpi_file_get_amode_(fh, amode, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER, INTENT(OUT) :: amode
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_get_amode_
+    subroutine mpi_file_get_atomicity_(fh, flag, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      LOGICAL, INTENT(OUT) :: flag
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_get_atomicity_
+    subroutine mpi_file_get_byte_offset_(fh, offset, disp, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: disp
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_get_byte_offset_
+    subroutine mpi_file_get_errhandler_(file, errhandler, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: file
+      TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_get_errhandler_
+    subroutine mpi_file_get_group_(fh, group, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(MPI_Group), INTENT(OUT) :: group
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_get_group_
+    subroutine mpi_file_get_info_(fh, info_used, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(MPI_Info), INTENT(OUT) :: info_used
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_get_info_
+    subroutine mpi_file_get_position_(fh, offset, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: offset
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_get_position_
+    subroutine mpi_file_get_position_shared_(fh, offset, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: offset
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_get_position_shared_
+    subroutine mpi_file_get_size_(fh, size, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: size
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_get_size_
+    subroutine mpi_file_get_type_extent_(fh, datatype, extent, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: extent
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_get_type_extent_
+    subroutine mpi_file_get_view_(fh, disp, etype, filetype, datarep, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: disp
+      TYPE(MPI_Datatype), INTENT(OUT) :: etype
+      TYPE(MPI_Datatype), INTENT(OUT) :: filetype
+      character(len=*), INTENT(OUT) :: datarep
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_get_view_
+    subroutine mpi_file_iread_(fh, buf, count, datatype, request, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_iread_
+    subroutine mpi_file_iread_all_(fh, buf, count, datatype, request, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_iread_all_
+    subroutine mpi_file_iread_at_(fh, offset, buf, count, datatype, request, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_iread_at_
+    subroutine mpi_file_iread_at_all_(fh, offset, buf, count, datatype, request, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_iread_at_all_
+    subroutine mpi_file_iread_shared_(fh, buf, count, datatype, request, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_iread_shared_
+    subroutine mpi_file_iwrite_(fh, buf, count, datatype, request, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_iwrite_
+    subroutine mpi_file_iwrite_all_(fh, buf, count, datatype, request, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_iwrite_all_
+    subroutine mpi_file_iwrite_at_(fh, offset, buf, count, datatype, request, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_iwrite_at_
+    subroutine mpi_file_iwrite_at_all_(fh, offset, buf, count, datatype, request, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_iwrite_at_all_
+    subroutine mpi_file_iwrite_shared_(fh, buf, count, datatype, request, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_iwrite_shared_
+    subroutine mpi_file_open_(comm, filename, amode, info, fh, ierror)
+      import
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      character(len=*), INTENT(IN) :: filename
+      INTEGER, INTENT(IN) :: amode
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_File), INTENT(OUT) :: fh
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_open_
+    subroutine mpi_file_preallocate_(fh, size, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: size
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_preallocate_
+    subroutine mpi_file_read_(fh, buf, count, datatype, status, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_read_
+    subroutine mpi_file_read_all_(fh, buf, count, datatype, status, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_read_all_
+    subroutine mpi_file_read_all_begin_(fh, buf, count, datatype, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_read_all_begin_
+    subroutine mpi_file_read_all_end_(fh, buf, status, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*), ASYNCHRONOUS :: buf
+      TYPE(MPI_Status) :: status
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_read_all_end_
+    subroutine mpi_file_read_at_(fh, offset, buf, count, datatype, status, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_read_at_
+    subroutine mpi_file_read_at_all_(fh, offset, buf, count, datatype, status, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_read_at_all_
+    subroutine mpi_file_read_at_all_begin_(fh, offset, buf, count, datatype, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_read_at_all_begin_
+    subroutine mpi_file_read_at_all_end_(fh, buf, status, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*), ASYNCHRONOUS :: buf
+      TYPE(MPI_Status) :: status
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_read_at_all_end_
+    subroutine mpi_file_read_ordered_(fh, buf, count, datatype, status, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_read_ordered_
+    subroutine mpi_file_read_ordered_begin_(fh, buf, count, datatype, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_read_ordered_begin_
+    subroutine mpi_file_read_ordered_end_(fh, buf, status, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*), ASYNCHRONOUS :: buf
+      TYPE(MPI_Status) :: status
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_read_ordered_end_
+    subroutine mpi_file_read_shared_(fh, buf, count, datatype, status, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_read_shared_
+    subroutine mpi_file_seek_(fh, offset, whence, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      INTEGER, INTENT(IN) :: whence
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_seek_
+    subroutine mpi_file_seek_shared_(fh, offset, whence, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      INTEGER, INTENT(IN) :: whence
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_seek_shared_
+    subroutine mpi_file_set_atomicity_(fh, flag, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      LOGICAL, INTENT(IN) :: flag
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_set_atomicity_
+    subroutine mpi_file_set_errhandler_(file, errhandler, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: file
+      TYPE(MPI_Errhandler), INTENT(IN) :: errhandler
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_set_errhandler_
+    subroutine mpi_file_set_info_(fh, info, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_set_info_
+    subroutine mpi_file_set_size_(fh, size, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: size
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_set_size_
+    subroutine mpi_file_set_view_(fh, disp, etype, filetype, datarep, info, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: disp
+      TYPE(MPI_Datatype), INTENT(IN) :: etype
+      TYPE(MPI_Datatype), INTENT(IN) :: filetype
+      character(len=*), INTENT(IN) :: datarep
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_set_view_
+    subroutine mpi_file_sync_(fh, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_sync_
+    subroutine mpi_file_write_(fh, buf, count, datatype, status, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*), INTENT(IN) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_write_
+    subroutine mpi_file_write_all_(fh, buf, count, datatype, status, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*), INTENT(IN) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_write_all_
+    subroutine mpi_file_write_all_begin_(fh, buf, count, datatype, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_write_all_begin_
+    subroutine mpi_file_write_all_end_(fh, buf, status, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+      TYPE(MPI_Status) :: status
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_write_all_end_
+    subroutine mpi_file_write_at_(fh, offset, buf, count, datatype, status, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*), INTENT(IN) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_write_at_
+    subroutine mpi_file_write_at_all_(fh, offset, buf, count, datatype, status, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*), INTENT(IN) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_write_at_all_
+    subroutine mpi_file_write_at_all_begin_(fh, offset, buf, count, datatype, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_write_at_all_begin_
+    subroutine mpi_file_write_at_all_end_(fh, buf, status, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+      TYPE(MPI_Status) :: status
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_write_at_all_end_
+    subroutine mpi_file_write_ordered_(fh, buf, count, datatype, status, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*), INTENT(IN) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_write_ordered_
+    subroutine mpi_file_write_ordered_begin_(fh, buf, count, datatype, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_write_ordered_begin_
+    subroutine mpi_file_write_ordered_end_(fh, buf, status, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+      TYPE(MPI_Status) :: status
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_write_ordered_end_
+    subroutine mpi_file_write_shared_(fh, buf, count, datatype, status, ierror)
+      import
+      TYPE(MPI_File), INTENT(IN) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*), INTENT(IN) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_file_write_shared_
     subroutine mpi_finalize_(ierror)
       import
       INTEGER, INTENT(OUT) :: ierror
@@ -2901,6 +3419,65 @@ module mpi_f08
   private :: mpi_error_string_
   private :: mpi_exscan_
   private :: mpi_fetch_and_op_
+  private :: mpi_file_call_errhandler_
+  private :: mpi_file_close_
+  private :: mpi_file_create_errhandler_
+  private :: mpi_file_delete_
+  private :: mpi_file_get_amode_
+  private :: mpi_file_get_atomicity_
+  private :: mpi_file_get_byte_offset_
+  private :: mpi_file_get_errhandler_
+  private :: mpi_file_get_group_
+  private :: mpi_file_get_info_
+  private :: mpi_file_get_position_
+  private :: mpi_file_get_position_shared_
+  private :: mpi_file_get_size_
+  private :: mpi_file_get_type_extent_
+  private :: mpi_file_get_view_
+  private :: mpi_file_iread_
+  private :: mpi_file_iread_all_
+  private :: mpi_file_iread_at_
+  private :: mpi_file_iread_at_all_
+  private :: mpi_file_iread_shared_
+  private :: mpi_file_iwrite_
+  private :: mpi_file_iwrite_all_
+  private :: mpi_file_iwrite_at_
+  private :: mpi_file_iwrite_at_all_
+  private :: mpi_file_iwrite_shared_
+  private :: mpi_file_open_
+  private :: mpi_file_preallocate_
+  private :: mpi_file_read_
+  private :: mpi_file_read_all_
+  private :: mpi_file_read_all_begin_
+  private :: mpi_file_read_all_end_
+  private :: mpi_file_read_at_
+  private :: mpi_file_read_at_all_
+  private :: mpi_file_read_at_all_begin_
+  private :: mpi_file_read_at_all_end_
+  private :: mpi_file_read_ordered_
+  private :: mpi_file_read_ordered_begin_
+  private :: mpi_file_read_ordered_end_
+  private :: mpi_file_read_shared_
+  private :: mpi_file_seek_
+  private :: mpi_file_seek_shared_
+  private :: mpi_file_set_atomicity_
+  private :: mpi_file_set_errhandler_
+  private :: mpi_file_set_info_
+  private :: mpi_file_set_size_
+  private :: mpi_file_set_view_
+  private :: mpi_file_sync_
+  private :: mpi_file_write_
+  private :: mpi_file_write_all_
+  private :: mpi_file_write_all_begin_
+  private :: mpi_file_write_all_end_
+  private :: mpi_file_write_at_
+  private :: mpi_file_write_at_all_
+  private :: mpi_file_write_at_all_begin_
+  private :: mpi_file_write_at_all_end_
+  private :: mpi_file_write_ordered_
+  private :: mpi_file_write_ordered_begin_
+  private :: mpi_file_write_ordered_end_
+  private :: mpi_file_write_shared_
   private :: mpi_finalize_
   private :: mpi_finalized_
   private :: mpi_free_mem_
@@ -3135,6 +3712,14 @@ contains
     type(MPI_Errhandler), intent(in) :: a, b
     mpi_errhandler_ne = a%MPI_VAL /= b%MPI_VAL
   end function mpi_errhandler_ne
+  elemental logical function mpi_file_eq(a, b)
+    type(MPI_File), intent(in) :: a, b
+    mpi_file_eq = a%MPI_VAL == b%MPI_VAL
+  end function mpi_file_eq
+  elemental logical function mpi_file_ne(a, b)
+    type(MPI_File), intent(in) :: a, b
+    mpi_file_ne = a%MPI_VAL /= b%MPI_VAL
+  end function mpi_file_ne
   elemental logical function mpi_group_eq(a, b)
     type(MPI_Group), intent(in) :: a, b
     mpi_group_eq = a%MPI_VAL == b%MPI_VAL
@@ -4709,6 +5294,1348 @@ contains
     call mpi_fetch_and_op_(origin_addr, result_addr, datatype, target_rank, target_disp, op, win, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine PMPI_Fetch_and_op
+
+  subroutine MPI_File_call_errhandler(fh, errorcode, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER, INTENT(IN) :: errorcode
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_call_errhandler_(fh, errorcode, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_call_errhandler
+
+  subroutine PMPI_File_call_errhandler(fh, errorcode, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER, INTENT(IN) :: errorcode
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_call_errhandler_(fh, errorcode, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_call_errhandler
+
+  subroutine MPI_File_close(fh, ierror)
+    TYPE(MPI_File), INTENT(INOUT) :: fh
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_close_(fh, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_close
+
+  subroutine PMPI_File_close(fh, ierror)
+    TYPE(MPI_File), INTENT(INOUT) :: fh
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_close_(fh, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_close
+
+  subroutine MPI_File_create_errhandler(file_errhandler_fn, errhandler, ierror)
+    external :: file_errhandler_fn
+    TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_create_errhandler_(file_errhandler_fn, errhandler, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_create_errhandler
+
+  subroutine PMPI_File_create_errhandler(file_errhandler_fn, errhandler, ierror)
+    external :: file_errhandler_fn
+    TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_create_errhandler_(file_errhandler_fn, errhandler, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_create_errhandler
+
+  subroutine MPI_File_delete(filename, info, ierror)
+    character(len=*), INTENT(IN) :: filename
+    TYPE(MPI_Info), INTENT(IN) :: info
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_delete_(filename, info, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_delete
+
+  subroutine PMPI_File_delete(filename, info, ierror)
+    character(len=*), INTENT(IN) :: filename
+    TYPE(MPI_Info), INTENT(IN) :: info
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_delete_(filename, info, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_delete
+
+  subroutine MPI_File_get_amode(fh, amode, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER, INTENT(OUT) :: amode
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_get_amode_(fh, amode, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_get_amode
+
+  subroutine PMPI_File_get_amode(fh, amode, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER, INTENT(OUT) :: amode
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_get_amode_(fh, amode, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_get_amode
+
+  subroutine MPI_File_get_atomicity(fh, flag, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    LOGICAL, INTENT(OUT) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_get_atomicity_(fh, flag, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_get_atomicity
+
+  subroutine PMPI_File_get_atomicity(fh, flag, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    LOGICAL, INTENT(OUT) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_get_atomicity_(fh, flag, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_get_atomicity
+
+  subroutine MPI_File_get_byte_offset(fh, offset, disp, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: disp
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_get_byte_offset_(fh, offset, disp, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_get_byte_offset
+
+  subroutine PMPI_File_get_byte_offset(fh, offset, disp, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: disp
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_get_byte_offset_(fh, offset, disp, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_get_byte_offset
+
+  subroutine MPI_File_get_errhandler(file, errhandler, ierror)
+    TYPE(MPI_File), INTENT(IN) :: file
+    TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_get_errhandler_(file, errhandler, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_get_errhandler
+
+  subroutine PMPI_File_get_errhandler(file, errhandler, ierror)
+    TYPE(MPI_File), INTENT(IN) :: file
+    TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_get_errhandler_(file, errhandler, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_get_errhandler
+
+  subroutine MPI_File_get_group(fh, group, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(MPI_Group), INTENT(OUT) :: group
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_get_group_(fh, group, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_get_group
+
+  subroutine PMPI_File_get_group(fh, group, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(MPI_Group), INTENT(OUT) :: group
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_get_group_(fh, group, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_get_group
+
+  subroutine MPI_File_get_info(fh, info_used, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(MPI_Info), INTENT(OUT) :: info_used
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_get_info_(fh, info_used, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_get_info
+
+  subroutine PMPI_File_get_info(fh, info_used, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(MPI_Info), INTENT(OUT) :: info_used
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_get_info_(fh, info_used, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_get_info
+
+  subroutine MPI_File_get_position(fh, offset, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: offset
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_get_position_(fh, offset, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_get_position
+
+  subroutine PMPI_File_get_position(fh, offset, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: offset
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_get_position_(fh, offset, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_get_position
+
+  subroutine MPI_File_get_position_shared(fh, offset, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: offset
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_get_position_shared_(fh, offset, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_get_position_shared
+
+  subroutine PMPI_File_get_position_shared(fh, offset, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: offset
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_get_position_shared_(fh, offset, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_get_position_shared
+
+  subroutine MPI_File_get_size(fh, size, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_get_size_(fh, size, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_get_size
+
+  subroutine PMPI_File_get_size(fh, size, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_get_size_(fh, size, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_get_size
+
+  subroutine MPI_File_get_type_extent(fh, datatype, extent, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: extent
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_get_type_extent_(fh, datatype, extent, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_get_type_extent
+
+  subroutine PMPI_File_get_type_extent(fh, datatype, extent, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: extent
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_get_type_extent_(fh, datatype, extent, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_get_type_extent
+
+  subroutine MPI_File_get_view(fh, disp, etype, filetype, datarep, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: disp
+    TYPE(MPI_Datatype), INTENT(OUT) :: etype
+    TYPE(MPI_Datatype), INTENT(OUT) :: filetype
+    character(len=*), INTENT(OUT) :: datarep
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_get_view_(fh, disp, etype, filetype, datarep, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_get_view
+
+  subroutine PMPI_File_get_view(fh, disp, etype, filetype, datarep, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: disp
+    TYPE(MPI_Datatype), INTENT(OUT) :: etype
+    TYPE(MPI_Datatype), INTENT(OUT) :: filetype
+    character(len=*), INTENT(OUT) :: datarep
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_get_view_(fh, disp, etype, filetype, datarep, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_get_view
+
+  subroutine MPI_File_iread(fh, buf, count, datatype, request, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_iread_(fh, buf, count, datatype, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_iread
+
+  subroutine PMPI_File_iread(fh, buf, count, datatype, request, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_iread_(fh, buf, count, datatype, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_iread
+
+  subroutine MPI_File_iread_all(fh, buf, count, datatype, request, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_iread_all_(fh, buf, count, datatype, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_iread_all
+
+  subroutine PMPI_File_iread_all(fh, buf, count, datatype, request, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_iread_all_(fh, buf, count, datatype, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_iread_all
+
+  subroutine MPI_File_iread_at(fh, offset, buf, count, datatype, request, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_iread_at_(fh, offset, buf, count, datatype, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_iread_at
+
+  subroutine PMPI_File_iread_at(fh, offset, buf, count, datatype, request, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_iread_at_(fh, offset, buf, count, datatype, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_iread_at
+
+  subroutine MPI_File_iread_at_all(fh, offset, buf, count, datatype, request, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_iread_at_all_(fh, offset, buf, count, datatype, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_iread_at_all
+
+  subroutine PMPI_File_iread_at_all(fh, offset, buf, count, datatype, request, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_iread_at_all_(fh, offset, buf, count, datatype, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_iread_at_all
+
+  subroutine MPI_File_iread_shared(fh, buf, count, datatype, request, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_iread_shared_(fh, buf, count, datatype, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_iread_shared
+
+  subroutine PMPI_File_iread_shared(fh, buf, count, datatype, request, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_iread_shared_(fh, buf, count, datatype, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_iread_shared
+
+  subroutine MPI_File_iwrite(fh, buf, count, datatype, request, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_iwrite_(fh, buf, count, datatype, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_iwrite
+
+  subroutine PMPI_File_iwrite(fh, buf, count, datatype, request, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_iwrite_(fh, buf, count, datatype, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_iwrite
+
+  subroutine MPI_File_iwrite_all(fh, buf, count, datatype, request, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_iwrite_all_(fh, buf, count, datatype, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_iwrite_all
+
+  subroutine PMPI_File_iwrite_all(fh, buf, count, datatype, request, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_iwrite_all_(fh, buf, count, datatype, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_iwrite_all
+
+  subroutine MPI_File_iwrite_at(fh, offset, buf, count, datatype, request, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_iwrite_at_(fh, offset, buf, count, datatype, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_iwrite_at
+
+  subroutine PMPI_File_iwrite_at(fh, offset, buf, count, datatype, request, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_iwrite_at_(fh, offset, buf, count, datatype, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_iwrite_at
+
+  subroutine MPI_File_iwrite_at_all(fh, offset, buf, count, datatype, request, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_iwrite_at_all_(fh, offset, buf, count, datatype, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_iwrite_at_all
+
+  subroutine PMPI_File_iwrite_at_all(fh, offset, buf, count, datatype, request, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_iwrite_at_all_(fh, offset, buf, count, datatype, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_iwrite_at_all
+
+  subroutine MPI_File_iwrite_shared(fh, buf, count, datatype, request, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_iwrite_shared_(fh, buf, count, datatype, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_iwrite_shared
+
+  subroutine PMPI_File_iwrite_shared(fh, buf, count, datatype, request, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_iwrite_shared_(fh, buf, count, datatype, request, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_iwrite_shared
+
+  subroutine MPI_File_open(comm, filename, amode, info, fh, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    character(len=*), INTENT(IN) :: filename
+    INTEGER, INTENT(IN) :: amode
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_File), INTENT(OUT) :: fh
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_open_(comm, filename, amode, info, fh, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_open
+
+  subroutine PMPI_File_open(comm, filename, amode, info, fh, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    character(len=*), INTENT(IN) :: filename
+    INTEGER, INTENT(IN) :: amode
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_File), INTENT(OUT) :: fh
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_open_(comm, filename, amode, info, fh, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_open
+
+  subroutine MPI_File_preallocate(fh, size, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_preallocate_(fh, size, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_preallocate
+
+  subroutine PMPI_File_preallocate(fh, size, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_preallocate_(fh, size, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_preallocate
+
+  subroutine MPI_File_read(fh, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_read_(fh, buf, count, datatype, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_read
+
+  subroutine PMPI_File_read(fh, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_read_(fh, buf, count, datatype, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_read
+
+  subroutine MPI_File_read_all(fh, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_read_all_(fh, buf, count, datatype, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_read_all
+
+  subroutine PMPI_File_read_all(fh, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_read_all_(fh, buf, count, datatype, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_read_all
+
+  subroutine MPI_File_read_all_begin(fh, buf, count, datatype, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_read_all_begin_(fh, buf, count, datatype, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_read_all_begin
+
+  subroutine PMPI_File_read_all_begin(fh, buf, count, datatype, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_read_all_begin_(fh, buf, count, datatype, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_read_all_begin
+
+  subroutine MPI_File_read_all_end(fh, buf, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), ASYNCHRONOUS :: buf
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_read_all_end_(fh, buf, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_read_all_end
+
+  subroutine PMPI_File_read_all_end(fh, buf, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), ASYNCHRONOUS :: buf
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_read_all_end_(fh, buf, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_read_all_end
+
+  subroutine MPI_File_read_at(fh, offset, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_read_at_(fh, offset, buf, count, datatype, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_read_at
+
+  subroutine PMPI_File_read_at(fh, offset, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_read_at_(fh, offset, buf, count, datatype, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_read_at
+
+  subroutine MPI_File_read_at_all(fh, offset, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_read_at_all_(fh, offset, buf, count, datatype, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_read_at_all
+
+  subroutine PMPI_File_read_at_all(fh, offset, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_read_at_all_(fh, offset, buf, count, datatype, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_read_at_all
+
+  subroutine MPI_File_read_at_all_begin(fh, offset, buf, count, datatype, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_read_at_all_begin_(fh, offset, buf, count, datatype, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_read_at_all_begin
+
+  subroutine PMPI_File_read_at_all_begin(fh, offset, buf, count, datatype, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_read_at_all_begin_(fh, offset, buf, count, datatype, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_read_at_all_begin
+
+  subroutine MPI_File_read_at_all_end(fh, buf, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), ASYNCHRONOUS :: buf
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_read_at_all_end_(fh, buf, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_read_at_all_end
+
+  subroutine PMPI_File_read_at_all_end(fh, buf, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), ASYNCHRONOUS :: buf
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_read_at_all_end_(fh, buf, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_read_at_all_end
+
+  subroutine MPI_File_read_ordered(fh, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_read_ordered_(fh, buf, count, datatype, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_read_ordered
+
+  subroutine PMPI_File_read_ordered(fh, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_read_ordered_(fh, buf, count, datatype, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_read_ordered
+
+  subroutine MPI_File_read_ordered_begin(fh, buf, count, datatype, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_read_ordered_begin_(fh, buf, count, datatype, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_read_ordered_begin
+
+  subroutine PMPI_File_read_ordered_begin(fh, buf, count, datatype, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_read_ordered_begin_(fh, buf, count, datatype, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_read_ordered_begin
+
+  subroutine MPI_File_read_ordered_end(fh, buf, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), ASYNCHRONOUS :: buf
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_read_ordered_end_(fh, buf, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_read_ordered_end
+
+  subroutine PMPI_File_read_ordered_end(fh, buf, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), ASYNCHRONOUS :: buf
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_read_ordered_end_(fh, buf, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_read_ordered_end
+
+  subroutine MPI_File_read_shared(fh, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_read_shared_(fh, buf, count, datatype, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_read_shared
+
+  subroutine PMPI_File_read_shared(fh, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_read_shared_(fh, buf, count, datatype, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_read_shared
+
+  subroutine MPI_File_seek(fh, offset, whence, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    INTEGER, INTENT(IN) :: whence
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_seek_(fh, offset, whence, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_seek
+
+  subroutine PMPI_File_seek(fh, offset, whence, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    INTEGER, INTENT(IN) :: whence
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_seek_(fh, offset, whence, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_seek
+
+  subroutine MPI_File_seek_shared(fh, offset, whence, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    INTEGER, INTENT(IN) :: whence
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_seek_shared_(fh, offset, whence, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_seek_shared
+
+  subroutine PMPI_File_seek_shared(fh, offset, whence, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    INTEGER, INTENT(IN) :: whence
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_seek_shared_(fh, offset, whence, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_seek_shared
+
+  subroutine MPI_File_set_atomicity(fh, flag, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    LOGICAL, INTENT(IN) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_set_atomicity_(fh, flag, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_set_atomicity
+
+  subroutine PMPI_File_set_atomicity(fh, flag, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    LOGICAL, INTENT(IN) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_set_atomicity_(fh, flag, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_set_atomicity
+
+  subroutine MPI_File_set_errhandler(file, errhandler, ierror)
+    TYPE(MPI_File), INTENT(IN) :: file
+    TYPE(MPI_Errhandler), INTENT(IN) :: errhandler
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_set_errhandler_(file, errhandler, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_set_errhandler
+
+  subroutine PMPI_File_set_errhandler(file, errhandler, ierror)
+    TYPE(MPI_File), INTENT(IN) :: file
+    TYPE(MPI_Errhandler), INTENT(IN) :: errhandler
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_set_errhandler_(file, errhandler, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_set_errhandler
+
+  subroutine MPI_File_set_info(fh, info, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(MPI_Info), INTENT(IN) :: info
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_set_info_(fh, info, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_set_info
+
+  subroutine PMPI_File_set_info(fh, info, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(MPI_Info), INTENT(IN) :: info
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_set_info_(fh, info, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_set_info
+
+  subroutine MPI_File_set_size(fh, size, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_set_size_(fh, size, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_set_size
+
+  subroutine PMPI_File_set_size(fh, size, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_set_size_(fh, size, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_set_size
+
+  subroutine MPI_File_set_view(fh, disp, etype, filetype, datarep, info, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: disp
+    TYPE(MPI_Datatype), INTENT(IN) :: etype
+    TYPE(MPI_Datatype), INTENT(IN) :: filetype
+    character(len=*), INTENT(IN) :: datarep
+    TYPE(MPI_Info), INTENT(IN) :: info
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_set_view_(fh, disp, etype, filetype, datarep, info, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_set_view
+
+  subroutine PMPI_File_set_view(fh, disp, etype, filetype, datarep, info, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: disp
+    TYPE(MPI_Datatype), INTENT(IN) :: etype
+    TYPE(MPI_Datatype), INTENT(IN) :: filetype
+    character(len=*), INTENT(IN) :: datarep
+    TYPE(MPI_Info), INTENT(IN) :: info
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_set_view_(fh, disp, etype, filetype, datarep, info, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_set_view
+
+  subroutine MPI_File_sync(fh, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_sync_(fh, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_sync
+
+  subroutine PMPI_File_sync(fh, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_sync_(fh, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_sync
+
+  subroutine MPI_File_write(fh, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_write_(fh, buf, count, datatype, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_write
+
+  subroutine PMPI_File_write(fh, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_write_(fh, buf, count, datatype, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_write
+
+  subroutine MPI_File_write_all(fh, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_write_all_(fh, buf, count, datatype, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_write_all
+
+  subroutine PMPI_File_write_all(fh, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_write_all_(fh, buf, count, datatype, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_write_all
+
+  subroutine MPI_File_write_all_begin(fh, buf, count, datatype, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_write_all_begin_(fh, buf, count, datatype, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_write_all_begin
+
+  subroutine PMPI_File_write_all_begin(fh, buf, count, datatype, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_write_all_begin_(fh, buf, count, datatype, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_write_all_begin
+
+  subroutine MPI_File_write_all_end(fh, buf, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_write_all_end_(fh, buf, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_write_all_end
+
+  subroutine PMPI_File_write_all_end(fh, buf, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_write_all_end_(fh, buf, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_write_all_end
+
+  subroutine MPI_File_write_at(fh, offset, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_write_at_(fh, offset, buf, count, datatype, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_write_at
+
+  subroutine PMPI_File_write_at(fh, offset, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_write_at_(fh, offset, buf, count, datatype, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_write_at
+
+  subroutine MPI_File_write_at_all(fh, offset, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_write_at_all_(fh, offset, buf, count, datatype, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_write_at_all
+
+  subroutine PMPI_File_write_at_all(fh, offset, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_write_at_all_(fh, offset, buf, count, datatype, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_write_at_all
+
+  subroutine MPI_File_write_at_all_begin(fh, offset, buf, count, datatype, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_write_at_all_begin_(fh, offset, buf, count, datatype, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_write_at_all_begin
+
+  subroutine PMPI_File_write_at_all_begin(fh, offset, buf, count, datatype, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_write_at_all_begin_(fh, offset, buf, count, datatype, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_write_at_all_begin
+
+  subroutine MPI_File_write_at_all_end(fh, buf, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_write_at_all_end_(fh, buf, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_write_at_all_end
+
+  subroutine PMPI_File_write_at_all_end(fh, buf, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_write_at_all_end_(fh, buf, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_write_at_all_end
+
+  subroutine MPI_File_write_ordered(fh, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_write_ordered_(fh, buf, count, datatype, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_write_ordered
+
+  subroutine PMPI_File_write_ordered(fh, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_write_ordered_(fh, buf, count, datatype, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_write_ordered
+
+  subroutine MPI_File_write_ordered_begin(fh, buf, count, datatype, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_write_ordered_begin_(fh, buf, count, datatype, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_write_ordered_begin
+
+  subroutine PMPI_File_write_ordered_begin(fh, buf, count, datatype, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_write_ordered_begin_(fh, buf, count, datatype, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_write_ordered_begin
+
+  subroutine MPI_File_write_ordered_end(fh, buf, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_write_ordered_end_(fh, buf, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_write_ordered_end
+
+  subroutine PMPI_File_write_ordered_end(fh, buf, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN), ASYNCHRONOUS :: buf
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_write_ordered_end_(fh, buf, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_write_ordered_end
+
+  subroutine MPI_File_write_shared(fh, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_write_shared_(fh, buf, count, datatype, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_File_write_shared
+
+  subroutine PMPI_File_write_shared(fh, buf, count, datatype, status, ierror)
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*), INTENT(IN) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_file_write_shared_(fh, buf, count, datatype, status, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_File_write_shared
 
   subroutine MPI_Finalize(ierror)
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror

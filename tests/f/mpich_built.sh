@@ -1,5 +1,5 @@
 #!/bin/sh
-# The Fortran tests built with Debian's mpif90.mpich (MPICH's mpif.h and mpi
+# The Fortran tests (MPI-IO among them) built with Debian's mpif90.mpich (MPICH's mpif.h and mpi
 # module) run unmodified on vmpi's libmpichfort.so.12 through
 # LD_LIBRARY_PATH, in one VM and across two. Skipped (77) without MPICH's
 # Fortran compiler wrapper.
@@ -15,7 +15,7 @@ asan=$(ldd "$build/lib/libvmpi.so" | awk '/libasan/ {print $3}')
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 cd "$out"
-for t in t_f_p2p.f90 t_f_coll.f t_f_halo.f90; do
+for t in t_f_p2p.f90 t_f_coll.f t_f_halo.f90 t_f_io.f90; do
     p=${t%.*}
     mpif90.mpich -I"$src/tests/f" -o "$p" "$src/tests/f/$t" || { echo "mpich_built: mpif90.mpich could not build $t"; exit 1; }
     LD_LIBRARY_PATH="$build/lib" ldd "./$p" | grep -q "libmpichfort.so.12 => $build/lib/" || {
