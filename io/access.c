@@ -130,8 +130,7 @@ static int view_rw(const struct vmpi_file *f, bool write, char *mem, MPI_Offset 
     return e;
 }
 
-/* Whole-file fcntl lock (F_RDLCK, F_WRLCK) or unlock (F_UNLCK). */
-static int lock_file(int fd, short type)
+int vmpi_io_lock_file(int fd, short type)
 {
     struct flock l = {.l_type = type, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
     while (fcntl(fd, F_SETLKW, &l) != 0)
@@ -178,7 +177,7 @@ int vmpi_io_rw(struct vmpi_file *f, bool write, MPI_Offset offset, void *buf, MP
                              "its extent, so its tiles overlap: only its first %ld bytes of "
                              "data can be accessed, not bytes %ld to %ld", fn, (long)f->fsize,
                              (long)pos, (long)(pos + total));
-    int e = f->atomic ? lock_file(f->fd, write ? F_WRLCK : F_RDLCK) : 0;
+    int e = f->atomic ? vmpi_io_lock_file(f->fd, write ? F_WRLCK : F_RDLCK) : 0;
     if (!e && f->ext32) {
         e = rw_ext32(f, write, pos, buf, count, dt, &moved, bytes);
     } else if (!e && vmpi_dtype_is_contig(dt)) {
@@ -202,7 +201,7 @@ int vmpi_io_rw(struct vmpi_file *f, bool write, MPI_Offset offset, void *buf, MP
         free(tmp);
     }
     if (f->atomic)
-        lock_file(f->fd, F_UNLCK);
+        vmpi_io_lock_file(f->fd, F_UNLCK);
     *done = moved;
     if (!f->ext32)
         *bytes = moved;

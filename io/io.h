@@ -87,6 +87,10 @@ int vmpi_io_sync(struct vmpi_file *f);
 int vmpi_io_set_atomicity(struct vmpi_file *f, bool atomic);
 /* Adds (replaces) the hints of info to f's. */
 int vmpi_io_add_hints(struct vmpi_file *f, const struct vmpi_info *info, const char *fn);
+/* Whole-file fcntl lock (F_RDLCK, F_WRLCK) or unlock (F_UNLCK) of fd,
+ * waiting for it: 0 or an errno (io/access.c; atomic mode and the shared
+ * file pointer's file). */
+int vmpi_io_lock_file(int fd, short type);
 /* A code of class cls for errno e (ENOENT: MPI_ERR_NO_SUCH_FILE, ...). */
 int vmpi_io_errno(int e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Collective over f's group: every rank gets the first failing rank's code

@@ -39,15 +39,6 @@ static int shfp_open(struct vmpi_file *f, const char *fn)
     return MPI_SUCCESS;
 }
 
-static int shfp_lock(int fd, short type)
-{
-    struct flock l = {.l_type = type, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
-    while (fcntl(fd, F_SETLKW, &l) != 0)
-        if (errno != EINTR)
-            return errno;
-    return 0;
-}
-
 /* Under the lock: *old = the pointer; it becomes *old + add, or `set`
  * when set >= 0. */
 static int shfp_move(struct vmpi_file *f, MPI_Offset add, MPI_Offset set, MPI_Offset *old,
@@ -56,7 +47,7 @@ static int shfp_move(struct vmpi_file *f, MPI_Offset add, MPI_Offset set, MPI_Of
     int rc = shfp_open(f, fn);
     if (rc != MPI_SUCCESS)
         return rc;
-    int e = shfp_lock(f->shfd, F_WRLCK);
+    int e = vmpi_io_lock_file(f->shfd, F_WRLCK);
     int64_t v = f->shfp_init;
     if (!e) {
         ssize_t n = pread(f->shfd, &v, sizeof v, 0);
@@ -68,7 +59,7 @@ static int shfp_move(struct vmpi_file *f, MPI_Offset add, MPI_Offset set, MPI_Of
     int64_t nv = set >= 0 ? set : v + add;
     if (!e && (add != 0 || set >= 0) && pwrite(f->shfd, &nv, sizeof nv, 0) != sizeof nv)
         e = errno ? errno : EIO;
-    shfp_lock(f->shfd, F_UNLCK);
+    vmpi_io_lock_file(f->shfd, F_UNLCK);
     if (e)
         return vmpi_io_errno(e, "%s: moving the shared file pointer ('%s')", fn, f->shfp_name);
     *old = v;
