@@ -70,13 +70,44 @@ _Noreturn void vmpi_fatal_status(int status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void vmpi_fatal_hook(void (*abort_job)(int status, const char *msg), bool reported);
 
-/* ---- environment knobs (base/env.c) --------------------------------------- */
-/* The number in environment variable name, def when unset; fatal when it is
- * not a number in [lo, hi]. */
+/* ---- environment knobs (base/env.c; the table is base/knob.c) --------------
+ * Every variable the library reads is a row of vmpi_knobs; reading one that
+ * is not there is a fatal error, so none is forgotten by the tool interface
+ * (MPI_T control variables) or `vmpi info`. */
+enum vmpi_knob_kind {
+    VMPI_KNOB_NUM,   /* a number */
+    VMPI_KNOB_BYTES, /* a size in bytes, which may end in K, M or G (binary units,
+                      * either case), as vmpirun's --ivshmem-size does */
+    VMPI_KNOB_STR    /* text, checked where it is read */
+};
+struct vmpi_knob {
+    const char *name, *category; /* category: "vmpi.<layer or channel>" */
+    enum vmpi_knob_kind kind;
+    bool computed;    /* the default is decided where the knob is read (desc says how) */
+    uint64_t def, lo, hi; /* numbers: the default and the accepted range */
+    const char *desc;
+};
+#define VMPI_KNOB_MAX 64 /* rows the table may have */
+extern const struct vmpi_knob vmpi_knobs[];
+extern const int vmpi_nknobs;
+/* The row of name, or -1. */
+int vmpi_knob_index(const char *name);
+/* The value of numeric knob name: its default when unset; fatal when it is
+ * not a number in its range. */
+uint64_t vmpi_knob_num(const char *name);
+/* The text of knob name, or NULL when unset. */
+const char *vmpi_knob_str(const char *name);
+/* A numeric knob whose default (def) and lower bound are computed at the
+ * call; a knob with a default in the table must pass that default. */
 uint64_t vmpi_env_u64(const char *name, uint64_t def, uint64_t lo, uint64_t hi);
-/* The same for a size in bytes, which may end in K, M or G (binary units,
- * either case), as vmpirun's --ivshmem-size does. */
 uint64_t vmpi_env_bytes(const char *name, uint64_t def, uint64_t lo, uint64_t hi);
+/* The value of numeric knob i as last read by the library or, before that,
+ * as it would be read now; *known is false for a computed default not yet
+ * read. False when the environment holds no valid value for it. */
+bool vmpi_knob_peek(int i, uint64_t *num, bool *known);
+/* Sets knob i's environment text for the library to read later: false when
+ * text is not a valid value of a numeric knob (or the environment refuses). */
+bool vmpi_knob_set(int i, const char *text);
 
 /* ---- hex text (base/hex.c) --------------------------------------------------- */
 /* out (2n + 1 bytes) = the n bytes at in as lowercase hex. */

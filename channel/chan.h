@@ -101,6 +101,27 @@ struct vmpi_chan_setup {
                        * the same value, and a collective init runs only then */
 };
 
+/* What a channel counts for the tool interface (MPI_T performance
+ * variables, core/mpit.c): plain per-process counters, one add each where
+ * a message enters or leaves the channel (the library serializes channel
+ * calls, so no atomics). Messages are core packets (eager or rendezvous
+ * announcement) and bytes are theirs; a rendezvous counts when announced. */
+struct vmpi_chan_stats {
+    uint64_t msgs_sent, bytes_sent, rndv_sent;
+    uint64_t msgs_recvd, bytes_recvd;
+};
+static inline void vmpi_chan_count_sent(struct vmpi_chan_stats *st, const struct vmpi_hdr *h)
+{
+    st->msgs_sent++;
+    st->bytes_sent += h->len;
+}
+/* h was taken by core: an ACK (len 0) is not a message. */
+static inline void vmpi_chan_count_recvd(struct vmpi_chan_stats *st, const struct vmpi_hdr *h)
+{
+    st->msgs_recvd += h->type != VMPI_PKT_ACK;
+    st->bytes_recvd += h->len;
+}
+
 struct vmpi_cslot;
 struct vmpi_chan_mem;
 
@@ -144,6 +165,7 @@ struct vmpi_chan {
     struct vmpi_cslot *(*cslot)(int world);
     /* The channel's memory face. */
     const struct vmpi_chan_mem *mem;
+    struct vmpi_chan_stats *stats; /* its counters (never NULL) */
 };
 
 /* The memory face of a channel (as UCX's memory domain or libfabric's

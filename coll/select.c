@@ -32,7 +32,7 @@ static const struct {
 
 static void parse_choice(int id)
 {
-    const char *val = getenv(coll_names[id].env);
+    const char *val = vmpi_knob_str(coll_names[id].env);
     coll_choice[id] = (struct coll_choice){COLL_PATH_AUTO, 0};
     if (!val || !*val)
         return;

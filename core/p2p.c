@@ -105,6 +105,7 @@ static void posted_remove(struct vmpi_req *r)
 
 static void unexp_remove(struct vmpi_unexp *u)
 {
+    vmpi_g.unexp_len--;
     if (u->prev)
         u->prev->next = u->next;
     else
@@ -331,6 +332,7 @@ static int incoming(int src, const struct vmpi_hdr *h, const void *pay, size_t p
     else
         uq_head = u;
     uq_tail = u;
+    vmpi_g.unexp_hwm += ++vmpi_g.unexp_len > vmpi_g.unexp_hwm;
     return 0;
 }
 

@@ -1276,6 +1276,116 @@ extern VMPI_API_ATTR MPI_Fint *MPI_F_STATUSES_IGNORE;
 VMPI_API(int, MPI_Status_c2f, (const MPI_Status *c_status, MPI_Fint *f_status))
 VMPI_API(int, MPI_Status_f2c, (const MPI_Fint *f_status, MPI_Status *c_status))
 
+/* --- The tool information interface, MPI_T (MPI-3.1 14.3) ---------------- */
+
+/* Handles are pointers to opaque structures and the constants MPICH's
+ * numbers (its 4.x ABI). Control variables are vmpi's environment knobs,
+ * performance variables its channel and queue counters (docs/MPI_T.md). */
+typedef struct MPIR_T_enum_s *MPI_T_enum;
+typedef struct MPIR_T_cvar_handle_s *MPI_T_cvar_handle;
+typedef struct MPIR_T_pvar_handle_s *MPI_T_pvar_handle;
+typedef struct MPIR_T_pvar_session_s *MPI_T_pvar_session;
+
+extern VMPI_API_ATTR struct MPIR_T_pvar_handle_s *const MPI_T_PVAR_ALL_HANDLES;
+
+#define MPI_T_ENUM_NULL         ((MPI_T_enum)0)
+#define MPI_T_CVAR_HANDLE_NULL  ((MPI_T_cvar_handle)0)
+#define MPI_T_PVAR_HANDLE_NULL  ((MPI_T_pvar_handle)0)
+#define MPI_T_PVAR_SESSION_NULL ((MPI_T_pvar_session)0)
+
+/* Increasing in this order, as the standard requires. */
+enum {
+    MPI_T_VERBOSITY_USER_BASIC = 221,
+    MPI_T_VERBOSITY_USER_DETAIL,
+    MPI_T_VERBOSITY_USER_ALL,
+    MPI_T_VERBOSITY_TUNER_BASIC,
+    MPI_T_VERBOSITY_TUNER_DETAIL,
+    MPI_T_VERBOSITY_TUNER_ALL,
+    MPI_T_VERBOSITY_MPIDEV_BASIC,
+    MPI_T_VERBOSITY_MPIDEV_DETAIL,
+    MPI_T_VERBOSITY_MPIDEV_ALL
+};
+enum {
+    MPI_T_BIND_NO_OBJECT = 9700,
+    MPI_T_BIND_MPI_COMM,
+    MPI_T_BIND_MPI_DATATYPE,
+    MPI_T_BIND_MPI_ERRHANDLER,
+    MPI_T_BIND_MPI_FILE,
+    MPI_T_BIND_MPI_GROUP,
+    MPI_T_BIND_MPI_OP,
+    MPI_T_BIND_MPI_REQUEST,
+    MPI_T_BIND_MPI_WIN,
+    MPI_T_BIND_MPI_MESSAGE,
+    MPI_T_BIND_MPI_INFO
+};
+enum {
+    MPI_T_SCOPE_CONSTANT = 60438,
+    MPI_T_SCOPE_READONLY,
+    MPI_T_SCOPE_LOCAL,
+    MPI_T_SCOPE_GROUP,
+    MPI_T_SCOPE_GROUP_EQ,
+    MPI_T_SCOPE_ALL,
+    MPI_T_SCOPE_ALL_EQ
+};
+enum {
+    MPI_T_PVAR_CLASS_STATE = 240,
+    MPI_T_PVAR_CLASS_LEVEL,
+    MPI_T_PVAR_CLASS_SIZE,
+    MPI_T_PVAR_CLASS_PERCENTAGE,
+    MPI_T_PVAR_CLASS_HIGHWATERMARK,
+    MPI_T_PVAR_CLASS_LOWWATERMARK,
+    MPI_T_PVAR_CLASS_COUNTER,
+    MPI_T_PVAR_CLASS_AGGREGATE,
+    MPI_T_PVAR_CLASS_TIMER,
+    MPI_T_PVAR_CLASS_GENERIC
+};
+
+VMPI_API(int, MPI_T_init_thread, (int required, int *provided))
+VMPI_API(int, MPI_T_finalize, (void))
+VMPI_API(int, MPI_T_enum_get_info, (MPI_T_enum enumtype, int *num, char *name, int *name_len))
+VMPI_API(int, MPI_T_enum_get_item, (MPI_T_enum enumtype, int indx, int *value, char *name,
+                                    int *name_len))
+VMPI_API(int, MPI_T_cvar_get_num, (int *num_cvar))
+VMPI_API(int, MPI_T_cvar_get_info, (int cvar_index, char *name, int *name_len, int *verbosity,
+                                    MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc,
+                                    int *desc_len, int *bind, int *scope))
+VMPI_API(int, MPI_T_cvar_get_index, (const char *name, int *cvar_index))
+VMPI_API(int, MPI_T_cvar_handle_alloc, (int cvar_index, void *obj_handle,
+                                        MPI_T_cvar_handle *handle, int *count))
+VMPI_API(int, MPI_T_cvar_handle_free, (MPI_T_cvar_handle *handle))
+VMPI_API(int, MPI_T_cvar_read, (MPI_T_cvar_handle handle, void *buf))
+VMPI_API(int, MPI_T_cvar_write, (MPI_T_cvar_handle handle, const void *buf))
+VMPI_API(int, MPI_T_pvar_get_num, (int *num_pvar))
+VMPI_API(int, MPI_T_pvar_get_info, (int pvar_index, char *name, int *name_len, int *verbosity,
+                                    int *var_class, MPI_Datatype *datatype,
+                                    MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind,
+                                    int *readonly, int *continuous, int *atomic))
+VMPI_API(int, MPI_T_pvar_get_index, (const char *name, int var_class, int *pvar_index))
+VMPI_API(int, MPI_T_pvar_session_create, (MPI_T_pvar_session *session))
+VMPI_API(int, MPI_T_pvar_session_free, (MPI_T_pvar_session *session))
+VMPI_API(int, MPI_T_pvar_handle_alloc, (MPI_T_pvar_session session, int pvar_index,
+                                        void *obj_handle, MPI_T_pvar_handle *handle,
+                                        int *count))
+VMPI_API(int, MPI_T_pvar_handle_free, (MPI_T_pvar_session session, MPI_T_pvar_handle *handle))
+VMPI_API(int, MPI_T_pvar_start, (MPI_T_pvar_session session, MPI_T_pvar_handle handle))
+VMPI_API(int, MPI_T_pvar_stop, (MPI_T_pvar_session session, MPI_T_pvar_handle handle))
+VMPI_API(int, MPI_T_pvar_read, (MPI_T_pvar_session session, MPI_T_pvar_handle handle,
+                                void *buf))
+VMPI_API(int, MPI_T_pvar_write, (MPI_T_pvar_session session, MPI_T_pvar_handle handle,
+                                 const void *buf))
+VMPI_API(int, MPI_T_pvar_reset, (MPI_T_pvar_session session, MPI_T_pvar_handle handle))
+VMPI_API(int, MPI_T_pvar_readreset, (MPI_T_pvar_session session, MPI_T_pvar_handle handle,
+                                     void *buf))
+VMPI_API(int, MPI_T_category_get_num, (int *num_cat))
+VMPI_API(int, MPI_T_category_get_info, (int cat_index, char *name, int *name_len, char *desc,
+                                        int *desc_len, int *num_cvars, int *num_pvars,
+                                        int *num_categories))
+VMPI_API(int, MPI_T_category_get_index, (const char *name, int *cat_index))
+VMPI_API(int, MPI_T_category_get_cvars, (int cat_index, int len, int indices[]))
+VMPI_API(int, MPI_T_category_get_pvars, (int cat_index, int len, int indices[]))
+VMPI_API(int, MPI_T_category_get_categories, (int cat_index, int len, int indices[]))
+VMPI_API(int, MPI_T_category_changed, (int *update_number))
+
 #ifdef __cplusplus
 }
 #endif

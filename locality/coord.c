@@ -43,7 +43,7 @@ static void channel_names(char *out, size_t cap)
 
 static unsigned parse_channels(void)
 {
-    const char *env = getenv("VMPI_CHANNELS");
+    const char *env = vmpi_knob_str("VMPI_CHANNELS");
     unsigned all = (1u << nchannels()) - 1;
     if (!env || !*env)
         return all;
@@ -218,7 +218,7 @@ int vmpi_locality_init(const struct vmpi_chan_up *up)
     if (lost_a >= 0)
         vmpi_fatal("rank %d cannot share memory with rank %d and VMPI_CHANNELS=%s gives no "
                    "channel between them (add ofi)",
-                   lost_b, lost_a, getenv("VMPI_CHANNELS"));
+                   lost_b, lost_a, vmpi_knob_str("VMPI_CHANNELS"));
     /* Set-ups may be collective (PMI barriers), so every rank starts every
      * allowed channel, in list order. */
     for (int k = 0; vmpi_channels[k]; k++)
@@ -233,7 +233,7 @@ int vmpi_locality_init(const struct vmpi_chan_up *up)
         fast |= !active[i].chan->slow_poll;
     for (int i = 0; i < nactive; i++)
         active[i].poll_mask = fast && active[i].chan->slow_poll ? 15 : 0;
-    const char *verbose = getenv("VMPI_VERBOSE");
+    const char *verbose = vmpi_knob_str("VMPI_VERBOSE");
     if (vmpi_job.rank == 0 && verbose && atoi(verbose) > 0)
         print_table();
     return 0;

@@ -59,12 +59,12 @@ static void identities(char *vm, char *host, char *boot, size_t cap, uint64_t re
         boot[strcspn(boot, "\n")] = '\0';
     }
     unsigned long net = ns_inode("net");
-    const char *env = getenv("VMPI_VM_ID");
+    const char *env = vmpi_knob_str("VMPI_VM_ID");
     if (env && *env)
         snprintf(vm, cap, "%s", env);
     else
         snprintf(vm, cap, "%s:%lu:%lu:%lu", boot, ns_inode("ipc"), ns_inode("mnt"), net);
-    env = getenv("VMPI_HOST_ID");
+    env = vmpi_knob_str("VMPI_HOST_ID");
     if (env && *env)
         snprintf(host, cap, "%s", env);
     else if (region)

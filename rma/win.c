@@ -101,7 +101,7 @@ static void ctl_init(struct vmpi_win *w, struct vmpi_win_ctl *ctl)
 
 static int lock_kind(void)
 {
-    const char *v = getenv("VMPI_RMA_LOCK");
+    const char *v = vmpi_knob_str("VMPI_RMA_LOCK");
     if (!v || !*v || !strcmp(v, "oticket"))
         return VMPI_RMA_LOCK_OTICKET;
     if (!strcmp(v, "spark"))
@@ -219,7 +219,7 @@ int vmpi_win_create(void *base, MPI_Aint size, int disp_unit, struct vmpi_comm *
     /* Round 1: sizes, units, and where Win_create memory lies. */
     struct win_card me = {size, disp_unit, ~(uint64_t)0, 0, 0,
                           flavor != MPI_WIN_FLAVOR_DYNAMIC && vmpi_locality_rdma_on() &&
-                              vmpi_env_u64("VMPI_RMA_NET", 1, 0, 1)};
+                              vmpi_knob_num("VMPI_RMA_NET")};
     if (flavor == MPI_WIN_FLAVOR_CREATE && size > 0 &&
         !region_off(base, (size_t)size, &me.area_off))
         me.area_off = ~(uint64_t)0;

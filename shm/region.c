@@ -168,7 +168,7 @@ static int setup_header(void)
 
 int vmpi_region_open(bool *found)
 {
-    const char *env = getenv("VMPI_IVSHMEM_PATH");
+    const char *env = vmpi_knob_str("VMPI_IVSHMEM_PATH");
     char dev[256];
     *found = false;
     if (!env || !*env) {
@@ -176,7 +176,7 @@ int vmpi_region_open(bool *found)
             return 0;
         env = dev;
     }
-    lease_ms = (unsigned)vmpi_env_u64("VMPI_IVSHMEM_LEASE_MS", 2000, 50, 600000);
+    lease_ms = (unsigned)vmpi_knob_num("VMPI_IVSHMEM_LEASE_MS");
     if ((size_t)snprintf(vmpi_region.path, sizeof vmpi_region.path, "%s", env) >=
         sizeof vmpi_region.path)
         return vmpi_err_make(MPI_ERR_OTHER, "VMPI_IVSHMEM_PATH is longer than %zu bytes",
@@ -381,7 +381,7 @@ int vmpi_region_join(const uint64_t key[2], size_t bytes, bool claimant,
     uint32_t start = claim_run(need);
     if (!start) {
         uint32_t freed = reclaim();
-        const char *verbose = getenv("VMPI_VERBOSE");
+        const char *verbose = vmpi_knob_str("VMPI_VERBOSE");
         if (freed && verbose && atoi(verbose) > 0)
             fprintf(stderr, "vmpi: ivshmem region %s: reclaimed %u chunks of dead jobs\n", path,
                     freed);

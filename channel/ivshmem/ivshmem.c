@@ -150,12 +150,12 @@ static uint64_t default_heap(uint64_t before, uint32_t nlocal)
 
 void vmpi_ivshmem_plan(struct vmpi_area_hdr *d, int nlocal)
 {
-    uint64_t ncells = vmpi_env_u64("VMPI_IVSHMEM_RING_CELLS", 2048, 64, 1u << 20);
+    uint64_t ncells = vmpi_knob_num("VMPI_IVSHMEM_RING_CELLS");
     if (ncells & (ncells - 1))
         vmpi_fatal("VMPI_IVSHMEM_RING_CELLS=%llu is not a power of two",
                    (unsigned long long)ncells);
-    uint64_t nslots = vmpi_env_u64("VMPI_IVSHMEM_BULK_SLOTS", 8, 2, 1024);
-    uint64_t sb = vmpi_env_bytes("VMPI_IVSHMEM_BULK_SLOT_BYTES", 65536, 4096, 1u << 26) & ~63ull;
+    uint64_t nslots = vmpi_knob_num("VMPI_IVSHMEM_BULK_SLOTS");
+    uint64_t sb = vmpi_knob_num("VMPI_IVSHMEM_BULK_SLOT_BYTES") & ~63ull;
     uint64_t stride = vmpi_pair_stride((uint32_t)ncells, (uint32_t)nslots, sb);
     uint64_t n = (uint64_t)nlocal;
     struct vmpi_area_sec *cs = vmpi_area_add(d, VMPI_AREA_CSLOT, n * VMPI_CSLOT_BYTES);
@@ -256,8 +256,8 @@ static void iv_init(const struct vmpi_chan_up *up, const struct vmpi_chan_setup 
     inst.ncells = dir.ncells;
     inst.nslots = dir.nslots;
     inst.slot_bytes = dir.slot_bytes;
-    inst.split_min = vmpi_env_bytes("VMPI_IVSHMEM_SPLIT_MIN", 131072, 8192, UINT64_MAX);
-    size_t eager_max = vmpi_env_bytes("VMPI_IVSHMEM_EAGER_MAX", 8192, 0, 1u << 26);
+    inst.split_min = vmpi_knob_num("VMPI_IVSHMEM_SPLIT_MIN");
+    size_t eager_max = vmpi_knob_num("VMPI_IVSHMEM_EAGER_MAX");
     if (dir.heap_bytes) {
         heap_lo = dir.heap_off + (uint64_t)me * dir.heap_bytes;
         heap = vmpi_region.area + heap_lo;
@@ -360,4 +360,5 @@ const struct vmpi_chan vmpi_ivshmem_chan = {
     .describe = iv_describe,
     .cslot = iv_cslot,
     .mem = &iv_mem,
+    .stats = &inst.stats,
 };

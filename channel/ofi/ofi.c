@@ -191,6 +191,7 @@ static struct fid_mr **slab_mrs;
 static void **slabs;
 static int nslabs;
 static unsigned tx_busy;             /* fi_tsend() not yet completed */
+static struct vmpi_chan_stats stats;
 static unsigned nxfers;              /* rendezvous transfers under way */
 static unsigned nrma;                /* one-sided operations under way */
 static struct xfer *posting;
@@ -360,6 +361,7 @@ static int ofi_send(void *cs, const struct vmpi_hdr *h, const void *buf, size_t 
     if (len)
         memcpy(b->data + sizeof(struct ofi_wire), buf, len);
     post(p, b);
+    vmpi_chan_count_sent(&stats, h);
     return 0;
 }
 
@@ -380,6 +382,7 @@ static void ofi_commit(void *cs, const struct vmpi_hdr *h, size_t paylen)
     ((struct ofi_wire *)b->data)->h = *h;
     b->len = sizeof(struct ofi_wire) + paylen;
     post(p, b);
+    vmpi_chan_count_sent(&stats, h);
 }
 
 static void ofi_send_ctl(void *cs, const struct vmpi_hdr *h, const void *pay, size_t paylen)
@@ -517,6 +520,8 @@ static int ofi_rndv_send(void *cs, struct vmpi_xfer *sreq, const struct vmpi_hdr
         rts.rma = 1;
     }
     ofi_send_ctl(p, h, &rts, sizeof rts);
+    vmpi_chan_count_sent(&stats, h);
+    stats.rndv_sent++;
     return 0;
 }
 
@@ -621,6 +626,8 @@ static bool deliver(struct ofi_peer *p, const struct vmpi_hdr *h, const void *pa
         channel_packet(p, h, pay, paylen);
     else if (up->incoming(p->world, h, pay, paylen) == VMPI_AGAIN)
         return false;
+    else
+        vmpi_chan_count_recvd(&stats, h);
     p->rx_seq++;
     if (++p->owed >= ncredits / 2 && !p->credit_unsent) {
         p->credit_unsent = true;
@@ -871,7 +878,7 @@ static void ofi_finalize(void)
  * call less per message each way. */
 static struct fi_info *pick(struct fi_info *list)
 {
-    const char *want = getenv("FI_PROVIDER");
+    const char *want = vmpi_knob_str("FI_PROVIDER");
     if (want && *want)
         return list;
     struct fi_info *first = list;
@@ -899,7 +906,7 @@ static struct fi_info *query(bool want_rma)
     hints->domain_attr->threading = FI_THREAD_DOMAIN;
     hints->domain_attr->mr_mode =
         FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
-    const char *dom = getenv("VMPI_OFI_DOMAIN");
+    const char *dom = vmpi_knob_str("VMPI_OFI_DOMAIN");
     if (dom && *dom && !(hints->domain_attr->name = strdup(dom)))
         vmpi_fatal("ofi: out of memory");
     int rc = lf.getinfo(OFI_VERSION, NULL, NULL, 0, hints, &out);
@@ -954,7 +961,7 @@ static void open_endpoint(size_t npeer)
     for (size_t i = 0; i < sizeof fatal_sigs / sizeof fatal_sigs[0]; i++)
         sigaction(fatal_sigs[i], NULL, &saved[i]);
     load_libfabric();
-    bool try_rma = vmpi_env_u64("VMPI_OFI_RMA", 1, 0, 1) != 0;
+    bool try_rma = vmpi_knob_num("VMPI_OFI_RMA") != 0;
     info = try_rma ? query(true) : NULL;
     rma = info != NULL;
     if (!info)
@@ -962,8 +969,8 @@ static void open_endpoint(size_t npeer)
     if (!info) {
         char provs[512];
         provider_list(provs, sizeof provs);
-        const char *want = getenv("FI_PROVIDER");
-        const char *dom = getenv("VMPI_OFI_DOMAIN");
+        const char *want = vmpi_knob_str("FI_PROVIDER");
+        const char *dom = vmpi_knob_str("VMPI_OFI_DOMAIN");
         if (want && *want)
             vmpi_fatal("MPI_Init: libfabric provider \"%s\" (FI_PROVIDER) offers no "
                        "reliable-datagram endpoint with tagged messages%s%s; providers in "
@@ -984,12 +991,12 @@ static void open_endpoint(size_t npeer)
     if (max_msg < 4096 + sizeof(struct ofi_wire))
         vmpi_fatal("ofi: provider %s sends at most %zu bytes per message",
                    info->fabric_attr->prov_name, max_msg);
-    eager_max = vmpi_env_bytes("VMPI_OFI_EAGER_MAX", 16384, 0, 1u << 20);
+    eager_max = vmpi_knob_num("VMPI_OFI_EAGER_MAX");
     if (eager_max + sizeof(struct ofi_wire) + sizeof(uint64_t) > max_msg)
         eager_max = max_msg - sizeof(struct ofi_wire) - sizeof(uint64_t);
     /* 256 KiB chunks keep several reads in flight: measured best of 64 KiB
      * to 4 MiB over TCP (docs/PERFORMANCE.md). */
-    chunk_max = vmpi_env_bytes("VMPI_OFI_CHUNK", 256u << 10, 4096, 1ull << 30);
+    chunk_max = vmpi_knob_num("VMPI_OFI_CHUNK");
     if (chunk_max > max_msg)
         chunk_max = max_msg;
     uint64_t defcred = 1024 / npeer;
@@ -1191,4 +1198,5 @@ const struct vmpi_chan vmpi_ofi_chan = {
     .finalize = ofi_finalize,
     .describe = ofi_describe,
     .mem = &ofi_mem,
+    .stats = &stats,
 };

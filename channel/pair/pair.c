@@ -68,6 +68,7 @@ void vmpi_pair_commit(void *cs, const struct vmpi_hdr *h, size_t paylen)
     struct vmpi_pair_peer *p = cs;
     memcpy(p->resv, h, sizeof *h);
     vmpi_ring_commit(&p->tx, paylen + sizeof *h);
+    vmpi_chan_count_sent(&p->in->stats, h);
 }
 
 static bool ring_put(struct vmpi_pair_peer *p, const struct vmpi_hdr *h, const void *pay,
@@ -87,7 +88,10 @@ static bool ring_put(struct vmpi_pair_peer *p, const struct vmpi_hdr *h, const v
 int vmpi_pair_send(void *cs, const struct vmpi_hdr *h, const void *buf, size_t len)
 {
     struct vmpi_pair_peer *p = cs;
-    return !p->bl_head && ring_put(p, h, buf, len) ? 0 : 1;
+    if (p->bl_head || !ring_put(p, h, buf, len))
+        return 1;
+    vmpi_chan_count_sent(&p->in->stats, h);
+    return 0;
 }
 
 void vmpi_pair_send_ctl(void *cs, const struct vmpi_hdr *h, const void *pay, size_t paylen)
@@ -124,6 +128,7 @@ int vmpi_pair_rndv_send(void *cs, struct vmpi_xfer *x, const struct vmpi_hdr *h)
     rts->scookie = x->cookie;
     rts->addr = p->in->ops->addr_of(p->in->up->sdata(x), x->size);
     vmpi_pair_commit(p, h, sizeof *rts);
+    p->in->stats.rndv_sent++;
     return 0;
 }
 
@@ -440,6 +445,8 @@ __attribute__((noinline)) static int drain(struct vmpi_pair_peer *p)
             channel_packet(p, &h, pay, paylen);
         else if ((rc = p->in->up->incoming(p->world, &h, pay, paylen)) == VMPI_AGAIN)
             break;
+        else
+            vmpi_chan_count_recvd(&p->in->stats, &h);
         vmpi_ring_release(&p->rx, len);
         n++;
         if (rc == VMPI_MATCHED)

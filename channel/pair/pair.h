@@ -73,6 +73,7 @@ struct vmpi_pair_inst {
     uint32_t ncells, nslots;
     size_t slot_bytes;
     size_t split_min; /* smallest transfer shared by both sides */
+    struct vmpi_chan_stats stats;
 };
 
 struct vmpi_pair_ctl;

@@ -118,14 +118,14 @@ static void smp_init(const struct vmpi_chan_up *up, const struct vmpi_chan_setup
     const int *worlds = s->group;
     int nlocal = s->ngroup, me = s->me;
     inst.up = up;
-    uint32_t ncells = (uint32_t)vmpi_env_u64("VMPI_SMP_RING_CELLS", 2048, 64, 1u << 20);
+    uint32_t ncells = (uint32_t)vmpi_knob_num("VMPI_SMP_RING_CELLS");
     if (ncells & (ncells - 1))
         vmpi_fatal("VMPI_SMP_RING_CELLS=%u is not a power of two", ncells);
-    uint32_t ns = (uint32_t)vmpi_env_u64("VMPI_SMP_BULK_SLOTS", 8, 2, 1024);
-    uint64_t sb = vmpi_env_bytes("VMPI_SMP_BULK_SLOT_BYTES", 32768, 4096, 1u << 26) & ~63ull;
-    bool cma = vmpi_env_u64("VMPI_SMP_CMA", 1, 0, 1) != 0;
-    inst.split_min = vmpi_env_bytes("VMPI_SMP_SPLIT_MIN", 131072, 8192, UINT64_MAX);
-    size_t eager_max = vmpi_env_bytes("VMPI_SMP_EAGER_MAX", 8192, 0, 1u << 26);
+    uint32_t ns = (uint32_t)vmpi_knob_num("VMPI_SMP_BULK_SLOTS");
+    uint64_t sb = vmpi_knob_num("VMPI_SMP_BULK_SLOT_BYTES") & ~63ull;
+    bool cma = vmpi_knob_num("VMPI_SMP_CMA") != 0;
+    inst.split_min = vmpi_knob_num("VMPI_SMP_SPLIT_MIN");
+    size_t eager_max = vmpi_knob_num("VMPI_SMP_EAGER_MAX");
 
     char name[128];
     if (vmpi_shm_name(name, sizeof name, vmpi_job.id, "smp") ||
@@ -218,4 +218,5 @@ const struct vmpi_chan vmpi_smp_chan = {
     .busy = smp_busy,
     .finalize = smp_finalize,
     .cslot = smp_cslot,
+    .stats = &inst.stats,
 };
