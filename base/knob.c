@@ -44,6 +44,8 @@ const struct vmpi_knob vmpi_knobs[] = {
         "Job id naming the job's shared-memory files (set by vmpirun; else the PMI kvs name)"),
     STR("VMPI_PM_REPORTS_ABORT", "vmpi.launch",
         "1: the process manager prints a failing rank's message itself (set by vmpirun)"),
+    STR("VMPI_PMI", "vmpi.launch",
+        "Process-manager interface: auto (default: from the environment), pmi1, pmi2 or pmix"),
     /* locality */
     STR("VMPI_CHANNELS", "vmpi.locality",
         "Channels the job may use, a comma list of smp, ivshmem, ofi (default: all)"),

@@ -9,6 +9,8 @@ import sys
 USAGE = """\
 usage: vmpi run [vmpirun options] PROGRAM [ARGS...]
        vmpi cleanup [-v]
+       vmpi info [--raw]               the build, channels, libfabric providers
+                                        and the MPI_T variables (docs/MPI_T.md)
        vmpi study [options]            (vmpi study --help)
        vmpi study compare OLD NEW
        vmpi study report DIR
@@ -81,6 +83,9 @@ def main(argv=None) -> int:
         return study_main(argv[1:])
     if argv and argv[0] == "vm":
         return vm_main(argv[1:])
+    if argv and argv[0] == "info":
+        from .info import main as info_main
+        return info_main(argv[1:])
     if argv and argv[0] == "cleanup":
         from .launcher import main as run_main
         return run_main(["--cleanup"] + argv[1:])
