@@ -165,14 +165,11 @@ int PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle
 }
 VMPI_WEAK(T_cvar_handle_alloc);
 
-/* The link that points at h in the handle list, or NULL when h is not a
- * live handle (so a stale or made-up pointer is never dereferenced). */
+MPIT_LINK_FN(list_link, struct MPIR_T_cvar_handle_s)
+
 static struct MPIR_T_cvar_handle_s **cvar_link(MPI_T_cvar_handle h)
 {
-    for (struct MPIR_T_cvar_handle_s **pp = &cvar_handles; *pp; pp = &(*pp)->next)
-        if (*pp == h)
-            return pp;
-    return NULL;
+    return list_link(&cvar_handles, h);
 }
 
 int PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle)

@@ -38,6 +38,18 @@ static inline void vmpi_mpit_unlock(int *scope)
             return MPI_T_ERR_INVALID; \
     } while (0)
 
+/* Defines `static T **name(T **head, const T *x)`: the link that points at
+ * x in the list from *head (linked by `next`), or NULL when x is not on it,
+ * so a stale or made-up handle is refused, never dereferenced. */
+#define MPIT_LINK_FN(name, T)                                   \
+    static T **name(T **pp, const T *x)                         \
+    {                                                           \
+        for (; *pp; pp = &(*pp)->next)                          \
+            if (*pp == x)                                       \
+                return pp;                                      \
+        return NULL;                                            \
+    }
+
 /* Copies s into buf of *len bytes as MPI-3.1 14.3.3 says: at most *len - 1
  * characters and a terminator, *len set to what was written with the
  * terminator; with a NULL buf or *len 0 only *len is set, to the length

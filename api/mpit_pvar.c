@@ -91,14 +91,12 @@ int PMPI_T_pvar_session_create(MPI_T_pvar_session *session)
 }
 VMPI_WEAK(T_pvar_session_create);
 
-/* The link that points at s in the session list, or NULL when s is not a
- * live session (a stale pointer is never dereferenced). */
+MPIT_LINK_FN(session_in, struct MPIR_T_pvar_session_s)
+MPIT_LINK_FN(handle_in, struct MPIR_T_pvar_handle_s)
+
 static struct MPIR_T_pvar_session_s **session_link(MPI_T_pvar_session s)
 {
-    for (struct MPIR_T_pvar_session_s **pp = &sessions; *pp; pp = &(*pp)->next)
-        if (*pp == s)
-            return pp;
-    return NULL;
+    return session_in(&sessions, s);
 }
 
 static void session_destroy(struct MPIR_T_pvar_session_s *s)
@@ -158,13 +156,10 @@ int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *o
 }
 VMPI_WEAK(T_pvar_handle_alloc);
 
-/* The link to handle h in session s, or NULL when s or h is not live. */
+/* The link to handle h in live session s, or NULL. */
 static struct MPIR_T_pvar_handle_s **handle_link(MPI_T_pvar_session s, MPI_T_pvar_handle h)
 {
-    for (struct MPIR_T_pvar_handle_s **pp = &s->handles; *pp; pp = &(*pp)->next)
-        if (*pp == h)
-            return pp;
-    return NULL;
+    return handle_in(&s->handles, h);
 }
 
 /* Checks session and handle (one handle, not MPI_T_PVAR_ALL_HANDLES). */

@@ -128,3 +128,11 @@ def test_installed(tmp_path):
     assert f"lib/vmpi   {prefix}/lib/vmpi" in cp.stdout
     assert str(BUILD) not in cp.stdout
     assert "VMPI_SMP_EAGER_MAX = 8192 (default)" in cp.stdout
+
+
+def test_docs_list_every_cvar():
+    cp = info()
+    assert cp.returncode == 0, cp.stderr
+    doc = (ROOT / "docs" / "MPI_T.md").read_text()
+    missing = sorted(n for n in cvars(cp.stdout) if f"`{n}`" not in doc)
+    assert not missing, f"docs/MPI_T.md does not list {missing}"
