@@ -2,10 +2,11 @@
 PREFIX ?= /usr/local
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
 JOBS ?= $(shell nproc)
 PYTEST = .venv/bin/python -m pytest
 
-.PHONY: all configure install test test-c test-py test-asan main clean
+.PHONY: all configure install test test-c test-py test-asan test-tsan main clean
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -33,6 +34,17 @@ test-asan:
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j 1 -E 'abi_mpich|netpipe|t_coll_ref\.(np8|v3|h2v2)'
+
+# The tests whose ranks run several threads (MPI_THREAD_MULTIPLE, the
+# progress helper) under ThreadSanitizer; any report fails the test.
+# t_rma_progress is left out: its target reads window memory outside MPI
+# while the helper writes it, a race by design.
+test-tsan:
+	@test -f $(TSAN_BUILD)/build.ninja || \
+	  cmake -S . -B $(TSAN_BUILD) -G Ninja -DVMPI_TSAN=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(TSAN_BUILD) -j $(JOBS)
+	TSAN_OPTIONS=halt_on_error=1:abort_on_error=1:exitcode=66 \
+	  ctest --test-dir $(TSAN_BUILD) --output-on-failure -j 1 -R 't_thread_|t_p2p_bsend|t_rma_pairs|t_greq'
 
 # The main job: the default study (vmpi next to Debian's MPICH and Open MPI
 # in one VM, two VMs and two hosts), its report in $(STUDY)/report.html.

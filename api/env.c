@@ -11,22 +11,21 @@
 
 static pthread_t main_thread;
 
+/* Errors outside Init..Finalize take the fatal path: no communicator
+ * exists whose handler could say otherwise (MPI_ERRORS_ARE_FATAL applies,
+ * as MPI-4 states); the job ends with the error class as its status. */
 _Noreturn void vmpi_api_not_initialized(const char *fname)
 {
-    fprintf(stderr, "vmpi: %s called %s\n", fname,
-            vmpi_g.state == 0 ? "before MPI_Init" : "after MPI_Finalize");
-    fflush(stderr);
-    _exit(1);
+    vmpi_fatal_status(MPI_ERR_OTHER, "%s called %s", fname,
+                      vmpi_g.state == 0 ? "before MPI_Init" : "after MPI_Finalize");
 }
 
 static int init_common(const char *fname, int *argc, char ***argv, int required,
                        int *provided)
 {
-    if (vmpi_g.state != 0) {
-        fprintf(stderr, "vmpi: %s called %s\n", fname,
-                vmpi_g.state == 1 ? "twice" : "after MPI_Finalize");
-        _exit(1);
-    }
+    if (vmpi_g.state != 0)
+        vmpi_fatal_status(MPI_ERR_OTHER, "%s called %s", fname,
+                          vmpi_g.state == 1 ? "twice" : "after MPI_Finalize");
     main_thread = pthread_self();
     int rc = vmpi_core_init(required, provided);
     vmpi_info_env_init(argc ? *argc : 0, argv ? *argv : NULL, required);
@@ -42,15 +41,13 @@ VMPI_WEAK(Init);
 
 int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-    if (!provided) {
-        fprintf(stderr, "vmpi: MPI_Init_thread: provided is NULL\n");
-        _exit(1);
-    }
-    if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE) {
-        fprintf(stderr, "vmpi: MPI_Init_thread: required level %d is not a thread level\n",
-                required);
-        _exit(1);
-    }
+    if (!provided)
+        vmpi_fatal_status(MPI_ERR_ARG, "MPI_Init_thread: provided is NULL");
+    if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE)
+        vmpi_fatal_status(MPI_ERR_ARG,
+                          "MPI_Init_thread: required level %d is not one of MPI_THREAD_SINGLE "
+                          "(%d), FUNNELED, SERIALIZED, MULTIPLE (%d)",
+                          required, MPI_THREAD_SINGLE, MPI_THREAD_MULTIPLE);
     return init_common("MPI_Init_thread", argc, argv, required, provided);
 }
 VMPI_WEAK(Init_thread);
@@ -89,9 +86,11 @@ int PMPI_Finalize(void)
 }
 VMPI_WEAK(Finalize);
 
+/* Takes no lock: another thread may be blocked inside MPI for good. */
 int PMPI_Abort(MPI_Comm comm, int errorcode)
 {
-    VMPI_ENTER("MPI_Abort");
+    if (vmpi_g.state != 1)
+        vmpi_api_not_initialized("MPI_Abort");
     (void)comm; /* vmpi aborts the whole job, as the standard allows */
     vmpi_fatal_status(errorcode, "MPI_Abort(errorcode %d) called", errorcode);
 }

@@ -100,7 +100,10 @@ static struct coll_layout *layout_build(struct vmpi_comm *c)
             l->local[l->nlocal++] = r;
         }
     l->node = (struct coll_node){.n = l->nlocal, .me = l->me_local, .inst = c->inst};
-    if (l->nlocal > 1) {
+    /* A rank's collective slot serves one collective at a time; under
+     * MPI_THREAD_MULTIPLE collectives on different communicators may run
+     * at once, so they go by messages, which their contexts keep apart. */
+    if (l->nlocal > 1 && !vmpi_cs_multiple) {
         l->node.slot = malloc((size_t)l->nlocal * sizeof *l->node.slot);
         if (!l->node.slot)
             goto nomem;

@@ -31,18 +31,30 @@
 #include <string.h>
 
 /* Collective over `parent`: the lowest id that is free on every member, and
- * a new instance number (vmpi_comm_ctx_pick); fn names the caller. */
+ * a new instance number (vmpi_comm_ctx_pick); fn names the caller. Runs
+ * again while a member's thread lacked the turn (vmpi_comm_ctx_offer). */
 static int ctx_agree(struct vmpi_comm *parent, uint32_t *ctx, uint32_t *inst, const char *fn)
 {
-    uint32_t mask[VMPI_CTX_WORDS], seen = vmpi_comm_inst_seen();
-    vmpi_comm_ctx_free(mask);
+    struct vmpi_ctx_turn turn;
+    vmpi_comm_ctx_turn_begin(&turn, (uint64_t)parent->ctx << 32);
     struct vmpi_dtype *u32 = vmpi_dtype_get(MPI_UINT32_T);
-    int rc = vmpi_coll_allreduce(MPI_IN_PLACE, mask, VMPI_CTX_WORDS, u32, MPI_BAND, parent);
-    if (rc == MPI_SUCCESS)
-        rc = vmpi_coll_allreduce(MPI_IN_PLACE, &seen, 1, u32, MPI_MAX, parent);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    return vmpi_comm_ctx_pick(parent, mask, seen, ctx, inst, fn);
+    int rc;
+    for (;;) {
+        uint32_t mask[VMPI_CTX_WORDS], seen[2]; /* largest instance, someone lacked the turn */
+        seen[1] = vmpi_comm_ctx_offer(&turn, mask);
+        seen[0] = vmpi_comm_inst_seen();
+        rc = vmpi_coll_allreduce(MPI_IN_PLACE, mask, VMPI_CTX_WORDS, u32, MPI_BAND, parent);
+        if (rc == MPI_SUCCESS)
+            rc = vmpi_coll_allreduce(MPI_IN_PLACE, seen, 2, u32, MPI_MAX, parent);
+        if (rc != MPI_SUCCESS || !seen[1] || vmpi_comm_ctx_any(mask)) {
+            if (rc == MPI_SUCCESS)
+                rc = vmpi_comm_ctx_pick(parent, mask, seen[0], ctx, inst, fn);
+            break;
+        }
+        vmpi_comm_ctx_turn_pass(&turn);
+    }
+    vmpi_comm_ctx_turn_end(&turn);
+    return rc;
 }
 
 static int no_mem(struct vmpi_comm *parent, const char *what)

@@ -18,6 +18,8 @@ int vmpi_comm_create(struct vmpi_comm *c, struct vmpi_group *g, struct vmpi_comm
  * member has seen (group.c). MPI_ERR_OTHER naming fn when none is free. */
 int vmpi_comm_ctx_pick(struct vmpi_comm *c, const uint32_t *mask, uint32_t seen,
                        uint32_t *ctx, uint32_t *inst, const char *fn);
+/* Whether mask has any id (group.c). */
+bool vmpi_comm_ctx_any(const uint32_t *mask);
 /* MPI_Comm_create_group: collective over g's members only (group.c). */
 int vmpi_comm_create_group(struct vmpi_comm *c, struct vmpi_group *g, int tag,
                            struct vmpi_comm **out);

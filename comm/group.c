@@ -24,10 +24,53 @@ int vmpi_comm_ctx_pick(struct vmpi_comm *c, const uint32_t *mask, uint32_t seen,
                     (VMPI_CTX_WORDS - VMPI_CTX_NB_WORDS) * 32);
 }
 
+bool vmpi_comm_ctx_any(const uint32_t *mask)
+{
+    for (int w = 0; w < VMPI_CTX_WORDS; w++)
+        if (mask[w])
+            return true;
+    return false;
+}
+
 struct agree {
     uint32_t mask[VMPI_CTX_WORDS];
     uint32_t inst;
+    uint32_t lacked; /* some member's thread lacked the turn (vmpi_comm_ctx_offer) */
 };
+
+/* One round: the bitmaps AND-ed and the rest max-ed to member 0 by a
+ * binomial tree, the result sent back down the same tree; prank maps group
+ * ranks to c's ranks, t is the round's tag. */
+static int agree_round(struct vmpi_comm *c, int n, int me, const int *prank, int t,
+                       struct agree *mine)
+{
+    struct vmpi_dtype *bt = vmpi_dtype_get(MPI_BYTE);
+    struct agree in;
+    int rc = MPI_SUCCESS, low = 1;
+    while (low < n)
+        low <<= 1;
+    for (int d = 1; d < n && rc == MPI_SUCCESS; d <<= 1) {
+        if (me & d) {
+            rc = vmpi_p2p_send(mine, sizeof *mine, bt, prank[me - d], t, c, 1);
+            low = d;
+            break;
+        }
+        if (me + d < n) {
+            rc = vmpi_p2p_recv(&in, sizeof in, bt, prank[me + d], t, c, 1, MPI_STATUS_IGNORE);
+            for (int w = 0; w < VMPI_CTX_WORDS; w++)
+                mine->mask[w] &= in.mask[w];
+            if (in.inst > mine->inst)
+                mine->inst = in.inst;
+            mine->lacked |= in.lacked;
+        }
+    }
+    if (rc == MPI_SUCCESS && me)
+        rc = vmpi_p2p_recv(mine, sizeof *mine, bt, prank[me - low], t, c, 1, MPI_STATUS_IGNORE);
+    for (int d = low >> 1; d >= 1 && rc == MPI_SUCCESS; d >>= 1)
+        if (me + d < n)
+            rc = vmpi_p2p_send(mine, sizeof *mine, bt, prank[me + d], t, c, 1);
+    return rc;
+}
 
 int vmpi_comm_create_group(struct vmpi_comm *c, struct vmpi_group *g, int tag,
                            struct vmpi_comm **out)
@@ -47,33 +90,20 @@ int vmpi_comm_create_group(struct vmpi_comm *c, struct vmpi_group *g, int tag,
         ident[i] = i;
     vmpi_group_translate(g->world, n, n, ident, c->group->world, c->size, prank);
     free(ident);
-    struct agree mine, in;
-    vmpi_comm_ctx_free(mine.mask);
-    mine.inst = vmpi_comm_inst_seen();
-    struct vmpi_dtype *bt = vmpi_dtype_get(MPI_BYTE);
-    int t = (1 << 30) | tag;
-    int low = 1;
-    while (low < n)
-        low <<= 1;
-    for (int d = 1; d < n && rc == MPI_SUCCESS; d <<= 1) {
-        if (me & d) {
-            rc = vmpi_p2p_send(&mine, sizeof mine, bt, prank[me - d], t, c, 1);
-            low = d;
+    /* The user's tag above every collective tag (tag + 2^30) keeps
+     * concurrent calls on one parent apart; it also orders their turns. */
+    struct vmpi_ctx_turn turn;
+    vmpi_comm_ctx_turn_begin(&turn, (uint64_t)c->ctx << 32 | (uint32_t)tag);
+    struct agree mine;
+    for (;;) {
+        mine.lacked = vmpi_comm_ctx_offer(&turn, mine.mask);
+        mine.inst = vmpi_comm_inst_seen();
+        rc = agree_round(c, n, me, prank, (1 << 30) | tag, &mine);
+        if (rc != MPI_SUCCESS || !mine.lacked || vmpi_comm_ctx_any(mine.mask))
             break;
-        }
-        if (me + d < n) {
-            rc = vmpi_p2p_recv(&in, sizeof in, bt, prank[me + d], t, c, 1, MPI_STATUS_IGNORE);
-            for (int w = 0; w < VMPI_CTX_WORDS; w++)
-                mine.mask[w] &= in.mask[w];
-            if (in.inst > mine.inst)
-                mine.inst = in.inst;
-        }
+        vmpi_comm_ctx_turn_pass(&turn);
     }
-    if (rc == MPI_SUCCESS && me)
-        rc = vmpi_p2p_recv(&mine, sizeof mine, bt, prank[me - low], t, c, 1, MPI_STATUS_IGNORE);
-    for (int d = low >> 1; d >= 1 && rc == MPI_SUCCESS; d >>= 1)
-        if (me + d < n)
-            rc = vmpi_p2p_send(&mine, sizeof mine, bt, prank[me + d], t, c, 1);
+    vmpi_comm_ctx_turn_end(&turn);
     free(prank);
     uint32_t ctx, inst;
     if (rc == MPI_SUCCESS)

@@ -8,13 +8,11 @@
  * while nothing arrives) and, if the application is not inside an MPI call,
  * polls every channel a few times. VMPI_ASYNC=0 turns the helper off.
  *
- * Mutual exclusion is one lock word, so the library itself stays
- * single-threaded: while the helper runs, every outermost MPI call takes
- * the lock on entry and drops it on return (VMPI_ENTER, api/api.h); the
- * helper only try-locks and holds it for one short burst of polls. The
- * helper starts and stops only when an outermost call returns, never in
- * the middle of one. Without a helper an MPI call pays a depth counter and
- * one predictable branch.
+ * Mutual exclusion is the library's critical section (core/thread.c):
+ * while the helper runs, every outermost MPI call holds it; the helper only
+ * try-locks and holds it for one short burst of polls. The helper starts
+ * and stops only when an outermost call returns, never in the middle of
+ * one.
  *
  * What the helper progresses is everything the progress engine does:
  * point-to-point transfers and non-blocking collective schedules move on
@@ -32,34 +30,12 @@
  * which polls the network on every 16th call, polls it twice. */
 #define BURST_POLLS 32
 
-int vmpi_async_depth;
 bool vmpi_async_on;
 unsigned vmpi_async_wanted;
 
-static atomic_int lock_word;
 static atomic_bool stopping;
 static pthread_t helper;
 static unsigned min_us, max_us;
-
-static bool try_lock(void)
-{
-    return !atomic_load_explicit(&lock_word, memory_order_relaxed) &&
-           !atomic_exchange_explicit(&lock_word, 1, memory_order_acquire);
-}
-
-static void unlock(void)
-{
-    atomic_store_explicit(&lock_word, 0, memory_order_release);
-}
-
-void vmpi_async_acquire(void)
-{
-    /* The helper holds the lock for one burst (microseconds); yield in case
-     * it lost its processor in the middle of one. */
-    for (unsigned spins = 0; !try_lock(); spins++)
-        if (spins >= 100)
-            sched_yield();
-}
 
 static void *helper_main(void *arg)
 {
@@ -71,13 +47,13 @@ static void *helper_main(void *arg)
     while (!atomic_load_explicit(&stopping, memory_order_relaxed)) {
         struct timespec ts = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
         nanosleep(&ts, NULL);
-        if (!try_lock())
+        if (!vmpi_cs_try())
             continue; /* inside an MPI call, the application progresses itself */
         int n = 0;
         if (!atomic_load_explicit(&stopping, memory_order_relaxed))
             for (int i = 0; i < BURST_POLLS; i++)
                 n += vmpi_progress();
-        unlock();
+        vmpi_cs_exit();
         us = n ? min_us : (us > max_us / 2 ? max_us : 2 * us);
     }
     return NULL;
@@ -91,22 +67,26 @@ void vmpi_async_want_for(unsigned reason, bool on)
         vmpi_async_wanted &= ~reason;
 }
 
+static void set_on(bool on)
+{
+    vmpi_async_on = on;
+    if (!vmpi_cs_multiple) /* under MULTIPLE the lock is always on: no write to race with */
+        vmpi_cs_on = on;
+}
+
 void vmpi_async_leave(void)
 {
     bool want = vmpi_async_wanted && vmpi_g.state == 1;
+    if (vmpi_async_on == want)
+        return;
     if (vmpi_async_on) {
-        if (want) {
-            unlock();
-            return;
-        }
+        /* While the helper runs every outermost call holds the lock, so
+         * the helper is between bursts; it only try-locks. */
         atomic_store_explicit(&stopping, true, memory_order_relaxed);
-        unlock();
         pthread_join(helper, NULL);
-        vmpi_async_on = false;
+        set_on(false);
         return;
     }
-    if (!want)
-        return;
     if (!vmpi_env_u64("VMPI_ASYNC", 1, 0, 1)) {
         vmpi_async_wanted = 0;
         return;
@@ -122,5 +102,5 @@ void vmpi_async_leave(void)
         vmpi_async_wanted = 0;
         return;
     }
-    vmpi_async_on = true;
+    set_on(true);
 }

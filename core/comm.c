@@ -46,6 +46,56 @@ void vmpi_comm_ctx_free_nb(uint32_t mask[VMPI_CTX_NB_WORDS])
            sizeof(uint32_t) * VMPI_CTX_NB_WORDS);
 }
 
+static struct vmpi_ctx_turn *turns, *turn_holder;
+
+void vmpi_comm_ctx_turn_begin(struct vmpi_ctx_turn *t, uint64_t key)
+{
+    t->key = key;
+    t->next = turns;
+    turns = t;
+}
+
+uint32_t vmpi_comm_ctx_offer(struct vmpi_ctx_turn *t, uint32_t mask[VMPI_CTX_WORDS])
+{
+    if (!turn_holder) {
+        struct vmpi_ctx_turn *low = turns;
+        for (struct vmpi_ctx_turn *u = turns; u; u = u->next)
+            if (u->key < low->key)
+                low = u;
+        if (low == t)
+            turn_holder = t;
+    }
+    if (turn_holder == t || !vmpi_cs_multiple) {
+        vmpi_comm_ctx_free(mask);
+        return 0;
+    }
+    memset(mask, 0, sizeof(uint32_t) * VMPI_CTX_WORDS);
+    return 1;
+}
+
+static void turn_drop(struct vmpi_ctx_turn *t)
+{
+    if (turn_holder == t)
+        turn_holder = NULL;
+}
+
+void vmpi_comm_ctx_turn_pass(struct vmpi_ctx_turn *t)
+{
+    turn_drop(t);
+    /* The round may have sent nothing (a one-member group): the holder of
+     * the turn needs the lock to finish. */
+    vmpi_progress();
+}
+
+void vmpi_comm_ctx_turn_end(struct vmpi_ctx_turn *t)
+{
+    turn_drop(t);
+    struct vmpi_ctx_turn **pp = &turns;
+    while (*pp != t)
+        pp = &(*pp)->next;
+    *pp = t->next;
+}
+
 uint32_t vmpi_comm_inst_seen(void)
 {
     return inst_seen;

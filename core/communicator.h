@@ -99,6 +99,22 @@ void vmpi_comm_ctx_free(uint32_t mask[VMPI_CTX_WORDS]);
  * vmpi_comm_ctx_free_nb reports those free (word 0: the region's first). */
 #define VMPI_CTX_NB_WORDS 16
 void vmpi_comm_ctx_free_nb(uint32_t mask[VMPI_CTX_NB_WORDS]);
+/* Under MPI_THREAD_MULTIPLE, agreements on context ids that run at once in
+ * several threads take turns with the free bitmap: the one with the lowest
+ * key (the parent's context id, then a tag) among those running offers the
+ * free ids, the others offer none; an agreement that found no id because a
+ * member lacked the turn passes the turn on and runs again. */
+struct vmpi_ctx_turn {
+    uint64_t key;
+    struct vmpi_ctx_turn *next;
+};
+void vmpi_comm_ctx_turn_begin(struct vmpi_ctx_turn *t, uint64_t key);
+/* Fills mask as vmpi_comm_ctx_free when it is t's turn (always without
+ * MULTIPLE), else with zeros; returns 1 when t lacks the turn. */
+uint32_t vmpi_comm_ctx_offer(struct vmpi_ctx_turn *t, uint32_t mask[VMPI_CTX_WORDS]);
+/* Between rounds: drops t's turn and polls, so the holder can run. */
+void vmpi_comm_ctx_turn_pass(struct vmpi_ctx_turn *t);
+void vmpi_comm_ctx_turn_end(struct vmpi_ctx_turn *t);
 uint32_t vmpi_comm_inst_seen(void);
 void vmpi_comm_inst_saw(uint32_t inst);
 

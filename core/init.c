@@ -66,12 +66,14 @@ int vmpi_core_init(int required, int *provided)
      * VM (VMPI_PM_REPORTS_ABORT in the ranks' environment); Hydra does not. */
     const char *rep = getenv("VMPI_PM_REPORTS_ABORT");
     vmpi_fatal_hook(vmpi_pmi_abort, rep && !strcmp(rep, "1") && vmpi_pmi_connected());
-    /* vmpi serializes nothing internally, so MULTIPLE is not offered. */
-    vmpi_g.thread_level = required < MPI_THREAD_SERIALIZED ? required : MPI_THREAD_SERIALIZED;
-    if (vmpi_g.thread_level < MPI_THREAD_SINGLE)
-        vmpi_g.thread_level = MPI_THREAD_SINGLE;
+    /* Every level is offered; VMPI_THREAD_LEVEL caps it (a program that
+     * asks for MULTIPLE but calls MPI from one thread at a time runs
+     * without the lock under SERIALIZED). */
+    int cap = (int)vmpi_knob_num("VMPI_THREAD_LEVEL");
+    vmpi_g.thread_level = required < cap ? required : cap;
     if (provided)
         *provided = vmpi_g.thread_level;
+    vmpi_cs_init(vmpi_g.thread_level);
     vmpi_g.unexp_max = vmpi_env_bytes("VMPI_UNEXPECTED_MAX", (uint64_t)64 << 20, 0, UINT64_MAX);
     if (vmpi_p2p_init())
         vmpi_fatal("out of memory during MPI_Init");
@@ -98,6 +100,9 @@ int vmpi_core_finalize(void)
     vmpi_dtype_finalize();
     vmpi_req_pool_finalize();
     vmpi_pmi_finalize();
+    /* A fatal error after this (an MPI call after MPI_Finalize) has no
+     * process manager to tell: the rank prints it. */
+    vmpi_fatal_hook(NULL, false);
     vmpi_g.state = 2;
     return MPI_SUCCESS;
 }

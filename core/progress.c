@@ -81,6 +81,10 @@ int vmpi_progress(void)
     if (--depth == 0 && VMPI_UNLIKELY(holes))
         squeeze();
     n += vmpi_p2p_deferred();
+    /* Under MULTIPLE a thread waiting in a blocking call lets the others in
+     * between polls; never from inside a poller, nor from the helper. */
+    if (VMPI_UNLIKELY(vmpi_cs_multiple) && depth == 0 && vmpi_cs_depth > 0)
+        vmpi_cs_yield();
     if (n) {
         idle = 0;
         return n;

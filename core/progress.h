@@ -28,10 +28,24 @@ bool vmpi_p2p_quiet(void);
 /* The up-call table the channels get (core/p2p.c). */
 extern const struct vmpi_chan_up vmpi_p2p_up;
 
+/* The critical section (core/thread.c): outermost MPI calls hold it under
+ * MPI_THREAD_MULTIPLE or while the asynchronous progress helper runs. */
+extern __thread int vmpi_cs_depth; /* MPI calls this thread is inside (nested count) */
+extern bool vmpi_cs_on;       /* outermost calls take the lock */
+extern bool vmpi_cs_multiple; /* the job asked for MPI_THREAD_MULTIPLE */
+void vmpi_cs_init(int level);
+void vmpi_cs_enter(void);
+bool vmpi_cs_try(void);
+void vmpi_cs_exit(void);
+/* A thread that waits lets a queued one in (between two polls). */
+void vmpi_cs_yield(void);
+/* The outermost call returns: start or stop the helper, then drop the lock
+ * if this call took it. */
+void vmpi_cs_leave(int held);
+
 /* Asynchronous progress (core/async.c): a helper thread polls while the
  * application is outside MPI, for as long as something wants it. */
-extern int vmpi_async_depth;     /* MPI calls the application is inside (nested count) */
-extern bool vmpi_async_on;     /* the helper runs: outermost calls take its lock */
+extern bool vmpi_async_on;     /* the helper runs */
 extern unsigned vmpi_async_wanted; /* the VMPI_ASYNC_* reasons that want the helper */
 /* Each part that needs the helper sets and clears its own reason; it takes
  * effect when the outermost MPI call returns. */
@@ -41,7 +55,6 @@ static inline void vmpi_async_want(bool on) /* the RMA reason (rma/am.c) */
 {
     vmpi_async_want_for(VMPI_ASYNC_RMA, on);
 }
-void vmpi_async_acquire(void);
-void vmpi_async_leave(void);   /* outermost return: drop the lock, start or stop the helper */
+void vmpi_async_leave(void); /* start or stop the helper as wanted */
 
 #endif

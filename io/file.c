@@ -170,7 +170,7 @@ int vmpi_io_open(struct vmpi_comm *c, const char *name, int amode, struct vmpi_i
                  struct vmpi_file **out)
 {
     static const char fn[] = "MPI_File_open";
-    struct vmpi_file *f;
+    struct vmpi_file *f = NULL;
     name = fs_path(name);
     int rc = file_new(c, name, amode, &f);
     if (rc != MPI_SUCCESS)

@@ -16,6 +16,7 @@
  *                   MPI_ERRORS_ARE_FATAL); rank 1 waits in MPI_Recv
  *   before_init     calls MPI_Send before MPI_Init
  *   after_finalize  calls MPI_Send after MPI_Finalize
+ *   bad_level       calls MPI_Init_thread with required level 7
  */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
@@ -79,6 +80,12 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "before_init")) {
         MPI_Send(&x, 1, MPI_INT, 0, 0, MPI_COMM_WORLD);
         printf("MPI_Send before MPI_Init returned\n");
+        return 0;
+    }
+    if (!strcmp(mode, "bad_level")) {
+        int provided;
+        MPI_Init_thread(&argc, &argv, 7, &provided);
+        printf("MPI_Init_thread with level 7 returned\n");
         return 0;
     }
     MPI_Init(&argc, &argv);
