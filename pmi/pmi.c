@@ -1,298 +1,222 @@
-/* PMI-1 client. Commands are single text lines `cmd=NAME key=value ...\n`;
- * each gets one reply line (barrier_in is answered when all ranks entered). */
-#include "pmi.h"
+/* Which process manager started this process, and which of its interfaces
+ * to speak; the calls of pmi.h then go to that client's table (ops), or
+ * to a process-local key-value space for a singleton.
+ *
+ * The choice, unless VMPI_PMI forces one (pmi1, pmi2, pmix):
+ *  - PMI_FD or PMI_PORT (vmpirun, Hydra, srun --mpi=pmi2): PMI-2 under
+ *    Slurm, PMI-1 elsewhere, the other one if the server refuses it
+ *    (wire_init says why);
+ *  - else PMIX_NAMESPACE/PMIX_RANK (srun --mpi=pmix, Open MPI's mpirun,
+ *    prterun): PMIx through libpmix;
+ *  - else the environment of a launcher that started several processes
+ *    without any of these (srun --mpi=none, Open MPI's launcher without
+ *    PMIx) is an error: a singleton there would be one of N rank 0s;
+ *  - else a singleton, rank 0 of 1. */
+#include "pmi_impl.h"
 #include "../base/base.h"
 
-#include <arpa/inet.h>
-#include <errno.h>
-#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-static int pmi_fd = -1;
-static char kvsname[256] = "singleton";
-static int universe = 1;
-/* The server's limits (get_maxes), never above our own buffers. */
-static size_t keylen_max = VMPI_PMI_KEYLEN, vallen_max = VMPI_PMI_VALLEN;
+static const struct vmpi_pmi_ops *ops; /* NULL: singleton */
+static struct vmpi_pmi_job job = {.kvsname = "singleton"};
 
-/* Singleton key-value space. */
+/* The process-local key-value space: a singleton's, or a client's copy of
+ * what the others put (pmix.c); the latest put of a key comes first. */
 struct kv { char *key, *val; struct kv *next; };
 static struct kv *local_kvs;
 
-static char rbuf[4096];
-static size_t rlen;
+enum want { WANT_AUTO, WANT_PMI1, WANT_PMI2, WANT_PMIX, WANT_BAD };
 
-static int write_all(const char *s, size_t n)
+static enum want wanted(void)
 {
-    while (n) {
-        ssize_t w = write(pmi_fd, s, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        s += w;
-        n -= (size_t)w;
-    }
-    return 0;
+    const char *w = vmpi_knob_str("VMPI_PMI");
+    if (!w || !*w || !strcmp(w, "auto"))
+        return WANT_AUTO;
+    if (!strcmp(w, "pmi1"))
+        return WANT_PMI1;
+    if (!strcmp(w, "pmi2"))
+        return WANT_PMI2;
+    return !strcmp(w, "pmix") ? WANT_PMIX : WANT_BAD;
 }
 
-/* Reads one reply line into line (NUL-terminated, without '\n'). */
-static int read_line(char *line, size_t cap)
+static bool pmix_env(void)
 {
-    for (;;) {
-        char *nl = memchr(rbuf, '\n', rlen);
-        if (nl) {
-            size_t n = (size_t)(nl - rbuf);
-            if (n >= cap)
-                return -1;
-            memcpy(line, rbuf, n);
-            line[n] = '\0';
-            rlen -= n + 1;
-            memmove(rbuf, nl + 1, rlen);
-            return 0;
-        }
-        if (rlen == sizeof rbuf)
-            return -1;
-        ssize_t r = read(pmi_fd, rbuf + rlen, sizeof rbuf - rlen);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        rlen += (size_t)r;
-    }
+    return getenv("PMIX_NAMESPACE") || getenv("PMIX_RANK");
 }
 
-/* Copies the value of `key` in a reply line; 0 if present. */
-static int field(const char *line, const char *key, char *out, size_t cap)
-{
-    size_t kl = strlen(key);
-    for (const char *p = line; *p;) {
-        while (*p == ' ')
-            p++;
-        const char *end = strchr(p, ' ');
-        if (!end)
-            end = p + strlen(p);
-        if ((size_t)(end - p) > kl && !strncmp(p, key, kl) && p[kl] == '=') {
-            size_t n = (size_t)(end - p) - kl - 1;
-            if (n >= cap)
-                return -1;
-            memcpy(out, p + kl + 1, n);
-            out[n] = '\0';
-            return 0;
-        }
-        p = end;
-    }
-    return -1;
-}
-
-/* Sends a command and reads the reply, which must be `cmd=expect`. */
-static int call(const char *cmd, const char *expect, char *reply, size_t cap)
-{
-    char c[64];
-    if (write_all(cmd, strlen(cmd)) || read_line(reply, cap))
-        return -1;
-    if (field(reply, "cmd", c, sizeof c) || strcmp(c, expect))
-        return -1;
-    char rc[16];
-    if (!field(reply, "rc", rc, sizeof rc) && atoi(rc) != 0)
-        return -1;
-    return 0;
-}
-
-static int env_int(const char *name, int *out)
-{
-    const char *s = getenv(name);
-    if (!s || !*s)
-        return -1;
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*end || v < 0 || v > 0x7fffffff)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
-static int connect_port(const char *hostport)
-{
-    char host[256];
-    const char *colon = strrchr(hostport, ':');
-    if (!colon || (size_t)(colon - hostport) >= sizeof host)
-        return -1;
-    memcpy(host, hostport, (size_t)(colon - hostport));
-    host[colon - hostport] = '\0';
-    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res;
-    if (getaddrinfo(host, colon + 1, &hints, &res))
-        return -1;
-    int fd = -1;
-    for (struct addrinfo *a = res; a; a = a->ai_next) {
-        fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-        if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) == 0)
-            break;
-        if (fd >= 0)
-            close(fd);
-        fd = -1;
-    }
-    freeaddrinfo(res);
-    return fd;
-}
-
-/* The process manager that started this process among others without
- * giving it a PMI-1 connection, described in buf, or NULL. Starting as a
- * singleton there would run N copies of rank 0 of 1 that all exit 0. */
+/* The launcher that started this process among others without giving it
+ * a process-manager connection, described in buf, or NULL. */
 static const char *foreign_manager(char *buf, size_t cap)
 {
-    const char *ns = getenv("PMIX_NAMESPACE");
     int n;
-    if (ns || getenv("PMIX_RANK"))
-        snprintf(buf, cap, "a PMIx process manager (PMIX_NAMESPACE=%s: srun --mpi=pmix, Open "
-                 "MPI's mpirun or prterun)", ns ? ns : "unset");
-    else if (!env_int("OMPI_COMM_WORLD_SIZE", &n) && n > 1)
+    if (!vmpi_pmi_env_int("OMPI_COMM_WORLD_SIZE", &n) && n > 1)
         snprintf(buf, cap, "Open MPI's launcher (OMPI_COMM_WORLD_SIZE=%d)", n);
-    else if (!env_int("SLURM_STEP_NUM_TASKS", &n) && n > 1 && getenv("SLURM_PROCID"))
+    else if (!vmpi_pmi_env_int("SLURM_STEP_NUM_TASKS", &n) && n > 1 && getenv("SLURM_PROCID"))
         snprintf(buf, cap, "Slurm's srun without a PMI plugin (SLURM_STEP_NUM_TASKS=%d)", n);
     else
         return NULL;
     return buf;
 }
 
-int vmpi_pmi_init(int *rank, int *size, int *appnum)
+/* A failed exchange on PMI_FD/PMI_PORT, naming the step. */
+static int wire_failed(const char *step)
 {
-    char line[1024], v[256];
-    const char *who;
-    *appnum = 0;
-    if (env_int("PMI_FD", &pmi_fd) == 0) {
-        if (env_int("PMI_RANK", rank) || env_int("PMI_SIZE", size))
-            return -1;
-    } else if (getenv("PMI_PORT")) {
-        /* Port mode: the server assigns rank and size after an initack. */
-        int id = 0;
-        pmi_fd = connect_port(getenv("PMI_PORT"));
-        if (pmi_fd < 0)
-            return -1;
-        env_int("PMI_ID", &id);
-        snprintf(line, sizeof line, "cmd=initack pmiid=%d\n", id);
-        if (call(line, "initack", line, sizeof line))
-            return -1;
-        for (int i = 0; i < 3; i++) {
-            if (read_line(line, sizeof line))
-                return -1;
-            if (!field(line, "size", v, sizeof v))
-                *size = atoi(v);
-            else if (!field(line, "rank", v, sizeof v))
-                *rank = atoi(v);
-        }
-    } else if ((who = foreign_manager(line, sizeof line))) {
+    const char *fd = getenv("PMI_FD");
+    return vmpi_err_make(MPI_ERR_OTHER,
+                         "MPI_Init: %s with the process manager on %s=%s failed (vmpirun, "
+                         "mpiexec.hydra or srun --mpi=pmi2 should have started this process)",
+                         step, fd ? "PMI_FD" : "PMI_PORT", fd ? fd : getenv("PMI_PORT"));
+}
+
+/* The version offered first: PMI-2 where the server is Slurm's pmi2 plugin
+ * (which sets PMI_JOBID and wants it back), PMI-1 elsewhere: Hydra 4.0
+ * accepts PMI-2 but its kvs-fence does not wait for the other ranks and it
+ * does not know PMI-2's abort, and vmpirun speaks only PMI-1. The other
+ * version is offered when the server refuses the first. */
+static int wire_init(enum want w)
+{
+    int first = w == WANT_PMI2 || (w == WANT_AUTO && getenv("PMI_JOBID")) ? 2 : 1;
+    for (int v = first, tries = w == WANT_AUTO ? 2 : 1; tries--; v = 3 - v) {
+        int rc = vmpi_pmi_wire_hello(v, v == 2 ? 0 : 1);
+        if (rc < 0)
+            return wire_failed("the PMI version offer");
+        if (rc == 0 && v == 2)
+            return vmpi_pmi2_init(&job, &ops) ? wire_failed("the PMI-2 start-up") : 0;
+        if (rc == 0)
+            return vmpi_pmi1_init(&job, &ops) ? wire_failed("the PMI-1 start-up") : 0;
+    }
+    return vmpi_err_make(MPI_ERR_OTHER,
+                         "MPI_Init: the process manager on PMI_FD/PMI_PORT refuses %s",
+                         w == WANT_AUTO ? "both PMI-1 and PMI-2" : vmpi_knob_str("VMPI_PMI"));
+}
+
+static int choose(void)
+{
+    char buf[256];
+    enum want w = wanted();
+    if (w == WANT_BAD)
+        return vmpi_err_make(MPI_ERR_OTHER, "MPI_Init: VMPI_PMI=%s is none of auto, pmi1, "
+                                            "pmi2, pmix", vmpi_knob_str("VMPI_PMI"));
+    if (w == WANT_PMIX || (w == WANT_AUTO && !getenv("PMI_FD") && !getenv("PMI_PORT") &&
+                           pmix_env()))
+        return vmpi_pmix_init(&job, &ops);
+    int rc = vmpi_pmi_wire_open(&job);
+    if (rc < 0)
+        return wire_failed("connecting (or, with PMI_FD, reading PMI_RANK and PMI_SIZE)");
+    if (rc == 0)
+        return wire_init(w);
+    if (w != WANT_AUTO)
+        return vmpi_err_make(MPI_ERR_OTHER, "MPI_Init: VMPI_PMI=%s, but neither PMI_FD nor "
+                                            "PMI_PORT is set", vmpi_knob_str("VMPI_PMI"));
+    if (foreign_manager(buf, sizeof buf))
         return vmpi_err_make(MPI_ERR_OTHER,
                              "MPI_Init: this process was started by %s, which vmpi cannot "
-                             "speak; vmpi speaks PMI-1 (vmpirun, mpiexec.hydra, srun "
-                             "--mpi=pmi2)",
-                             who);
-    } else {
-        pmi_fd = -1;
-        *rank = 0;
-        *size = 1;
-        return 0;
-    }
-    if (call("cmd=init pmi_version=1 pmi_subversion=1\n", "response_to_init", line,
-             sizeof line))
-        return -1;
-    if (call("cmd=get_maxes\n", "maxes", line, sizeof line))
-        return -1;
-    if (!field(line, "keylen_max", v, sizeof v) && atoi(v) > 0 &&
-        (size_t)atoi(v) < keylen_max)
-        keylen_max = (size_t)atoi(v);
-    if (!field(line, "vallen_max", v, sizeof v) && atoi(v) > 0 &&
-        (size_t)atoi(v) < vallen_max)
-        vallen_max = (size_t)atoi(v);
-    if (call("cmd=get_my_kvsname\n", "my_kvsname", line, sizeof line) ||
-        field(line, "kvsname", kvsname, sizeof kvsname))
-        return -1;
-    universe = *size;
-    if (!call("cmd=get_universe_size\n", "universe_size", line, sizeof line) &&
-        !field(line, "size", v, sizeof v) && atoi(v) > 0)
-        universe = atoi(v);
-    if (!call("cmd=get_appnum\n", "appnum", line, sizeof line) &&
-        !field(line, "appnum", v, sizeof v))
-        *appnum = atoi(v);
+                             "speak; vmpi speaks PMI-1 and PMI-2 (vmpirun, mpiexec.hydra, srun "
+                             "--mpi=pmi2) and PMIx (srun --mpi=pmix, Open MPI's mpirun)",
+                             buf);
     return 0;
 }
 
-const char *vmpi_pmi_kvsname(void) { return kvsname; }
-bool vmpi_pmi_connected(void) { return pmi_fd >= 0; }
-int vmpi_pmi_universe_size(void) { return universe; }
+/* A rank that exits with a non-zero status before MPI_Finalize ends the
+ * job with that status, as MPI_Abort would. vmpirun and Hydra (PMI-1) see
+ * such an exit themselves; under Slurm the others would wait for it
+ * forever (PMI-2) or be killed and the signal reported instead (PMIx).
+ * vmpi's own fatal errors leave with _exit, past this, after their abort. */
+static void early_exit(int status, void *arg)
+{
+    char msg[128];
+    (void)arg;
+    if (!ops || !ops->abort_at_exit || status == 0)
+        return;
+    snprintf(msg, sizeof msg, "rank %d exited with code %d before MPI_Finalize", job.rank,
+             status);
+    fprintf(stderr, "vmpi: %s: ending the job\n", msg);
+    ops->abort(status, msg);
+}
 
+int vmpi_pmi_init(int *rank, int *size, int *appnum)
+{
+    static bool hooked;
+    job.rank = 0;
+    job.size = 1;
+    job.appnum = 0;
+    job.universe = 0;
+    int rc = choose();
+    if (rc) {
+        vmpi_pmi_wire_close();
+        ops = NULL;
+        /* The rank the launcher meant, for the error message. */
+        const char *names[] = {"PMI_RANK", "PMIX_RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK"};
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+            if (!vmpi_pmi_env_int(names[i], rank))
+                break;
+        return rc;
+    }
+    if (job.universe < job.size)
+        job.universe = job.size;
+    if (!hooked && ops && ops->abort_at_exit && !on_exit(early_exit, NULL))
+        hooked = true;
+    *rank = job.rank;
+    *size = job.size;
+    *appnum = job.appnum;
+    return 0;
+}
+
+const char *vmpi_pmi_kvsname(void) { return job.kvsname; }
+bool vmpi_pmi_connected(void) { return ops != NULL; }
+int vmpi_pmi_universe_size(void) { return job.universe; }
+
+/* Keys and values travel as words: PMI-1 ends them at a space. */
 int vmpi_pmi_put(const char *key, const char *val)
 {
-    if (strlen(key) >= keylen_max || strlen(val) >= vallen_max ||
-        strpbrk(key, " =\n") || strpbrk(val, " \n"))
+    if (strlen(key) >= VMPI_PMI_KEYLEN || strlen(val) >= VMPI_PMI_VALLEN ||
+        strpbrk(key, " =;\n") || strpbrk(val, " \n"))
         return -1;
-    if (pmi_fd < 0) {
-        struct kv *e = malloc(sizeof *e);
-        if (!e)
-            return -1;
-        e->key = strdup(key);
-        e->val = strdup(val);
-        e->next = local_kvs;
-        local_kvs = e;
-        return e->key && e->val ? 0 : -1;
-    }
-    char line[VMPI_PMI_VALLEN + 512];
-    snprintf(line, sizeof line, "cmd=put kvsname=%s key=%s value=%s\n", kvsname, key, val);
-    return call(line, "put_result", line, sizeof line);
+    return ops ? ops->put(key, val) : vmpi_pmi_local_put(key, val);
+}
+
+int vmpi_pmi_local_put(const char *key, const char *val)
+{
+    struct kv *e = malloc(sizeof *e);
+    if (!e)
+        return -1;
+    e->key = strdup(key);
+    e->val = strdup(val);
+    e->next = local_kvs;
+    local_kvs = e;
+    return e->key && e->val ? 0 : -1;
+}
+
+int vmpi_pmi_local_get(const char *key, char *val, size_t len)
+{
+    for (struct kv *e = local_kvs; e; e = e->next)
+        if (!strcmp(e->key, key) && strlen(e->val) < len) {
+            strcpy(val, e->val);
+            return 0;
+        }
+    return -1;
 }
 
 int vmpi_pmi_get(const char *key, char *val, size_t len)
 {
-    if (pmi_fd < 0) {
-        for (struct kv *e = local_kvs; e; e = e->next)
-            if (!strcmp(e->key, key) && strlen(e->val) < len) {
-                strcpy(val, e->val);
-                return 0;
-            }
-        return -1;
-    }
-    char line[VMPI_PMI_VALLEN + 512];
-    snprintf(line, sizeof line, "cmd=get kvsname=%s key=%s\n", kvsname, key);
-    if (call(line, "get_result", line, sizeof line))
-        return -1;
-    return field(line, "value", val, len);
+    return ops ? ops->get(key, val, len) : vmpi_pmi_local_get(key, val, len);
 }
 
 int vmpi_pmi_fence(void)
 {
-    char line[256];
-    if (pmi_fd < 0)
-        return 0;
-    return call("cmd=barrier_in\n", "barrier_out", line, sizeof line);
+    return ops ? ops->fence() : 0;
 }
 
 void vmpi_pmi_abort(int code, const char *msg)
 {
-    if (pmi_fd < 0)
-        return;
-    char line[1200];
-    int n = snprintf(line, sizeof line - 1, "cmd=abort exitcode=%d message=%s", code,
-                     msg ? msg : "");
-    if (n < 0)
-        return;
-    if ((size_t)n > sizeof line - 2)
-        n = (int)sizeof line - 2;
-    /* The whole command must stay one line. */
-    for (int i = 0; i < n; i++)
-        if (line[i] == '\n')
-            line[i] = ' ';
-    line[n] = '\n';
-    line[n + 1] = '\0';
-    write_all(line, strlen(line));
+    if (ops)
+        ops->abort(code, msg);
 }
 
 int vmpi_pmi_finalize(void)
 {
-    char line[256];
     while (local_kvs) {
         struct kv *e = local_kvs;
         local_kvs = e->next;
@@ -300,10 +224,7 @@ int vmpi_pmi_finalize(void)
         free(e->val);
         free(e);
     }
-    if (pmi_fd < 0)
-        return 0;
-    int rc = call("cmd=finalize\n", "finalize_ack", line, sizeof line);
-    close(pmi_fd);
-    pmi_fd = -1;
+    int rc = ops ? ops->finalize() : 0;
+    ops = NULL;
     return rc;
 }

@@ -1,4 +1,7 @@
-/* PMI-1 wire-protocol client: the bootstrap under vmpirun, Hydra and Slurm. */
+/* The bootstrap: a client of the process manager that started the job
+ * (PMI-1 or PMI-2 on PMI_FD/PMI_PORT: vmpirun, Hydra, srun --mpi=pmi2;
+ * PMIx through libpmix: srun --mpi=pmix, Open MPI's mpirun), or a
+ * singleton. pmi.c says how it is chosen. */
 #ifndef VMPI_PMI_PMI_H
 #define VMPI_PMI_PMI_H
 
@@ -8,12 +11,12 @@
 #define VMPI_PMI_VALLEN 1024
 #define VMPI_PMI_KEYLEN 64
 
-/* Connects through PMI_FD or PMI_PORT; without either the process is a
- * singleton (rank 0 of 1) with a process-local key-value space, unless the
- * environment shows a process manager that started it among others in a
- * way vmpi cannot speak (PMIx, Open MPI's launcher, srun without PMI):
- * then an error code whose message names it. -1 when the connection
- * fails. */
+/* Connects to the process manager the environment names; without one
+ * the process is a singleton (rank 0 of 1) with a process-local key-value
+ * space, unless the environment shows a launcher that started it among
+ * others without a connection vmpi can use (srun --mpi=none, Open MPI's
+ * launcher without PMIx): then, as when the connection fails, an error
+ * code whose message names the process manager. */
 int vmpi_pmi_init(int *rank, int *size, int *appnum);
 int vmpi_pmi_put(const char *key, const char *val);
 /* Gets a key that some rank put before the last fence; 0 on success. */
