@@ -1,0 +1,289 @@
+"""vmpi jobs under a real Slurm: srun --mpi=pmi2, --mpi=pmix, --mpi=none, sbatch.
+
+The module starts a one-machine cluster of its own: munged, slurmctld and
+slurmd (Debian's slurm-wlm and munge) in the foreground, configured in a
+temporary directory (their own ports, munge socket, state and spool), and
+stops them at the end whatever happened, cancelling what still runs. It
+skips, saying why, where that cannot be (not root, Slurm or munge not
+installed); CI runs as root with tools/deps.sh's packages, so there it
+runs, and a daemon that does not come up there fails with its log.
+
+The helper program is tests/py/progs/pm_check.c (see pmjob.py), the same
+binary as under the other launchers. Exit codes: srun's is the highest
+exit code of the tasks unless a task died of a signal (then 128+signal),
+and the PMIx plugin returns the status given to PMIx_Abort; so under
+--mpi=pmix MPI_Abort's code and a rank's early exit code are srun's exit
+status, while under --mpi=pmi2, whose abort kills the other tasks with
+SIGKILL and carries no code, srun exits 137 and names the rank's code.
+"""
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+import pmjob
+
+DAEMONS = ["munged", "mungekey", "slurmctld", "slurmd", "srun", "sbatch", "sinfo", "squeue",
+           "scancel"]
+START_TIMEOUT = 30   # seconds for the daemons to come up and the node to be idle
+JOB_TIMEOUT = 60     # seconds for one srun/sbatch
+
+
+def _why_not():
+    if not pmjob.have_build():
+        return pmjob.NO_BUILD
+    if os.geteuid() != 0:
+        return "starting slurmd and munged needs root"
+    missing = [d for d in DAEMONS if not shutil.which(d)]
+    if missing:
+        return f"{', '.join(missing)} not installed (Debian: slurm-wlm, munge)"
+    return None
+
+
+pytestmark = pytest.mark.skipif(_why_not() is not None, reason=str(_why_not()))
+
+
+def _free_ports(n):
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+CONF = """\
+ClusterName=vmpitest
+SlurmctldHost={node}(127.0.0.1)
+SlurmctldPort={ctld_port}
+SlurmdPort={d_port}
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket={d}/munge/sock
+StateSaveLocation={d}/state
+SlurmdSpoolDir={d}/spool
+SlurmctldPidFile={d}/slurmctld.pid
+SlurmdPidFile={d}/slurmd.pid
+SlurmctldLogFile={d}/log/slurmctld.log
+SlurmdLogFile={d}/log/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+SwitchType=switch/none
+MpiDefault=none
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SlurmdParameters=config_overrides
+ReturnToService=2
+InactiveLimit=0
+KillWait=2
+MinJobAge=2
+NodeName={node} NodeAddr=127.0.0.1 CPUs=8 Sockets=1 CoresPerSocket=8 ThreadsPerCore=1 \
+RealMemory=1000 State=UNKNOWN
+PartitionName=test Nodes={node} Default=YES MaxTime=10 State=UP OverSubscribe=FORCE:8
+"""
+
+
+class Cluster:
+    """munged, slurmctld and slurmd of this test module."""
+
+    def __init__(self, d):
+        self.d = d
+        self.node = socket.gethostname().split(".")[0]
+        self.procs = []
+        self.env = dict(os.environ, SLURM_CONF=str(d / "slurm.conf"))
+        for k in list(self.env):
+            # a job of this cluster must not see an outer launcher's variables
+            if k.startswith(("SLURM_", "PMI_", "PMIX_", "OMPI_")) and k != "SLURM_CONF":
+                del self.env[k]
+
+    def _start(self, name, *args):
+        out = open(self.d / "log" / f"{name}.out", "w")
+        p = subprocess.Popen([name, *args], stdout=out, stderr=subprocess.STDOUT,
+                             env=self.env, start_new_session=True)
+        out.close()
+        self.procs.append(p)
+        return p
+
+    def logs(self):
+        text = []
+        for f in sorted((self.d / "log").iterdir()):
+            lines = f.read_text(errors="replace").splitlines()[-15:]
+            text.append(f"--- {f.name}\n" + "\n".join(lines))
+        return "\n".join(text)
+
+    def start(self):
+        d = self.d
+        for sub in ("munge", "state", "spool", "log"):
+            (d / sub).mkdir(mode=0o700)
+        key = d / "munge" / "munge.key"
+        subprocess.run(["mungekey", "-c", "-k", str(key)], check=True, capture_output=True,
+                       timeout=30)
+        key.chmod(0o400)
+        self._start("munged", "-F", "-f", f"--socket={d}/munge/sock", f"--key-file={key}",
+                    f"--log-file={d}/log/munged.log", f"--pid-file={d}/munge/pid",
+                    f"--seed-file={d}/munge/seed")
+        self._wait(lambda: (d / "munge" / "sock").exists(), "munged's socket")
+        ctld, slurmd = _free_ports(2)
+        (d / "slurm.conf").write_text(CONF.format(node=self.node, d=d, ctld_port=ctld,
+                                                  d_port=slurmd))
+        self._start("slurmctld", "-D", "-i", "-f", str(d / "slurm.conf"))
+        self._start("slurmd", "-D", "-N", self.node, "-f", str(d / "slurm.conf"))
+        self._wait(self._idle, "the node to be idle in sinfo")
+
+    def _idle(self):
+        cp = subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True,
+                            env=self.env, timeout=10)
+        return cp.returncode == 0 and cp.stdout.strip() == "idle"
+
+    def _wait(self, ready, what):
+        deadline = time.monotonic() + START_TIMEOUT
+        while not ready():
+            dead = [p.args[0] for p in self.procs if p.poll() is not None]
+            if dead or time.monotonic() > deadline:
+                # root with everything installed: a cluster that cannot start
+                # is a failure to look at, not a skip
+                self.stop()
+                why = f"{', '.join(dead)} exited" if dead else f"{START_TIMEOUT} s passed"
+                pytest.fail(f"Slurm did not start: {why} waiting for {what}\n{self.logs()}")
+            time.sleep(0.1)
+
+    def stop(self):
+        """Cancel every job, then end the daemons (slurmd last of Slurm's, so
+        it can still kill its steps), each of them by its own process id."""
+        if any(p.poll() is None for p in self.procs[1:]):
+            subprocess.run(["scancel", "--full", "-u", "root"], capture_output=True,
+                           env=self.env, timeout=30)
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and self._steps():
+                time.sleep(0.1)
+        for p in reversed(self.procs):
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        self.procs = []
+
+    def _steps(self):
+        cp = subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True,
+                            env=self.env, timeout=10)
+        return cp.returncode == 0 and cp.stdout.strip()
+
+    def run(self, *cmd, cwd=None):
+        return pmjob.run(cmd, timeout=JOB_TIMEOUT, env=self.env, cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    c = Cluster(tmp_path_factory.mktemp("slurm"))
+    try:
+        c.start()
+        yield c
+    finally:
+        c.stop()
+
+
+@pytest.fixture(scope="module")
+def prog(tmp_path_factory):
+    return pmjob.build(tmp_path_factory.mktemp("slurmprog"))
+
+
+def _plugins(cluster):
+    cp = cluster.run("srun", "--mpi=list")
+    return (cp.stdout + cp.stderr).split()
+
+
+PMIX = "pmix"
+
+
+def need_pmix(cluster):
+    if PMIX not in _plugins(cluster):
+        pytest.skip("this Slurm has no pmix plugin (srun --mpi=list; Debian's slurm-wlm "
+                    "22.05 has it)")
+
+
+@pytest.mark.parametrize("mpi,force,n", [("pmi2", None, 4), ("pmi2", "pmi1", 3),
+                                         ("pmix", None, 4), ("pmix", None, 1)])
+def test_srun_starts_a_correct_job(cluster, prog, tmp_path, mpi, force, n):
+    """--mpi=pmi2 (vmpi speaks PMI-2 there; VMPI_PMI=pmi1 its PMI-1) and
+    --mpi=pmix: the right ranks, one shared-memory domain, data moves."""
+    if mpi == PMIX:
+        need_pmix(cluster)
+    env = ["env", f"VMPI_PMI={force}"] if force else []
+    cp = cluster.run("srun", f"--mpi={mpi}", "-n", n, *env, prog, "check", cwd=tmp_path)
+    pmjob.assert_checked(cp, n)
+
+
+@pytest.mark.parametrize("mpi", ["pmi2", PMIX])
+def test_srun_mpi_abort(cluster, prog, tmp_path, mpi):
+    if mpi == PMIX:
+        need_pmix(cluster)
+    cp = cluster.run("srun", f"--mpi={mpi}", "-n", 3, prog, "abort", 7, cwd=tmp_path)
+    assert cp.stderr.count("vmpi: rank 2: MPI_Abort(errorcode 7)") == 1, cp.stderr
+    assert "task 2: Exited with exit code 7" in cp.stderr, cp.stderr
+    # PMI-2's abort has no code and kills the others with SIGKILL: 128+9
+    assert cp.returncode == (7 if mpi == PMIX else 137), (cp.returncode, cp.stderr)
+
+
+@pytest.mark.parametrize("mpi", ["pmi2", PMIX])
+def test_srun_rank_exits_early(cluster, prog, tmp_path, mpi):
+    """A rank that exits 3 before MPI_Finalize ends the job promptly instead
+    of leaving the others waiting for it."""
+    if mpi == PMIX:
+        need_pmix(cluster)
+    t0 = time.monotonic()
+    cp = cluster.run("srun", f"--mpi={mpi}", "-n", 3, prog, "exit", 3, cwd=tmp_path)
+    assert "vmpi: rank 2 exited with code 3 before MPI_Finalize: ending the job" in cp.stderr, \
+        cp.stderr
+    assert "task 2: Exited with exit code 3" in cp.stderr, cp.stderr
+    assert cp.returncode == (3 if mpi == PMIX else 137), (cp.returncode, cp.stderr)
+    assert time.monotonic() - t0 < 30, "the job took too long to end"
+
+
+def test_srun_without_pmi_fails_clearly_not_n_singletons(cluster, prog, tmp_path):
+    cp = cluster.run("srun", "--mpi=none", "-n", 2, prog, "check", cwd=tmp_path)
+    assert cp.returncode == 1, (cp.returncode, cp.stdout, cp.stderr)
+    for r in range(2):
+        assert (f"vmpi: rank {r}: MPI_Init: this process was started by Slurm's srun without "
+                f"a PMI plugin (SLURM_STEP_NUM_TASKS=2)" in cp.stderr), cp.stderr
+    assert "rank 0 of 1" not in cp.stdout and "ok " not in cp.stdout, cp.stdout
+
+
+def test_sbatch_script_runs_steps_and_reports_their_exit_code(cluster, prog, tmp_path):
+    """A batch script as users write them: two steps that must work, then
+    one that aborts with 5; sbatch --wait exits with the job's exit code."""
+    if PMIX in _plugins(cluster):
+        mpi_abort = PMIX
+    else:
+        mpi_abort = None
+    script = tmp_path / "job.sh"
+    last = (f"srun --mpi={mpi_abort} -n 2 {prog} abort 5" if mpi_abort else "exit 5")
+    script.write_text(f"""#!/bin/sh
+#SBATCH -n 4
+#SBATCH -o {tmp_path}/out.txt
+srun --mpi=pmi2 {prog} check || exit 90
+srun --mpi=pmi2 -n 2 {prog} check || exit 91
+{last}
+""")
+    cp = cluster.run("sbatch", "--wait", str(script), cwd=tmp_path)
+    out = (tmp_path / "out.txt").read_text() if (tmp_path / "out.txt").exists() else ""
+    assert cp.returncode == 5, (cp.returncode, cp.stdout, cp.stderr, out)
+    assert "ok 4 10 3" in out.splitlines() and "ok 2 3 1" in out.splitlines(), out
+    assert len(pmjob.RANK_RE.findall(out)) == 6, out
+    if mpi_abort:
+        assert "MPI_Abort(errorcode 5)" in out, out
