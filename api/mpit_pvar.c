@@ -184,23 +184,29 @@ int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handl
 }
 VMPI_WEAK(T_pvar_handle_free);
 
+/* The library's counter now; whole even if another thread is adding. */
+static uint64_t now(const struct MPIR_T_pvar_handle_s *h)
+{
+    return __atomic_load_n(h->v->src, __ATOMIC_RELAXED);
+}
+
 static uint64_t value(const struct MPIR_T_pvar_handle_s *h)
 {
     if (h->v->continuous)
-        return *h->v->src;
-    return h->sum + (h->started ? *h->v->src - h->base : 0);
+        return now(h);
+    return h->sum + (h->started ? now(h) - h->base : 0);
 }
 
 static void set_sum(struct MPIR_T_pvar_handle_s *h, uint64_t sum)
 {
     h->sum = sum;
-    h->base = *h->v->src;
+    h->base = now(h);
 }
 
 static void start(struct MPIR_T_pvar_handle_s *h)
 {
     if (!h->started)
-        h->base = *h->v->src;
+        h->base = now(h);
     h->started = true;
 }
 

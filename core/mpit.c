@@ -1,6 +1,7 @@
 /* Tables of the tool interface (core/mpit.h). */
 #include "mpit.h"
 #include "../channel/chan.h"
+#include "vmpi/lock.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -10,7 +11,8 @@ int vmpi_npvars;
 struct vmpi_tcat vmpi_tcats[VMPI_TCAT_MAX];
 int vmpi_ntcats;
 
-static_assert(sizeof(size_t) == sizeof(uint64_t), "unexp_bytes is read as a 64-bit counter");
+static_assert(sizeof(size_t) == sizeof(uint64_t) && sizeof(vmpi_lock_parks) == sizeof(uint64_t),
+              "unexp_bytes and vmpi_lock_parks are read as 64-bit counters");
 
 static const struct {
     const char *name, *desc;
@@ -114,6 +116,10 @@ void vmpi_mpit_tables(void)
     pvar_add("vmpi.core", (const uint64_t *)&vmpi_g.unexp_bytes, MPI_T_PVAR_CLASS_LEVEL,
              MPI_T_VERBOSITY_TUNER_BASIC, "vmpi_unexpected_bytes",
              "Bytes of unexpected messages held in memory now (capped by VMPI_UNEXPECTED_MAX)");
+    pvar_add("vmpi.core", (const uint64_t *)&vmpi_lock_parks, MPI_T_PVAR_CLASS_COUNTER,
+             MPI_T_VERBOSITY_TUNER_BASIC, "vmpi_lock_parks",
+             "Times a waiter of the library's parking locks (windows' locks in shared memory, the "
+             "MPI_THREAD_MULTIPLE lock) parked or backed off instead of spinning");
     for (int k = 0; vmpi_channels[k]; k++)
         channel_pvars(vmpi_channels[k]);
 }

@@ -244,6 +244,7 @@ static void ptl_park(vmpi_park_ticket_lock *l, uint32_t t, unsigned round,
                      vmpi_lock_poll_fn poll, void *arg,
                      _Atomic uint32_t *w, uint32_t mask, uint32_t want, uint64_t timeout_ns)
 {
+    atomic_fetch_add_explicit(&vmpi_lock_parks, 1, rlx);
     if (poll) {
         poll(arg);
         yield_backoff(round);

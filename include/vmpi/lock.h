@@ -191,6 +191,11 @@ static_assert(offsetof(vmpi_park_ticket_lock, owner) == 128, "owner offset");
 static_assert(offsetof(vmpi_park_ticket_lock, state) == 192, "state offset");
 static_assert(offsetof(vmpi_park_ticket_lock, slot) == 256, "slot offset");
 
+/* Park rounds of this process: each time a waiter of a spark or oticket
+ * lock parked (futex wait) or backed off (yield, sleep). vmpi shows it as
+ * the MPI_T performance variable vmpi_lock_parks. */
+extern VMPI_LOCK_API _Atomic uint64_t vmpi_lock_parks;
+
 VMPI_LOCK_API void vmpi_spark_init(vmpi_park_ticket_lock *l, const vmpi_lock_params *p);
 VMPI_LOCK_API void vmpi_spark_lock_acquire(vmpi_park_ticket_lock *l);
 VMPI_LOCK_API int vmpi_spark_trylock(vmpi_park_ticket_lock *l);

@@ -8,7 +8,8 @@
  * refused once MPI is initialized), performance variable sessions and
  * handles (start, stop, read, write, reset, readreset, MPI_T_PVAR_ALL_HANDLES),
  * categories (a root "vmpi" whose subcategories hold every variable once),
- * and bad input answered with the MPI_T_ERR_* classes. */
+ * bad input answered with the MPI_T_ERR_* classes, and a lock waiter's parks
+ * (vmpi_lock_parks). */
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,6 +235,37 @@ static void written_knob_used(int rank)
     OK(MPI_T_pvar_session_free(&s));
 }
 
+/* Rank 1 waits 50 ms for rank 0's exclusive lock of a window in shared
+ * memory: its waiter parks (vmpi_lock_parks). */
+static void lock_parks(int rank)
+{
+    MPI_Win win;
+    int *base;
+    OK(MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win));
+    MPI_T_pvar_session s;
+    MPI_T_pvar_handle h;
+    int count;
+    OK(MPI_T_pvar_session_create(&s));
+    OK(MPI_T_pvar_handle_alloc(s, t_pvar("vmpi_lock_parks", MPI_T_PVAR_CLASS_COUNTER), NULL, &h,
+                               &count));
+    OK(MPI_T_pvar_start(s, h));
+    if (rank == 0) {
+        OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
+        OK(MPI_Barrier(MPI_COMM_WORLD));
+        double t = MPI_Wtime();
+        while (MPI_Wtime() - t < 0.05)
+            ;
+        OK(MPI_Win_unlock(0, win));
+    } else if (rank == 1) {
+        OK(MPI_Barrier(MPI_COMM_WORLD));
+        OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
+        OK(MPI_Win_unlock(0, win));
+        CHECK(t_read(s, h) > 0, "waited 50 ms for a lock and never parked");
+    }
+    OK(MPI_T_pvar_session_free(&s));
+    OK(MPI_Win_free(&win));
+}
+
 int main(int argc, char **argv)
 {
     int rank, size, provided;
@@ -246,8 +278,10 @@ int main(int argc, char **argv)
     CHECK(cvar_num("VMPI_SMP_EAGER_MAX") == 4096, "value after MPI_Init");
     bad_input();
     categories();
-    if (size > 1)
+    if (size > 1) {
         written_knob_used(rank);
+        lock_parks(rank);
+    }
     OK(MPI_T_finalize());
     int n;
     CHECK(MPI_T_cvar_get_num(&n) == MPI_T_ERR_NOT_INITIALIZED, "works after the last finalize");
