@@ -65,8 +65,8 @@ static int wire_failed(const char *step)
 {
     const char *fd = getenv("PMI_FD");
     return vmpi_err_make(MPI_ERR_OTHER,
-                         "MPI_Init: %s with the process manager on %s=%s failed (vmpirun, "
-                         "mpiexec.hydra or srun --mpi=pmi2 should have started this process)",
+                         "MPI_Init: %s with the process manager on %s=%s failed: is it gone, "
+                         "or is this not a PMI-1/PMI-2 server?",
                          step, fd ? "PMI_FD" : "PMI_PORT", fd ? fd : getenv("PMI_PORT"));
 }
 
@@ -87,9 +87,13 @@ static int wire_init(enum want w)
         if (rc == 0)
             return vmpi_pmi1_init(&job, &ops) ? wire_failed("the PMI-1 start-up") : 0;
     }
+    if (w == WANT_AUTO)
+        return vmpi_err_make(MPI_ERR_OTHER, "MPI_Init: the process manager on PMI_FD/PMI_PORT "
+                                            "refuses both PMI-1 and PMI-2");
     return vmpi_err_make(MPI_ERR_OTHER,
-                         "MPI_Init: the process manager on PMI_FD/PMI_PORT refuses %s",
-                         w == WANT_AUTO ? "both PMI-1 and PMI-2" : vmpi_knob_str("VMPI_PMI"));
+                         "MPI_Init: VMPI_PMI=%s, but the process manager on PMI_FD/PMI_PORT "
+                         "refuses PMI-%d",
+                         vmpi_knob_str("VMPI_PMI"), first);
 }
 
 static int choose(void)
