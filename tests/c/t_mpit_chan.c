@@ -72,6 +72,8 @@ int main(int argc, char **argv)
     char *buf = malloc(L);
     CHECK(buf, "out of memory");
     memset(buf, rank + 1, L);
+    /* Both counting before the first message can arrive. */
+    OK(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0) {
         for (int i = 0; i < N; i++)
             OK(MPI_Send(buf, M, MPI_CHAR, 1, 1, MPI_COMM_WORLD));
