@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const struct vmpi_pmi_ops *ops; /* NULL: singleton */
 static struct vmpi_pmi_job job = {.kvsname = "singleton"};
@@ -127,17 +128,25 @@ static int choose(void)
  * job with that status, as MPI_Abort would. vmpirun and Hydra (PMI-1) see
  * such an exit themselves; under Slurm the others would wait for it
  * forever (PMI-2) or be killed and the signal reported instead (PMIx).
- * vmpi's own fatal errors leave with _exit, past this, after their abort. */
+ * vmpi's own fatal errors leave with _exit, past this, after their abort;
+ * atexit handlers registered before MPI_Init do not run here. */
+static pid_t rank_pid;
+
 static void early_exit(int status, void *arg)
 {
     char msg[128];
     (void)arg;
-    if (!ops || !ops->abort_at_exit || status == 0)
+    /* A forked child that exits is not the rank. */
+    if (!ops || !ops->abort_at_exit || status == 0 || getpid() != rank_pid)
         return;
     snprintf(msg, sizeof msg, "rank %d exited with code %d before MPI_Finalize", job.rank,
              status);
     fprintf(stderr, "vmpi: %s: ending the job\n", msg);
     ops->abort(status, msg);
+    /* The process manager kills the job now: leave with our status before
+     * that reaches us (the rest of exit could take long enough). */
+    fflush(NULL);
+    _exit(status);
 }
 
 int vmpi_pmi_init(int *rank, int *size, int *appnum)
@@ -160,6 +169,7 @@ int vmpi_pmi_init(int *rank, int *size, int *appnum)
     }
     if (job.universe < job.size)
         job.universe = job.size;
+    rank_pid = getpid();
     if (!hooked && ops && ops->abort_at_exit && !on_exit(early_exit, NULL))
         hooked = true;
     *rank = job.rank;

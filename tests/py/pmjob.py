@@ -23,7 +23,11 @@ NO_BUILD = f"no vmpi build at VMPI_BUILD={BUILD} (need bin/mpicc)"
 def build(outdir):
     """pm_check built with the tested mpicc into outdir."""
     out = Path(outdir) / "pm_check"
-    cp = subprocess.run([str(MPICC), "-O1", "-g", "-o", str(out), str(PROG)],
+    # a sanitized library needs its run-time first in the program
+    cache = BUILD / "CMakeCache.txt"
+    san = (["-fsanitize=address,undefined"]
+           if cache.exists() and "VMPI_SANITIZE:BOOL=ON" in cache.read_text() else [])
+    cp = subprocess.run([str(MPICC), "-O1", "-g", *san, "-o", str(out), str(PROG)],
                         capture_output=True, text=True, timeout=120)
     assert cp.returncode == 0, f"mpicc failed:\n{cp.stdout}\n{cp.stderr}"
     return out
