@@ -35,6 +35,9 @@
  * again while a member's thread lacked the turn (vmpi_comm_ctx_offer). */
 static int ctx_agree(struct vmpi_comm *parent, uint32_t *ctx, uint32_t *inst, const char *fn)
 {
+    uint32_t alone[VMPI_CTX_WORDS];
+    if (parent->size == 1 && vmpi_comm_ctx_free_alone(alone))
+        return vmpi_comm_ctx_pick(parent, alone, vmpi_comm_inst_seen(), ctx, inst, fn);
     struct vmpi_ctx_turn turn;
     vmpi_comm_ctx_turn_begin(&turn, (uint64_t)parent->ctx << 32);
     struct vmpi_dtype *u32 = vmpi_dtype_get(MPI_UINT32_T);

@@ -95,7 +95,9 @@ int vmpi_comm_create_group(struct vmpi_comm *c, struct vmpi_group *g, int tag,
     struct vmpi_ctx_turn turn;
     vmpi_comm_ctx_turn_begin(&turn, (uint64_t)c->ctx << 32 | (uint32_t)tag);
     struct agree mine;
-    for (;;) {
+    mine.inst = vmpi_comm_inst_seen();
+    bool alone = n == 1 && vmpi_comm_ctx_free_alone(mine.mask);
+    while (!alone) {
         mine.lacked = vmpi_comm_ctx_offer(&turn, mine.mask);
         mine.inst = vmpi_comm_inst_seen();
         rc = agree_round(c, n, me, prank, (1 << 30) | tag, &mine);

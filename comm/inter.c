@@ -26,6 +26,7 @@ struct side {
     int size;
     int high;
     int leader; /* world rank of the side's leader: breaks ties in merge */
+    uint32_t lacked; /* a member's thread lacked the turn (vmpi_comm_ctx_offer) */
 };
 
 static int no_mem(struct vmpi_comm *c, const char *fn)
@@ -35,17 +36,22 @@ static int no_mem(struct vmpi_comm *c, const char *fn)
 
 /* This side's part, collective over `local`: the AND of the members' free
  * ids and the largest instance any member has seen. */
-static int side_local(struct vmpi_comm *local, int high, int leader, struct side *s)
+static int side_local(struct vmpi_comm *local, int high, int leader, struct side *s,
+                      struct vmpi_ctx_turn *turn)
 {
-    vmpi_comm_ctx_free(s->mask);
+    s->lacked = vmpi_comm_ctx_offer(turn, s->mask);
     s->inst = vmpi_comm_inst_seen();
     s->size = local->size;
     s->high = high;
     s->leader = vmpi_comm_world_rank(local, leader);
     int rc = vmpi_coll_allreduce(MPI_IN_PLACE, s->mask, VMPI_CTX_WORDS,
                                  vmpi_dtype_get(MPI_UINT32_T), MPI_BAND, local);
+    /* inst and lacked, max-ed together */
     if (rc == MPI_SUCCESS)
         rc = vmpi_coll_allreduce(MPI_IN_PLACE, &s->inst, 1, vmpi_dtype_get(MPI_UINT32_T),
+                                 MPI_MAX, local);
+    if (rc == MPI_SUCCESS)
+        rc = vmpi_coll_allreduce(MPI_IN_PLACE, &s->lacked, 1, vmpi_dtype_get(MPI_UINT32_T),
                                  MPI_MAX, local);
     return rc;
 }
@@ -88,8 +94,45 @@ static int sides_swap(struct vmpi_comm *local, int leader, struct vmpi_comm *via
         mine->mask[i] &= remote->mask[i];
     if (remote->inst > mine->inst)
         mine->inst = remote->inst;
+    mine->lacked |= remote->lacked;
     *world = w;
     return MPI_SUCCESS;
+}
+
+/* Both sides' agreement on a context id (side_local, then sides_swap,
+ * arguments as there; high < 0: no merge order), run again while a
+ * member's thread lacked the turn; then the id is picked (errors through
+ * errc) and held (vmpi_comm_ctx_hold), since the callers build other
+ * communicators before the new one takes it. */
+static int agree_sides(struct vmpi_comm *errc, struct vmpi_comm *local, int high, int leader,
+                       struct vmpi_comm *via, int other, int tag, int coll, struct side *mine,
+                       struct side *remote, int **world, uint32_t *ctx, uint32_t *inst,
+                       const char *fn)
+{
+    struct vmpi_ctx_turn turn;
+    /* via is significant at the leaders only (MPI_Intercomm_create's peer) */
+    vmpi_comm_ctx_turn_begin(&turn, (uint64_t)local->ctx << 32 | (uint32_t)tag);
+    int rc;
+    for (;;) {
+        rc = side_local(local, high, leader, mine, &turn);
+        if (rc == MPI_SUCCESS && high >= 0)
+            rc = vmpi_coll_bcast(&mine->high, 1, vmpi_dtype_get(MPI_INT), leader, local);
+        if (rc == MPI_SUCCESS)
+            rc = sides_swap(local, leader, via, other, tag, coll, mine, remote, world, fn);
+        if (rc != MPI_SUCCESS || !mine->lacked || vmpi_comm_ctx_any(mine->mask))
+            break;
+        free(*world);
+        vmpi_comm_ctx_turn_pass(&turn);
+    }
+    if (rc == MPI_SUCCESS) {
+        rc = vmpi_comm_ctx_pick(errc, mine->mask, mine->inst, ctx, inst, fn);
+        if (rc != MPI_SUCCESS)
+            free(*world);
+        else
+            vmpi_comm_ctx_hold(*ctx, true);
+    }
+    vmpi_comm_ctx_turn_end(&turn);
+    return rc;
 }
 
 /* The intercommunicator over `lgroup` (reference taken) and the remote
@@ -102,6 +145,7 @@ static int inter_build(struct vmpi_comm *local, struct vmpi_group *lgroup, int *
     int rc = vmpi_comm_create(local, local->group, &priv);
     if (rc != MPI_SUCCESS) {
         free(world);
+        vmpi_comm_ctx_hold(ctx, false);
         return rc;
     }
     struct vmpi_group *rgroup = vmpi_group_new(rsize, world);
@@ -113,6 +157,7 @@ static int inter_build(struct vmpi_comm *local, struct vmpi_group *lgroup, int *
         else
             vmpi_group_release(lgroup);
         vmpi_comm_free(priv);
+        vmpi_comm_ctx_hold(ctx, false);
         return no_mem(local, fn);
     }
     vmpi_comm_make_inter(n, rgroup, priv);
@@ -127,16 +172,10 @@ int vmpi_comm_intercomm_create(struct vmpi_comm *local, int leader, struct vmpi_
     struct side mine, remote;
     int *world;
     uint32_t ctx, inst;
-    int rc = side_local(local, 0, leader, &mine);
-    if (rc == MPI_SUCCESS)
-        rc = sides_swap(local, leader, peer, remote_leader, tag, 0, &mine, &remote, &world, fn);
+    int rc = agree_sides(local, local, -1, leader, peer, remote_leader, tag, 0, &mine, &remote,
+                         &world, &ctx, &inst, fn);
     if (rc != MPI_SUCCESS)
         return rc;
-    rc = vmpi_comm_ctx_pick(local, mine.mask, mine.inst, &ctx, &inst, fn);
-    if (rc != MPI_SUCCESS) {
-        free(world);
-        return rc;
-    }
     return inter_build(local, local->group, world, remote.size, ctx, inst, local->errh, fn, out);
 }
 
@@ -150,16 +189,10 @@ int vmpi_comm_inter_dup(struct vmpi_comm *c, struct vmpi_comm **out)
     struct side mine, remote;
     int *world;
     uint32_t ctx, inst;
-    int rc = side_local(c->local, 0, 0, &mine);
-    if (rc == MPI_SUCCESS)
-        rc = sides_swap(c->local, 0, c, 0, INTER_TAG, 1, &mine, &remote, &world, fn);
+    int rc = agree_sides(c, c->local, -1, 0, c, 0, INTER_TAG, 1, &mine, &remote, &world, &ctx,
+                         &inst, fn);
     if (rc != MPI_SUCCESS)
         return rc;
-    rc = vmpi_comm_ctx_pick(c, mine.mask, mine.inst, &ctx, &inst, fn);
-    if (rc != MPI_SUCCESS) {
-        free(world);
-        return rc;
-    }
     return inter_build(c->local, c->group, world, remote.size, ctx, inst, c->errh, fn, out);
 }
 
@@ -171,19 +204,16 @@ int vmpi_comm_intercomm_merge(struct vmpi_comm *c, int high, struct vmpi_comm **
     struct side mine, remote;
     int *world;
     uint32_t ctx, inst;
-    int rc = side_local(c->local, high != 0, 0, &mine);
-    if (rc == MPI_SUCCESS)
-        rc = vmpi_coll_bcast(&mine.high, 1, vmpi_dtype_get(MPI_INT), 0, c->local);
-    if (rc == MPI_SUCCESS)
-        rc = sides_swap(c->local, 0, c, 0, INTER_TAG, 1, &mine, &remote, &world, fn);
+    int rc = agree_sides(c, c->local, high != 0, 0, c, 0, INTER_TAG, 1, &mine, &remote, &world,
+                         &ctx, &inst, fn);
     if (rc != MPI_SUCCESS)
         return rc;
-    rc = vmpi_comm_ctx_pick(c, mine.mask, mine.inst, &ctx, &inst, fn);
     int n = c->size + remote.size;
-    int *all = rc == MPI_SUCCESS ? malloc(sizeof(int) * (size_t)n) : NULL;
+    int *all = malloc(sizeof(int) * (size_t)n);
     if (!all) {
         free(world);
-        return rc != MPI_SUCCESS ? rc : no_mem(c, fn);
+        vmpi_comm_ctx_hold(ctx, false);
+        return no_mem(c, fn);
     }
     bool first = mine.high != remote.high ? !mine.high : mine.leader < remote.leader;
     int *lo = first ? c->group->world : world, *hi = first ? world : c->group->world;
@@ -193,8 +223,10 @@ int vmpi_comm_intercomm_merge(struct vmpi_comm *c, int high, struct vmpi_comm **
     free(world);
     struct vmpi_group *g = vmpi_group_new(n, all);
     struct vmpi_comm *nc = g ? vmpi_comm_new(g, ctx, inst, c->errh) : NULL;
-    if (!nc)
+    if (!nc) {
+        vmpi_comm_ctx_hold(ctx, false);
         return no_mem(c, fn);
+    }
     *out = nc;
     return MPI_SUCCESS;
 }
@@ -224,9 +256,8 @@ int vmpi_comm_inter_split(struct vmpi_comm *c, int color, int key, struct vmpi_c
     int *world, rc;
     uint32_t ctx, inst;
     *out = NULL;
-    rc = side_local(c->local, 0, 0, &mine);
-    if (rc == MPI_SUCCESS)
-        rc = sides_swap(c->local, 0, c, 0, INTER_TAG, 1, &mine, &remote, &world, fn);
+    rc = agree_sides(c, c->local, -1, 0, c, 0, INTER_TAG, 1, &mine, &remote, &world, &ctx,
+                     &inst, fn);
     if (rc != MPI_SUCCESS)
         return rc;
     free(world);
@@ -241,8 +272,6 @@ int vmpi_comm_inter_split(struct vmpi_comm *c, int color, int key, struct vmpi_c
                                INTER_TAG, c, 1, MPI_STATUS_IGNORE);
     if (rc == MPI_SUCCESS)
         rc = vmpi_coll_bcast(rck, 2 * rsize, it, 0, c->local);
-    if (rc == MPI_SUCCESS)
-        rc = vmpi_comm_ctx_pick(c, mine.mask, mine.inst, &ctx, &inst, fn);
     struct vmpi_comm *newlocal = NULL;
     if (rc == MPI_SUCCESS)
         rc = vmpi_comm_split(c->local, color, key, &newlocal);
@@ -275,6 +304,8 @@ int vmpi_comm_inter_split(struct vmpi_comm *c, int color, int key, struct vmpi_c
     }
     if (newlocal)
         vmpi_comm_free(newlocal);
+    if (!*out)
+        vmpi_comm_ctx_hold(ctx, false);
     free(rworld);
     free(lck);
     free(rck);

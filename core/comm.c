@@ -46,7 +46,38 @@ void vmpi_comm_ctx_free_nb(uint32_t mask[VMPI_CTX_NB_WORDS])
            sizeof(uint32_t) * VMPI_CTX_NB_WORDS);
 }
 
+void vmpi_comm_ctx_hold(uint32_t ctx, bool on)
+{
+    ctx_mark(ctx, on);
+}
+
 static struct vmpi_ctx_turn *turns, *turn_holder;
+static uint32_t offered[VMPI_CTX_WORDS]; /* what the turn's holder offered */
+
+bool vmpi_comm_ctx_free_alone(uint32_t mask[VMPI_CTX_WORDS])
+{
+    vmpi_comm_ctx_free(mask);
+    bool any = false;
+    for (int w = 0; w < VMPI_CTX_WORDS; w++) {
+        if (turn_holder)
+            mask[w] &= ~offered[w];
+        any |= mask[w] != 0;
+    }
+    return any;
+}
+
+/* The holder keeps the highest 32 free ids out of its offer (when more
+ * than 64 are free) for agreements among this process alone. */
+static void keep_spare(uint32_t mask[VMPI_CTX_WORDS])
+{
+    int nfree = 0;
+    for (int w = 0; w < VMPI_CTX_WORDS; w++)
+        nfree += __builtin_popcount(mask[w]);
+    int left = nfree > 64 ? 32 : 0;
+    for (int w = VMPI_CTX_WORDS - 1; w >= 0 && left; w--)
+        for (; mask[w] && left; left--)
+            mask[w] &= ~(1u << (31 - __builtin_clz(mask[w])));
+}
 
 void vmpi_comm_ctx_turn_begin(struct vmpi_ctx_turn *t, uint64_t key)
 {
@@ -65,8 +96,14 @@ uint32_t vmpi_comm_ctx_offer(struct vmpi_ctx_turn *t, uint32_t mask[VMPI_CTX_WOR
         if (low == t)
             turn_holder = t;
     }
-    if (turn_holder == t || !vmpi_cs_multiple) {
+    if (!vmpi_cs_multiple) {
         vmpi_comm_ctx_free(mask);
+        return 0;
+    }
+    if (turn_holder == t) {
+        vmpi_comm_ctx_free(mask);
+        keep_spare(mask);
+        memcpy(offered, mask, sizeof offered);
         return 0;
     }
     memset(mask, 0, sizeof(uint32_t) * VMPI_CTX_WORDS);

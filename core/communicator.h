@@ -115,6 +115,14 @@ uint32_t vmpi_comm_ctx_offer(struct vmpi_ctx_turn *t, uint32_t mask[VMPI_CTX_WOR
 /* Between rounds: drops t's turn and polls, so the holder can run. */
 void vmpi_comm_ctx_turn_pass(struct vmpi_ctx_turn *t);
 void vmpi_comm_ctx_turn_end(struct vmpi_ctx_turn *t);
+/* The ids an agreement among this process alone may take at once, without
+ * a turn: the free ones the turn's holder has not offered (it keeps some
+ * back); false when there are none. Such agreements (MPI_COMM_SELF's dup)
+ * are often made under a lock of the program's own, so waiting for the turn
+ * could wait for a thread that waits for that lock. */
+bool vmpi_comm_ctx_free_alone(uint32_t mask[VMPI_CTX_WORDS]);
+/* Marks id ctx as taken (on) or free again before a communicator takes it. */
+void vmpi_comm_ctx_hold(uint32_t ctx, bool on);
 uint32_t vmpi_comm_inst_seen(void);
 void vmpi_comm_inst_saw(uint32_t inst);
 
