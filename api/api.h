@@ -17,28 +17,31 @@
 
 _Noreturn void vmpi_api_not_initialized(const char *fname);
 
-/* Returns whether this call took the critical section (core/thread.c). */
 static inline int vmpi_api_enter(const char *fname)
 {
     if (VMPI_UNLIKELY(vmpi_g.state != 1))
         vmpi_api_not_initialized(fname);
-    if (vmpi_cs_depth++ == 0 && VMPI_UNLIKELY(vmpi_cs_on)) {
-        vmpi_cs_enter();
-        return 1;
-    }
+    if (vmpi_cs_depth++ == 0 && VMPI_UNLIKELY(vmpi_cs_on))
+        vmpi_cs_begin();
     return 0;
 }
 
-static inline void vmpi_api_leave(int *held)
+static inline void vmpi_api_leave(int *scope)
 {
-    if (--vmpi_cs_depth == 0 && VMPI_UNLIKELY(*held | vmpi_async_on | (vmpi_async_wanted != 0)))
-        vmpi_cs_leave(*held);
+    (void)scope;
+    if (--vmpi_cs_depth == 0 &&
+        VMPI_UNLIKELY(vmpi_cs_on | vmpi_async_on | (vmpi_async_wanted != 0))) {
+        if (!vmpi_cs_held && vmpi_cs_owner && !vmpi_async_wanted)
+            vmpi_cs_owner_leave();
+        else
+            vmpi_cs_leave();
+    }
 }
 
 /* MPI calls outside Init..Finalize end the job with a message naming the
  * call (MPI_ERR_OTHER, the fatal path of errors before MPI_Init). The
  * scope variable marks the call as inside MPI until the function returns,
- * by whichever path, and holds whether it took the critical section. */
+ * by whichever path. */
 #define VMPI_ENTER(fname)                                                          \
     __attribute__((cleanup(vmpi_api_leave))) int vmpi_api_scope_ = vmpi_api_enter(fname); \
     (void)vmpi_api_scope_

@@ -33,6 +33,9 @@ const struct vmpi_knob vmpi_knobs[] = {
              "1000, at least VMPI_ASYNC_MIN_US)"),
     NUM("VMPI_THREAD_LEVEL", "vmpi.core", 3, 0, 3,
         "Highest thread level MPI_Init_thread grants (0 SINGLE .. 3 MULTIPLE)"),
+    NUM("VMPI_THREAD_BIAS", "vmpi.core", 1, 0, 1,
+        "MPI_THREAD_MULTIPLE: 1: the initial thread runs without the library's lock until "
+        "another thread calls MPI; 0: every call takes it"),
     NUM("VMPI_THREAD_STEAL_NS", "vmpi.core", 20000, 1, 100000000,
         "MPI_THREAD_MULTIPLE: how long running threads may take the library's lock before a "
         "queued thread gets it handed over (nanoseconds)"),

@@ -10,13 +10,15 @@
  *       each window (osu_mbw_mr's pattern).
  *   threads mtrate [-t T1,T2,...] [-i ITER] [-W WINDOW]
  *       MULTIPLE: T thread pairs, thread k of rank 0 streams to thread k
- *       of rank 1 as in `rate`, each pair with its own tag; the sum of
- *       the pairs' messages/s, one row per T (osu_mbw_mr with threads
- *       instead of processes).
+ *       of rank 1 as in `rate`, each pair with its own tag; all the pairs'
+ *       messages over the wall time from the first pair's start to the
+ *       last one's end, one row per T (osu_mbw_mr with threads instead of
+ *       processes).
  *   threads mtlat [-t T1,...] [-i ITER]
  *       MULTIPLE: T threads per rank ping-pong 8 bytes at once on one
- *       communicator, thread k with tag k; mean one-way latency (us) over
- *       the threads, one row per T.
+ *       communicator, thread k with tag k; the wall time over each
+ *       thread's round trips, as one-way latency (us): what each thread
+ *       sees while the others run, one row per T.
  *
  * Output: an OSU-style table ("# Threads value"; lat and rate print one
  * row with 1 thread) for bench/compare.py. Uses only MPI-3.1, so it builds
@@ -45,15 +47,15 @@ static void die(const char *msg)
     MPI_Abort(MPI_COMM_WORLD, 2);
 }
 
-/* One-way latency of `n` 8-byte round trips with tag `tag` (us). */
-static double pingpong(int tag, long n)
+/* n 8-byte round trips with tag `tag`; *t0, *t1: when the timed part
+ * began and ended (after n / 10 untimed ones). */
+static void pingpong(int tag, long n, double *t0, double *t1)
 {
     char buf[8] = {0};
     int peer = 1 - rank;
-    double t0 = 0;
     for (long i = -n / 10; i < n; i++) {
         if (i == 0)
-            t0 = MPI_Wtime();
+            *t0 = MPI_Wtime();
         if (rank == 0) {
             MPI_Send(buf, 8, MPI_BYTE, peer, tag, comm);
             MPI_Recv(buf, 8, MPI_BYTE, peer, tag, comm, MPI_STATUS_IGNORE);
@@ -62,21 +64,20 @@ static double pingpong(int tag, long n)
             MPI_Send(buf, 8, MPI_BYTE, peer, tag, comm);
         }
     }
-    return (MPI_Wtime() - t0) * 1e6 / (2.0 * (double)n);
+    *t1 = MPI_Wtime();
 }
 
-/* Messages/s of `n` windows of 8-byte messages with tag `tag`. */
-static double stream(int tag, long n)
+/* n windows of 8-byte messages with tag `tag`; times as pingpong's. */
+static void stream(int tag, long n, double *t0, double *t1)
 {
     char buf[8] = {0}, ack[4] = {0};
     MPI_Request req[1024];
     /* Real statuses: MPICH's header makes GCC check MPI_STATUSES_IGNORE's size. */
     MPI_Status st[1024];
     int peer = 1 - rank;
-    double t0 = 0;
     for (long i = -n / 10; i < n; i++) {
         if (i == 0)
-            t0 = MPI_Wtime();
+            *t0 = MPI_Wtime();
         for (long w = 0; w < window; w++)
             if (rank == 0)
                 MPI_Isend(buf, 8, MPI_BYTE, peer, tag, comm, &req[w]);
@@ -88,24 +89,27 @@ static double stream(int tag, long n)
         else
             MPI_Send(ack, 4, MPI_BYTE, peer, ACK_TAG + tag, comm);
     }
-    return (double)window * (double)n / (MPI_Wtime() - t0);
+    *t1 = MPI_Wtime();
 }
 
 struct job {
     int tag;
     int latency; /* pingpong, else stream */
-    double result;
+    double t0, t1;
 };
 
 static void *worker(void *arg)
 {
     struct job *j = arg;
     pthread_barrier_wait(&start);
-    j->result = j->latency ? pingpong(j->tag, iters) : stream(j->tag, iters);
+    (j->latency ? pingpong : stream)(j->tag, iters, &j->t0, &j->t1);
     return NULL;
 }
 
-/* T threads at once; the sum (rate) or the mean (latency) of theirs. */
+/* T threads at once, timed from the first one's start to the last one's
+ * end, so threads that take turns count as such: the one-way latency per
+ * message of each thread (wall time over its round trips) or the messages
+ * of all threads per second. */
 static double threaded(int t, int latency)
 {
     pthread_t th[MAX_THREADS];
@@ -117,13 +121,17 @@ static double threaded(int t, int latency)
         if (pthread_create(&th[k], NULL, worker, &jobs[k]))
             die("cannot start a thread");
     }
-    double sum = 0;
+    double first = 0, last = 0;
     for (int k = 0; k < t; k++) {
         pthread_join(th[k], NULL);
-        sum += jobs[k].result;
+        if (k == 0 || jobs[k].t0 < first)
+            first = jobs[k].t0;
+        if (jobs[k].t1 > last)
+            last = jobs[k].t1;
     }
     pthread_barrier_destroy(&start);
-    return latency ? sum / t : sum;
+    double wall = last - first;
+    return latency ? wall * 1e6 / (2.0 * (double)iters) : (double)t * (double)window * (double)iters / wall;
 }
 
 int main(int argc, char **argv)
@@ -173,7 +181,10 @@ int main(int argc, char **argv)
                lat ? "Latency(us)" : "Messages/s");
     if (!mt) {
         MPI_Barrier(comm);
-        double v = lat ? pingpong(0, iters) : stream(0, iters);
+        double t0, t1;
+        (lat ? pingpong : stream)(0, iters, &t0, &t1);
+        double v = lat ? (t1 - t0) * 1e6 / (2.0 * (double)iters)
+                       : (double)window * (double)iters / (t1 - t0);
         if (rank == 0)
             printf("1 %.3f\n", v);
     } else {

@@ -82,8 +82,10 @@ int vmpi_progress(void)
         squeeze();
     n += vmpi_p2p_deferred();
     /* Under MULTIPLE a thread waiting in a blocking call lets the others in
-     * between polls; never from inside a poller, nor from the helper. */
-    if (VMPI_UNLIKELY(vmpi_cs_multiple) && depth == 0 && vmpi_cs_depth > 0)
+     * after a poll that found nothing (one that moves data keeps the lock:
+     * handing it over costs a wake-up); never from inside a poller, nor
+     * from the helper. */
+    if (VMPI_UNLIKELY(vmpi_cs_multiple) && !n && depth == 0 && vmpi_cs_depth > 0)
         vmpi_cs_yield();
     if (n) {
         idle = 0;

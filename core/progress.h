@@ -5,6 +5,7 @@
 
 #include "../channel/chan.h"
 #include <mpi.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -29,19 +30,45 @@ bool vmpi_p2p_quiet(void);
 extern const struct vmpi_chan_up vmpi_p2p_up;
 
 /* The critical section (core/thread.c): outermost MPI calls hold it under
- * MPI_THREAD_MULTIPLE or while the asynchronous progress helper runs. */
+ * MPI_THREAD_MULTIPLE or while the asynchronous progress helper runs;
+ * under MULTIPLE it is biased to the initial thread until another enters. */
 extern __thread int vmpi_cs_depth; /* MPI calls this thread is inside (nested count) */
+extern __thread bool vmpi_cs_held;  /* its outermost call holds the lock */
+extern __thread bool vmpi_cs_owner; /* it is the thread the lock is biased to */
 extern bool vmpi_cs_on;       /* outermost calls take the lock */
 extern bool vmpi_cs_multiple; /* the job asked for MPI_THREAD_MULTIPLE */
+extern atomic_int vmpi_cs_biased;       /* the owner may run without the lock */
+extern atomic_int vmpi_cs_owner_inside; /* the owner is in a call it did not lock */
 void vmpi_cs_init(int level);
-void vmpi_cs_enter(void);
+void vmpi_cs_enter(void); /* takes the lock (revoking the bias if needed) */
 bool vmpi_cs_try(void);
 void vmpi_cs_exit(void);
+void vmpi_cs_unbias(void); /* the owner gives the bias up (the helper starts) */
 /* A thread that waits lets a queued one in (between two polls). */
 void vmpi_cs_yield(void);
 /* The outermost call returns: start or stop the helper, then drop the lock
- * if this call took it. */
-void vmpi_cs_leave(int held);
+ * or the owner's mark. */
+void vmpi_cs_leave(void);
+
+/* An outermost call begins: the owner marks itself inside while the bias
+ * holds (no atomic read-modify-write; see core/thread.c), others lock. */
+static inline void vmpi_cs_begin(void)
+{
+    if (vmpi_cs_owner) {
+        atomic_store_explicit(&vmpi_cs_owner_inside, 1, memory_order_relaxed);
+        atomic_signal_fence(memory_order_seq_cst);
+        if (VMPI_LIKELY(atomic_load_explicit(&vmpi_cs_biased, memory_order_relaxed)))
+            return;
+        atomic_store_explicit(&vmpi_cs_owner_inside, 0, memory_order_release);
+    }
+    vmpi_cs_enter();
+}
+
+static inline void vmpi_cs_owner_leave(void)
+{
+    atomic_signal_fence(memory_order_seq_cst);
+    atomic_store_explicit(&vmpi_cs_owner_inside, 0, memory_order_release);
+}
 
 /* Asynchronous progress (core/async.c): a helper thread polls while the
  * application is outside MPI, for as long as something wants it. */

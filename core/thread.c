@@ -20,16 +20,34 @@
  * lock without queueing, queued ones spin a budget and then park in the
  * kernel, and the head of the queue claims a hand-off after a short steal
  * window (VMPI_THREAD_STEAL_NS, default 20 us) so a thread spinning in
- * MPI_Test cannot keep a sleeper out for long. */
+ * MPI_Test cannot keep a sleeper out for long.
+ *
+ * Most programs that ask for MULTIPLE still call MPI from one thread. The
+ * lock is therefore biased to the thread that called MPI_Init_thread: while
+ * no other thread has entered MPI, that thread marks itself inside (a plain
+ * store) instead of taking the lock, which costs no atomic operation. The
+ * first other thread to enter revokes the bias for good: it clears the
+ * flag, runs membarrier(2), which puts a full barrier into every running
+ * thread of the process, so that either the owner sees the flag cleared or
+ * the revoker sees the owner inside, and waits until the owner is outside or
+ * has taken the lock (an owner waiting inside MPI takes it at its next idle
+ * poll). Without membarrier the lock is never biased. */
 #include "vmpi.h"
 
 #include "vmpi/lock.h"
 
+#include <linux/membarrier.h>
 #include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 __thread int vmpi_cs_depth __attribute__((tls_model("initial-exec")));
+__thread bool vmpi_cs_held __attribute__((tls_model("initial-exec")));
+__thread bool vmpi_cs_owner __attribute__((tls_model("initial-exec")));
 bool vmpi_cs_on;
 bool vmpi_cs_multiple;
+atomic_int vmpi_cs_biased;
+atomic_int vmpi_cs_owner_inside;
 
 static vmpi_park_ticket_lock cs;
 
@@ -50,11 +68,36 @@ void vmpi_cs_init(int level)
     vmpi_oticket_init(&cs, &p);
     vmpi_cs_multiple = level == MPI_THREAD_MULTIPLE;
     vmpi_cs_on = vmpi_cs_multiple || vmpi_async_on;
+    bool bias = vmpi_cs_multiple && vmpi_knob_num("VMPI_THREAD_BIAS") &&
+                syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+    atomic_store(&vmpi_cs_biased, bias);
+    vmpi_cs_owner = bias;
+}
+
+static void revoke_bias(void)
+{
+    atomic_store_explicit(&vmpi_cs_biased, 0, memory_order_relaxed);
+    if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
+        vmpi_fatal("membarrier failed after it was registered");
+    for (unsigned i = 0; atomic_load_explicit(&vmpi_cs_owner_inside, memory_order_acquire); i++)
+        if (i % 64 == 63)
+            sched_yield();
+        else
+            relax();
 }
 
 void vmpi_cs_enter(void)
 {
+    if (VMPI_UNLIKELY(atomic_load_explicit(&vmpi_cs_biased, memory_order_relaxed)) &&
+        !vmpi_cs_owner)
+        revoke_bias();
     vmpi_oticket_lock_acquire(&cs);
+    vmpi_cs_held = true;
+}
+
+void vmpi_cs_unbias(void)
+{
+    atomic_store_explicit(&vmpi_cs_biased, 0, memory_order_relaxed);
 }
 
 bool vmpi_cs_try(void)
@@ -69,6 +112,16 @@ void vmpi_cs_exit(void)
 
 void vmpi_cs_yield(void)
 {
+    if (!vmpi_cs_held) {
+        /* The owner, inside without the lock: another thread revoked the
+         * bias and waits for it to take the lock. */
+        if (vmpi_cs_owner && !atomic_load_explicit(&vmpi_cs_biased, memory_order_relaxed)) {
+            vmpi_oticket_lock_acquire(&cs);
+            vmpi_cs_held = true;
+            atomic_store_explicit(&vmpi_cs_owner_inside, 0, memory_order_release);
+        }
+        return;
+    }
     /* Only threads in the queue count: one still polling for a free lock
      * before queueing takes it at the next release anyway. */
     if (atomic_load_explicit(&cs.next, memory_order_relaxed) ==
@@ -87,9 +140,13 @@ void vmpi_cs_yield(void)
     vmpi_oticket_lock_acquire(&cs);
 }
 
-void vmpi_cs_leave(int held)
+void vmpi_cs_leave(void)
 {
     vmpi_async_leave();
-    if (held)
+    if (vmpi_cs_held) {
+        vmpi_cs_held = false;
         vmpi_oticket_unlock(&cs);
+    } else if (vmpi_cs_owner) {
+        vmpi_cs_owner_leave();
+    }
 }

@@ -188,6 +188,16 @@ static void *completer(void *arg)
     return NULL;
 }
 
+static void *self_sender(void *arg)
+{
+    (void)arg;
+    struct timespec ts = {0, 30 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    int v = 4242;
+    OK(MPI_Send(&v, 1, MPI_INT, rank, 77, comm));
+    return NULL;
+}
+
 static void run_threads(void *(*fn)(void *), int n)
 {
     pthread_t th[64];
@@ -213,6 +223,13 @@ int main(int argc, char **argv)
     OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
     OK(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
+
+    pthread_t th;
+    int got = 0;
+    CHECK(pthread_create(&th, NULL, self_sender, NULL) == 0, "pthread_create");
+    OK(MPI_Recv(&got, 1, MPI_INT, rank, 77, comm, MPI_STATUS_IGNORE));
+    pthread_join(th, NULL);
+    CHECK(got == 4242, "message to self from another thread: %d", got);
 
     run_threads(pingpong, nthreads);
     OK(MPI_Barrier(comm));
@@ -265,7 +282,6 @@ int main(int argc, char **argv)
     MPI_Request never;
     int sink;
     OK(MPI_Irecv(&sink, 1, MPI_INT, MPI_ANY_SOURCE, 999, comm, &never));
-    pthread_t th;
     CHECK(pthread_create(&th, NULL, canceller, &never) == 0, "pthread_create");
     pthread_join(th, NULL);
     MPI_Status st;
