@@ -8,11 +8,9 @@
  *   communicator at once (the context ids must come out distinct);
  * - Comm_create_group from every thread on one parent with different tags,
  *   which MPI allows to run concurrently. */
-#include "t_check.h"
+#include "t_threads.h"
 
-#include <pthread.h>
-#include <stdint.h>
-#include <stdlib.h>
+#include <stdio.h>
 
 static int rank, size, nthreads;
 static MPI_Comm comms[64];
@@ -125,30 +123,16 @@ static void *same_parent_thread(void *arg)
     return NULL;
 }
 
-static void run_threads(void *(*fn)(void *))
-{
-    pthread_t th[64];
-    for (int t = 0; t < nthreads; t++)
-        CHECK(pthread_create(&th[t], NULL, fn, (void *)(intptr_t)t) == 0, "pthread_create");
-    for (int t = 0; t < nthreads; t++)
-        pthread_join(th[t], NULL);
-}
-
 int main(int argc, char **argv)
 {
-    int provided;
-    OK(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided));
-    CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
-    const char *e = getenv("T_THREADS");
-    nthreads = e ? atoi(e) : 4;
-    CHECK(nthreads >= 1 && nthreads <= 64, "T_THREADS %d", nthreads);
+    nthreads = t_threads_init(&argc, &argv);
     OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
     for (int t = 0; t < nthreads; t++)
         OK(MPI_Comm_dup(MPI_COMM_WORLD, &comms[t]));
-    run_threads(coll_thread);
-    run_threads(create_thread);
-    run_threads(same_parent_thread);
+    t_run_threads(coll_thread, nthreads);
+    t_run_threads(create_thread, nthreads);
+    t_run_threads(same_parent_thread, nthreads);
     for (int t = 0; t < nthreads; t++)
         OK(MPI_Comm_free(&comms[t]));
     OK(MPI_Finalize());

@@ -14,11 +14,9 @@
  *   waits for it.
  * T_THREADS=16 on 2 ranks is 32 threads on this machine's 2 cores. */
 #define _POSIX_C_SOURCE 200809L
-#include "t_check.h"
+#include "t_threads.h"
 
-#include <pthread.h>
-#include <stdint.h>
-#include <stdlib.h>
+#include <stdio.h>
 #include <time.h>
 
 static int rank, size, nthreads;
@@ -198,28 +196,14 @@ static void *self_sender(void *arg)
     return NULL;
 }
 
-static void run_threads(void *(*fn)(void *), int n)
-{
-    pthread_t th[64];
-    for (int t = 0; t < n; t++)
-        CHECK(pthread_create(&th[t], NULL, fn, (void *)(intptr_t)t) == 0, "pthread_create");
-    for (int t = 0; t < n; t++)
-        pthread_join(th[t], NULL);
-}
-
 int main(int argc, char **argv)
 {
-    int provided;
-    OK(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided));
-    CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
+    nthreads = t_threads_init(&argc, &argv);
     int q, main_flag;
     OK(MPI_Query_thread(&q));
     CHECK(q == MPI_THREAD_MULTIPLE, "query %d", q);
     OK(MPI_Is_thread_main(&main_flag));
     CHECK(main_flag, "main thread is not main");
-    const char *e = getenv("T_THREADS");
-    nthreads = e ? atoi(e) : 4;
-    CHECK(nthreads >= 1 && nthreads <= 64, "T_THREADS %d", nthreads);
     OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
     OK(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
@@ -231,9 +215,9 @@ int main(int argc, char **argv)
     pthread_join(th, NULL);
     CHECK(got == 4242, "message to self from another thread: %d", got);
 
-    run_threads(pingpong, nthreads);
+    t_run_threads(pingpong, nthreads);
     OK(MPI_Barrier(comm));
-    run_threads(anysource, nthreads);
+    t_run_threads(anysource, nthreads);
     OK(MPI_Barrier(comm));
 
     if (rank == 1) {
@@ -245,7 +229,7 @@ int main(int argc, char **argv)
             OK(MPI_Send(v, cnt, MPI_INT, 0, 7, comm));
         }
     } else if (rank == 0) {
-        run_threads(mprobe, nthreads);
+        t_run_threads(mprobe, nthreads);
         for (int k = 0; k < M_MSGS; k++)
             CHECK(mtaken[k] == 1, "message %d taken %d times", k, mtaken[k]);
     }

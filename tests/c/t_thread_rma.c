@@ -7,11 +7,9 @@
  *   slot and the count;
  * - active target on one window per thread: fence epochs of all threads
  *   run at once, each on its own window. */
-#include "t_check.h"
+#include "t_threads.h"
 
-#include <pthread.h>
-#include <stdint.h>
-#include <stdlib.h>
+#include <stdio.h>
 
 enum { ROUNDS = 20 };
 static int rank, size, nthreads;
@@ -51,23 +49,9 @@ static void *active(void *arg)
     return NULL;
 }
 
-static void run_threads(void *(*fn)(void *))
-{
-    pthread_t th[64];
-    for (int t = 0; t < nthreads; t++)
-        CHECK(pthread_create(&th[t], NULL, fn, (void *)(intptr_t)t) == 0, "pthread_create");
-    for (int t = 0; t < nthreads; t++)
-        pthread_join(th[t], NULL);
-}
-
 int main(int argc, char **argv)
 {
-    int provided;
-    OK(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided));
-    CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
-    const char *e = getenv("T_THREADS");
-    nthreads = e ? atoi(e) : 4;
-    CHECK(nthreads >= 1 && nthreads <= 64, "T_THREADS %d", nthreads);
+    nthreads = t_threads_init(&argc, &argv);
     OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
 
@@ -81,7 +65,7 @@ int main(int argc, char **argv)
     OK(MPI_Win_unlock(rank, shared_win));
     OK(MPI_Barrier(MPI_COMM_WORLD));
     OK(MPI_Win_lock_all(0, shared_win));
-    run_threads(passive);
+    t_run_threads(passive, nthreads);
     OK(MPI_Win_unlock_all(shared_win));
     OK(MPI_Barrier(MPI_COMM_WORLD));
     OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, shared_win));
@@ -100,7 +84,7 @@ int main(int argc, char **argv)
     for (int t = 0; t < nthreads; t++)
         OK(MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &own_mem[t],
                             &own_win[t]));
-    run_threads(active);
+    t_run_threads(active, nthreads);
     for (int t = 0; t < nthreads; t++)
         OK(MPI_Win_free(&own_win[t]));
     OK(MPI_Finalize());
