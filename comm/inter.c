@@ -109,9 +109,14 @@ static int agree_sides(struct vmpi_comm *errc, struct vmpi_comm *local, int high
                        struct side *remote, int **world, uint32_t *ctx, uint32_t *inst,
                        const char *fn)
 {
+    /* The turns' order must be the same on both sides. An intercommunicator
+     * being duplicated, merged or split (coll) names the agreement on both;
+     * MPI_Intercomm_create's peer is significant at the leaders only, so
+     * its agreement is named by the tag and the two leaders, known after
+     * the first round. */
     struct vmpi_ctx_turn turn;
-    /* via is significant at the leaders only (MPI_Intercomm_create's peer) */
-    vmpi_comm_ctx_turn_begin(&turn, (uint64_t)local->ctx << 32 | (uint32_t)tag);
+    vmpi_comm_ctx_turn_begin(&turn, coll ? (uint64_t)via->ctx << 32 | (uint32_t)tag
+                                         : UINT64_MAX);
     int rc;
     for (;;) {
         rc = side_local(local, high, leader, mine, &turn);
@@ -121,6 +126,10 @@ static int agree_sides(struct vmpi_comm *errc, struct vmpi_comm *local, int high
             rc = sides_swap(local, leader, via, other, tag, coll, mine, remote, world, fn);
         if (rc != MPI_SUCCESS || !mine->lacked || vmpi_comm_ctx_any(mine->mask))
             break;
+        if (!coll) {
+            uint64_t a = (uint32_t)mine->leader, b = (uint32_t)remote->leader;
+            turn.key = (uint64_t)(uint32_t)tag << 40 | (a < b ? a : b) << 20 | (a < b ? b : a);
+        }
         free(*world);
         vmpi_comm_ctx_turn_pass(&turn);
     }

@@ -93,8 +93,6 @@ void vmpi_async_leave(void)
     }
     min_us = (unsigned)vmpi_env_u64("VMPI_ASYNC_MIN_US", 50, 1, 1000000);
     max_us = (unsigned)vmpi_env_u64("VMPI_ASYNC_MAX_US", 1000, min_us, 1000000);
-    /* The helper takes the lock: the owner may not run without it. */
-    vmpi_cs_unbias();
     atomic_store(&stopping, false);
     int rc = pthread_create(&helper, NULL, helper_main, NULL);
     if (rc) {

@@ -37,13 +37,12 @@ extern __thread bool vmpi_cs_held;  /* its outermost call holds the lock */
 extern __thread bool vmpi_cs_owner; /* it is the thread the lock is biased to */
 extern bool vmpi_cs_on;       /* outermost calls take the lock */
 extern bool vmpi_cs_multiple; /* the job asked for MPI_THREAD_MULTIPLE */
-extern atomic_int vmpi_cs_biased;       /* the owner may run without the lock */
+extern atomic_int vmpi_cs_biased;       /* 1: the owner may run without the lock */
 extern atomic_int vmpi_cs_owner_inside; /* the owner is in a call it did not lock */
 void vmpi_cs_init(int level);
 void vmpi_cs_enter(void); /* takes the lock (revoking the bias if needed) */
 bool vmpi_cs_try(void);
 void vmpi_cs_exit(void);
-void vmpi_cs_unbias(void); /* the owner gives the bias up (the helper starts) */
 /* A thread that waits lets a queued one in (between two polls). */
 void vmpi_cs_yield(void);
 /* The outermost call returns: start or stop the helper, then drop the lock
@@ -57,7 +56,7 @@ static inline void vmpi_cs_begin(void)
     if (vmpi_cs_owner) {
         atomic_store_explicit(&vmpi_cs_owner_inside, 1, memory_order_relaxed);
         atomic_signal_fence(memory_order_seq_cst);
-        if (VMPI_LIKELY(atomic_load_explicit(&vmpi_cs_biased, memory_order_relaxed)))
+        if (VMPI_LIKELY(atomic_load_explicit(&vmpi_cs_biased, memory_order_relaxed) == 1))
             return;
         atomic_store_explicit(&vmpi_cs_owner_inside, 0, memory_order_release);
     }

@@ -26,12 +26,13 @@
  * lock is therefore biased to the thread that called MPI_Init_thread: while
  * no other thread has entered MPI, that thread marks itself inside (a plain
  * store) instead of taking the lock, which costs no atomic operation. The
- * first other thread to enter revokes the bias for good: it clears the
- * flag, runs membarrier(2), which puts a full barrier into every running
- * thread of the process, so that either the owner sees the flag cleared or
- * the revoker sees the owner inside, and waits until the owner is outside or
+ * first other thread to enter revokes the bias for good: it marks it
+ * revoking, runs membarrier(2), which puts a full barrier into every
+ * running thread of the process, so that either the owner sees the mark or
+ * the revoker sees the owner inside, waits until the owner is outside or
  * has taken the lock (an owner waiting inside MPI takes it at its next idle
- * poll). Without membarrier the lock is never biased. */
+ * poll), and then marks it revoked; threads arriving meanwhile wait for
+ * that. Without membarrier the lock is never biased. */
 #include "vmpi.h"
 
 #include "vmpi/lock.h"
@@ -74,12 +75,29 @@ void vmpi_cs_init(int level)
     vmpi_cs_owner = bias;
 }
 
+/* vmpi_cs_biased: BIASED, then REVOKING while one thread revokes, then
+ * REVOKED for good. */
+enum { REVOKED = 0, BIASED = 1, REVOKING = 2 };
+
+/* Other threads wait until the revocation is complete: until then the
+ * owner may still run without the lock. */
 static void revoke_bias(void)
 {
-    atomic_store_explicit(&vmpi_cs_biased, 0, memory_order_relaxed);
-    if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
-        vmpi_fatal("membarrier failed after it was registered");
-    for (unsigned i = 0; atomic_load_explicit(&vmpi_cs_owner_inside, memory_order_acquire); i++)
+    int b = BIASED;
+    if (atomic_compare_exchange_strong(&vmpi_cs_biased, &b, REVOKING)) {
+        if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
+            vmpi_fatal("membarrier failed after it was registered");
+        for (unsigned i = 0; atomic_load_explicit(&vmpi_cs_owner_inside, memory_order_acquire);
+             i++)
+            if (i % 64 == 63)
+                sched_yield();
+            else
+                relax();
+        atomic_store_explicit(&vmpi_cs_biased, REVOKED, memory_order_release);
+        return;
+    }
+    for (unsigned i = 0; atomic_load_explicit(&vmpi_cs_biased, memory_order_acquire) != REVOKED;
+         i++)
         if (i % 64 == 63)
             sched_yield();
         else
@@ -88,16 +106,20 @@ static void revoke_bias(void)
 
 void vmpi_cs_enter(void)
 {
-    if (VMPI_UNLIKELY(atomic_load_explicit(&vmpi_cs_biased, memory_order_relaxed)) &&
+    if (VMPI_UNLIKELY(atomic_load_explicit(&vmpi_cs_biased, memory_order_acquire) != REVOKED) &&
         !vmpi_cs_owner)
         revoke_bias();
     vmpi_oticket_lock_acquire(&cs);
     vmpi_cs_held = true;
 }
 
-void vmpi_cs_unbias(void)
+/* The owner, inside without the lock, takes it: the bias is being revoked,
+ * or the owner gives it up. */
+static void owner_lock(void)
 {
-    atomic_store_explicit(&vmpi_cs_biased, 0, memory_order_relaxed);
+    vmpi_oticket_lock_acquire(&cs);
+    vmpi_cs_held = true;
+    atomic_store_explicit(&vmpi_cs_owner_inside, 0, memory_order_release);
 }
 
 bool vmpi_cs_try(void)
@@ -113,13 +135,10 @@ void vmpi_cs_exit(void)
 void vmpi_cs_yield(void)
 {
     if (!vmpi_cs_held) {
-        /* The owner, inside without the lock: another thread revoked the
+        /* The owner, inside without the lock: another thread revokes the
          * bias and waits for it to take the lock. */
-        if (vmpi_cs_owner && !atomic_load_explicit(&vmpi_cs_biased, memory_order_relaxed)) {
-            vmpi_oticket_lock_acquire(&cs);
-            vmpi_cs_held = true;
-            atomic_store_explicit(&vmpi_cs_owner_inside, 0, memory_order_release);
-        }
+        if (vmpi_cs_owner && atomic_load_explicit(&vmpi_cs_biased, memory_order_relaxed) != BIASED)
+            owner_lock();
         return;
     }
     /* Only threads in the queue count: one still polling for a free lock
@@ -142,6 +161,14 @@ void vmpi_cs_yield(void)
 
 void vmpi_cs_leave(void)
 {
+    if (!vmpi_cs_held && vmpi_cs_owner && vmpi_async_wanted && !vmpi_async_on) {
+        /* The helper is about to start and takes the lock: the owner gives
+         * the bias up (a revocation under way completes on its own) and
+         * holds the lock while it starts the helper. */
+        int b = BIASED;
+        atomic_compare_exchange_strong(&vmpi_cs_biased, &b, REVOKED);
+        owner_lock();
+    }
     vmpi_async_leave();
     if (vmpi_cs_held) {
         vmpi_cs_held = false;
