@@ -16,6 +16,8 @@
 #include "comm.h"
 #include "../coll/coll.h"
 
+#include <assert.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,11 +25,14 @@
 struct side {
     uint32_t mask[VMPI_CTX_WORDS];
     uint32_t inst;
+    uint32_t lacked; /* a member's thread lacked the turn (vmpi_comm_ctx_offer) */
     int size;
     int high;
     int leader; /* world rank of the side's leader: breaks ties in merge */
-    uint32_t lacked; /* a member's thread lacked the turn (vmpi_comm_ctx_offer) */
 };
+/* inst and lacked are max-ed over a side in one allreduce of two */
+static_assert(offsetof(struct side, lacked) == offsetof(struct side, inst) + sizeof(uint32_t),
+              "struct side: lacked follows inst");
 
 static int no_mem(struct vmpi_comm *c, const char *fn)
 {
@@ -46,12 +51,8 @@ static int side_local(struct vmpi_comm *local, int high, int leader, struct side
     s->leader = vmpi_comm_world_rank(local, leader);
     int rc = vmpi_coll_allreduce(MPI_IN_PLACE, s->mask, VMPI_CTX_WORDS,
                                  vmpi_dtype_get(MPI_UINT32_T), MPI_BAND, local);
-    /* inst and lacked, max-ed together */
     if (rc == MPI_SUCCESS)
-        rc = vmpi_coll_allreduce(MPI_IN_PLACE, &s->inst, 1, vmpi_dtype_get(MPI_UINT32_T),
-                                 MPI_MAX, local);
-    if (rc == MPI_SUCCESS)
-        rc = vmpi_coll_allreduce(MPI_IN_PLACE, &s->lacked, 1, vmpi_dtype_get(MPI_UINT32_T),
+        rc = vmpi_coll_allreduce(MPI_IN_PLACE, &s->inst, 2, vmpi_dtype_get(MPI_UINT32_T),
                                  MPI_MAX, local);
     return rc;
 }

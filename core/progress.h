@@ -37,7 +37,10 @@ extern __thread bool vmpi_cs_held;  /* its outermost call holds the lock */
 extern __thread bool vmpi_cs_owner; /* it is the thread the lock is biased to */
 extern bool vmpi_cs_on;       /* outermost calls take the lock */
 extern bool vmpi_cs_multiple; /* the job asked for MPI_THREAD_MULTIPLE */
-extern atomic_int vmpi_cs_biased;       /* 1: the owner may run without the lock */
+extern atomic_int vmpi_cs_biased; /* VMPI_CS_BIASED: the owner may run without the lock */
+/* The bias's states: BIASED, REVOKING while one thread revokes it, then
+ * REVOKED for good (also from the start when there is none). */
+enum { VMPI_CS_REVOKED, VMPI_CS_BIASED, VMPI_CS_REVOKING };
 extern atomic_int vmpi_cs_owner_inside; /* the owner is in a call it did not lock */
 void vmpi_cs_init(int level);
 void vmpi_cs_enter(void); /* takes the lock (revoking the bias if needed) */
@@ -56,7 +59,8 @@ static inline void vmpi_cs_begin(void)
     if (vmpi_cs_owner) {
         atomic_store_explicit(&vmpi_cs_owner_inside, 1, memory_order_relaxed);
         atomic_signal_fence(memory_order_seq_cst);
-        if (VMPI_LIKELY(atomic_load_explicit(&vmpi_cs_biased, memory_order_relaxed) == 1))
+        if (VMPI_LIKELY(atomic_load_explicit(&vmpi_cs_biased, memory_order_relaxed) ==
+                        VMPI_CS_BIASED))
             return;
         atomic_store_explicit(&vmpi_cs_owner_inside, 0, memory_order_release);
     }

@@ -71,42 +71,39 @@ void vmpi_cs_init(int level)
     vmpi_cs_on = vmpi_cs_multiple || vmpi_async_on;
     bool bias = vmpi_cs_multiple && vmpi_knob_num("VMPI_THREAD_BIAS") &&
                 syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
-    atomic_store(&vmpi_cs_biased, bias);
+    atomic_store(&vmpi_cs_biased, bias ? VMPI_CS_BIASED : VMPI_CS_REVOKED);
     vmpi_cs_owner = bias;
 }
 
-/* vmpi_cs_biased: BIASED, then REVOKING while one thread revokes, then
- * REVOKED for good. */
-enum { REVOKED = 0, BIASED = 1, REVOKING = 2 };
-
-/* Other threads wait until the revocation is complete: until then the
- * owner may still run without the lock. */
-static void revoke_bias(void)
+/* Spins, giving the processor away now and then, until *w == v. */
+static void wait_for(atomic_int *w, int v)
 {
-    int b = BIASED;
-    if (atomic_compare_exchange_strong(&vmpi_cs_biased, &b, REVOKING)) {
-        if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
-            vmpi_fatal("membarrier failed after it was registered");
-        for (unsigned i = 0; atomic_load_explicit(&vmpi_cs_owner_inside, memory_order_acquire);
-             i++)
-            if (i % 64 == 63)
-                sched_yield();
-            else
-                relax();
-        atomic_store_explicit(&vmpi_cs_biased, REVOKED, memory_order_release);
-        return;
-    }
-    for (unsigned i = 0; atomic_load_explicit(&vmpi_cs_biased, memory_order_acquire) != REVOKED;
-         i++)
+    for (unsigned i = 0; atomic_load_explicit(w, memory_order_acquire) != v; i++)
         if (i % 64 == 63)
             sched_yield();
         else
             relax();
 }
 
+/* Other threads wait until the revocation is complete: until then the
+ * owner may still run without the lock. */
+static void revoke_bias(void)
+{
+    int b = VMPI_CS_BIASED;
+    if (atomic_compare_exchange_strong(&vmpi_cs_biased, &b, VMPI_CS_REVOKING)) {
+        if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
+            vmpi_fatal("membarrier failed after it was registered");
+        wait_for(&vmpi_cs_owner_inside, 0);
+        atomic_store_explicit(&vmpi_cs_biased, VMPI_CS_REVOKED, memory_order_release);
+        return;
+    }
+    wait_for(&vmpi_cs_biased, VMPI_CS_REVOKED);
+}
+
 void vmpi_cs_enter(void)
 {
-    if (VMPI_UNLIKELY(atomic_load_explicit(&vmpi_cs_biased, memory_order_acquire) != REVOKED) &&
+    if (VMPI_UNLIKELY(atomic_load_explicit(&vmpi_cs_biased, memory_order_acquire) !=
+                      VMPI_CS_REVOKED) &&
         !vmpi_cs_owner)
         revoke_bias();
     vmpi_oticket_lock_acquire(&cs);
@@ -137,7 +134,8 @@ void vmpi_cs_yield(void)
     if (!vmpi_cs_held) {
         /* The owner, inside without the lock: another thread revokes the
          * bias and waits for it to take the lock. */
-        if (vmpi_cs_owner && atomic_load_explicit(&vmpi_cs_biased, memory_order_relaxed) != BIASED)
+        if (vmpi_cs_owner &&
+            atomic_load_explicit(&vmpi_cs_biased, memory_order_relaxed) != VMPI_CS_BIASED)
             owner_lock();
         return;
     }
@@ -165,8 +163,8 @@ void vmpi_cs_leave(void)
         /* The helper is about to start and takes the lock: the owner gives
          * the bias up (a revocation under way completes on its own) and
          * holds the lock while it starts the helper. */
-        int b = BIASED;
-        atomic_compare_exchange_strong(&vmpi_cs_biased, &b, REVOKED);
+        int b = VMPI_CS_BIASED;
+        atomic_compare_exchange_strong(&vmpi_cs_biased, &b, VMPI_CS_REVOKED);
         owner_lock();
     }
     vmpi_async_leave();
