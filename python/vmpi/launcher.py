@@ -1,4 +1,5 @@
-"""vmpirun: start an MPI job on this machine and serve it PMI-1.
+"""vmpirun: start an MPI job on this machine and serve it (and the jobs it
+spawns) PMI-1.
 
 Usage::
 
@@ -45,11 +46,25 @@ are those within its VM.  The ranks are still children of vmpirun, and the
 pids it reports are their pids in the machine's PID namespace (inside its
 VM a rank has another one).
 
+A rank may spawn a new job (PMI spawn, MPI_Comm_spawn): vmpirun checks
+every program of the request (found, executable, its working directory and
+its place), then starts the job's ranks as it starts its own, with the same
+environment but their own ``PMI_RANK``/``PMI_SIZE``, ``PMI_SPAWNED=1`` and
+a ``VMPI_JOB_ID`` of their own (the job's shared-memory key), its own PMI
+key-value space (the spawn's preput pairs in it), barrier and ``kvsname``,
+the same universe size and name space (``publish_name``).  They run in the
+emulated VM (or host) of the rank that spawned them unless the info key
+``host`` names another; messages name them "rank 1 of spawned job 1
+(./child, pid ...)", ``-l`` tags their lines ``[1:r]``, ``--tag-output``
+``[2,r]``.
+
 One event loop (selectors) serves the PMI sockets, forwards the ranks'
 stdout/stderr line by line, and reacts to signals and child exits.  If a rank
-dies from a signal, exits without MPI_Finalize, or calls MPI_Abort, the job
-is torn down: SIGTERM to every rank's process group, SIGKILL 2 s later.
-The VMs and hosts are removed once no rank is left.
+of any job dies from a signal, exits without MPI_Finalize, or calls
+MPI_Abort, every job is torn down: SIGTERM to every rank's process group,
+SIGKILL 2 s later.  vmpirun ends when the last rank of every job has; the
+VMs and hosts are removed once no rank is left, and each job's
+shared-memory files.
 """
 
 from __future__ import annotations
@@ -69,7 +84,7 @@ from dataclasses import dataclass, field
 
 from . import netns
 from .options import (PROG, USAGE, Options, ShowHelp, ShowVersion, UsageError, parse_args,
-                      version)
+                      rank_limit, this_machine, version)
 from .outcome import Out, abort_message, emit_output, exit_failure, signame, wait_writable
 from .placement import host_starts, vm_starts
 from . import pmi
@@ -128,12 +143,29 @@ def _exit_status(pid: int) -> int | None:
     return -res.si_status
 
 
-# --- the job -----------------------------------------------------------------
+# --- the jobs ----------------------------------------------------------------
+
+
+@dataclass
+class _Group:
+    """One MPI job: the one vmpirun starts (index 0), or one a rank spawned."""
+
+    index: int
+    jobid: str              # its VMPI_JOB_ID: shared-memory files are per job
+    kvsname: str
+    server: pmi.PMIServer | None = None
+    ranks: list = field(default_factory=list)
 
 
 @dataclass
 class _Rank:
-    rank: int
+    rank: int               # in its job
+    group: _Group
+    program: str            # as the command line or the spawn request named it
+    host: int = 0
+    vm: int = 0             # host * VMs per host + the VM's index in its host
+    local: tuple[int, int] = (0, 1)     # rank and size among its job's ranks in its VM
+    idx: int = 0            # in start order among all processes of vmpirun
     proc: subprocess.Popen | None = None
     pid: int = 0
     sock: socket.socket | None = None
@@ -141,41 +173,54 @@ class _Rank:
     err_fd: int | None = None
     bufs: dict = field(default_factory=lambda: {1: bytearray(), 2: bytearray()})
     returncode: int | None = None
+    aborted: bool = False   # its abort speaks for its exit
+    discarded: bool = False  # started by a spawn that failed half-way: its exit says nothing
 
 
 class Job:
+    """Every process vmpirun starts: the job of its command line and the jobs
+    its ranks spawn (PMI spawn), each with its own PMI service, sharing one
+    name space, one universe size, the emulated hosts and VMs, the output and
+    the outcome: vmpirun ends when the last process of any job has."""
+
     def __init__(self, opts: Options, program_path: str):
         self.o = opts
         self.program_path = program_path
         self.n = opts.nranks
-        self.jobid = secrets.token_hex(16)
-        self.kvsname = f"kvs_{os.getpid()}_0"
-        self.ranks = [_Rank(r) for r in range(self.n)]
         # without --hosts, the machine is the one host of every rank; without
         # --vms, each host is one "VM": the unit of the local rank and size
         self.nvms = opts.vms or 1
-        self.host_start = host_starts(self.n, opts.hosts or 1)
-        self.vm_start = vm_starts(self.host_start, self.nvms)
-        self.vm_of = [g for g in range(len(self.vm_start) - 1)
-                      for _ in range(self.vm_start[g], self.vm_start[g + 1])]
-        self.host_of = [g // self.nvms for g in self.vm_of]
+        self.vm_start = vm_starts(host_starts(self.n, opts.hosts or 1), self.nvms)
+        self.universe = opts.usize if opts.usize is not None else self.n
+        self.names: dict[str, str] = {}         # publish_name, for every job
+        self.base_dir = opts.wdir or os.getcwd()
+        self.places: list[set[int]] = []        # of --bind, once launching
+        self.nstarted = 0
+        self.groups: list[_Group] = []
+        self.ranks: list[_Rank] = []            # of every job
+        first = self._new_group()
+        self.jobid = first.jobid
+        starts = self.vm_start
+        self._add_ranks(first, opts.program, [g for g in range(len(starts) - 1)
+                                              for _ in range(starts[g], starts[g + 1])])
+        self._set_local(first)
         # each VM is a node for MPICH-derived ranks (they share memory only there)
-        self.server = pmi.PMIServer(self.n, self.kvsname, node_sizes=[
-            b - a for a, b in zip(self.vm_start, self.vm_start[1:])])
+        first.server = pmi.PMIServer(
+            self.n, first.kvsname, universe_size=self.universe, names=self.names, spawn=True,
+            node_sizes=[b - a for a, b in zip(self.vm_start, self.vm_start[1:])])
         self.net: netns.Network | None = None   # the emulated hosts, once made
         self.vms: vms.VMs | None = None         # the emulated VMs, once made
         self.stdout = Out(1)
         self.stderr = Out(2)
         self.sel = selectors.DefaultSelector()
-        self.fdmap: dict[int, tuple[str, int]] = {}
+        self.fdmap: dict[int, tuple[str, _Rank | None]] = {}
         self.shm_dir = shm.default_shm_dir()
         self.pidfile: str | None = None
         # outcome
         self.exit_code: int | None = None   # of the first failure
         self.tearing_down = False
-        # (deadline, rank, code, message) of the first MPI_Abort, not yet acted on
-        self.abort: tuple[float, int, int, str] | None = None
-        self.aborted: set[int] = set()  # ranks whose abort speaks for their exit
+        # (deadline, code, message) of the first MPI_Abort, not yet acted on
+        self.abort: tuple[float, int, str] | None = None
         self.term_at = 0.0
         self.killed = False
         self.pending_signals: list[int] = []
@@ -187,20 +232,52 @@ class Job:
         self._old_handlers: dict[int, object] = {}
         self._old_wakeup = -1
 
+    def _new_group(self) -> _Group:
+        g = _Group(len(self.groups), secrets.token_hex(16), f"kvs_{os.getpid()}_{len(self.groups)}")
+        self.groups.append(g)
+        return g
+
+    def _add_ranks(self, group: _Group, program: str, vms_of: list[int]) -> None:
+        """Ranks of group running program, the next in VM vms_of[0] (see
+        _Rank.vm), and so on."""
+        for vm in vms_of:
+            r = _Rank(len(group.ranks), group, program, host=vm // self.nvms, vm=vm)
+            group.ranks.append(r)
+            self.ranks.append(r)
+
+    @staticmethod
+    def _set_local(group: _Group) -> None:
+        """Each rank's rank and size among its job's ranks in its VM."""
+        size: dict[int, int] = {}
+        for r in group.ranks:
+            r.local = (size.get(r.vm, 0), 0)
+            size[r.vm] = r.local[0] + 1
+        for r in group.ranks:
+            r.local = (r.local[0], size[r.vm])
+
     # -- messages --
 
     def say(self, text: str) -> None:
         self.stderr.write(f"{PROG}: {text}\n".encode("utf-8", errors="replace"))
 
-    def who(self, rank: int) -> str:
+    def label(self, r: _Rank) -> str:
+        """A rank as short messages name it: "rank 3", or "rank 1 of spawned
+        job 1 (./child)" for a rank of a job a rank spawned."""
+        if r.group.index == 0:
+            return f"rank {r.rank}"
+        return f"rank {r.rank} of spawned job {r.group.index} ({r.program})"
+
+    def who(self, r: _Rank) -> str:
         """A rank as messages name it: its pid (in the machine's PID namespace),
         its host with --hosts or --vms, and its VM with --vms."""
         where = ""
         if self.o.hosts or self.o.vms:
-            where = f", host {self.host_of[rank]}"
+            where = f", host {r.host}"
         if self.o.vms:
-            where += f", VM {self.vm_of[rank] % self.nvms}"
-        return f"rank {rank} (pid {self.ranks[rank].pid}{where})"
+            where += f", VM {r.vm % self.nvms}"
+        if r.group.index == 0:
+            return f"rank {r.rank} (pid {r.pid}{where})"
+        return f"rank {r.rank} of spawned job {r.group.index} ({r.program}, pid {r.pid}{where})"
 
     # -- signals --
 
@@ -217,7 +294,7 @@ class Job:
         for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD):
             self._old_handlers[s] = signal.signal(s, self._on_signal)
         self.sel.register(self._wake_r, selectors.EVENT_READ)
-        self.fdmap[self._wake_r] = ("wake", -1)
+        self.fdmap[self._wake_r] = ("wake", None)
 
     def restore_signals(self) -> None:
         for s, h in self._old_handlers.items():
@@ -237,50 +314,56 @@ class Job:
 
     # -- launching --
 
-    def _child_env(self, rank: int, pmi_fd: int) -> dict[str, str]:
+    def _env_path(self) -> str:
+        """The PATH the ranks get."""
+        return dict(self.o.env).get("PATH", os.environ.get("PATH", os.defpath))
+
+    def _child_env(self, r: _Rank, pmi_fd: int) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items()
                if not (k.startswith("PMI_") or k.startswith("PMIX_")
                        or k in ("MPI_LOCALRANKID", "MPI_LOCALNRANKS"))}
         for k, v in self.o.env:
             env[k] = v
-        host, vm = self.host_of[rank], self.vm_of[rank]
-        local_rank = str(rank - self.vm_start[vm])
-        local_size = str(self.vm_start[vm + 1] - self.vm_start[vm])
+        local_rank, local_size = map(str, r.local)
         env.update({
-            "PMI_RANK": str(rank),
-            "PMI_SIZE": str(self.n),
+            "PMI_RANK": str(r.rank),
+            "PMI_SIZE": str(len(r.group.ranks)),
             "PMI_FD": str(pmi_fd),
-            "VMPI_JOB_ID": self.jobid,
+            "VMPI_JOB_ID": r.group.jobid,
             "VMPI_PM_REPORTS_ABORT": "1",
             "VMPI_LOCAL_RANK": local_rank,
             "VMPI_LOCAL_SIZE": local_size,
             "MPI_LOCALRANKID": local_rank,
             "MPI_LOCALNRANKS": local_size,
         })
+        if r.group.index:
+            env["PMI_SPAWNED"] = "1"    # MPICH's (and Hydra's) sign of a spawned job
         if self.o.hosts:
-            env["VMPI_HOST_INDEX"] = str(host)
-            env["VMPI_HOST_ADDR"] = netns.host_addr(host)
+            env["VMPI_HOST_INDEX"] = str(r.host)
+            env["VMPI_HOST_ADDR"] = netns.host_addr(r.host)
             # the user's own choice of interface wins
             env.setdefault("FI_TCP_IFACE", netns.IFACE)
             env.setdefault("UCX_NET_DEVICES", netns.IFACE)
         if self.o.vms:
-            env["VMPI_HOST_INDEX"] = str(host)
-            env["VMPI_VM_INDEX"] = str(vm % self.nvms)
+            env["VMPI_HOST_INDEX"] = str(r.host)
+            env["VMPI_VM_INDEX"] = str(r.vm % self.nvms)
             env["VMPI_IVSHMEM_PATH"] = vms.IVSHMEM_PATH
         return env
 
-    def _preexec(self, cpus: set[int] | None, host: int | None, vm: int | None = None):
+    def _preexec(self, cpus: set[int] | None, host: int | None, vm: int | None = None,
+                 wdir: str | None = None):
         """The preexec function of a child: of a rank, or of a VM's holder.
 
         A child in VM ``vm`` is born in that VM's PID namespace (the fork
         happens in :meth:`vmpi.vms.VMs.children_in`), where getppid()
         reports 0 for a parent outside the namespace; it is a rank, which
         loses the capabilities that would let it leave the VM
-        (:func:`vmpi.vms.confine`).
+        (:func:`vmpi.vms.confine`).  ``wdir`` (default ``--wdir``) is where
+        it starts.
         """
         parent = os.getpid()
         expected_ppid = parent if vm is None else 0
-        net, vmset, wdir = self.net, self.vms, self.o.wdir
+        net, vmset, wdir = self.net, self.vms, wdir or self.o.wdir
         prctl = None
         try:
             import ctypes
@@ -312,46 +395,161 @@ class Job:
                     pass  # the CPU went away; run unbound rather than not at all
         return fn
 
-    def launch(self) -> None:
-        places = bind_places(self.o.bind)
-        argv = [self.program_path] + self.o.args
-        for r in self.ranks:
-            parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-            child_fd = child_sock.fileno()
-            cpu = places[r.rank % len(places)] if places else None
-            if self.o.report_bindings:
-                self.say(f"rank {r.rank} bound to "
-                         + (f"CPU(s) {','.join(map(str, sorted(cpu)))}" if cpu else "no CPU"))
-            host = self.host_of[r.rank] if self.net else None
-            vm = self.vm_of[r.rank] if self.vms else None
-            try:
-                with self.vms.children_in(vm) if vm is not None else contextlib.nullcontext():
-                    r.proc = subprocess.Popen(
-                        argv,
-                        executable=self.program_path,
-                        env=self._child_env(r.rank, child_fd),
-                        stdin=None if r.rank == 0 else subprocess.DEVNULL,
-                        stdout=subprocess.PIPE,
-                        stderr=subprocess.PIPE,
-                        pass_fds=(child_fd,),
-                        start_new_session=True,
-                        preexec_fn=self._preexec(cpu, host, vm),
-                    )
-            except BaseException:
-                parent_sock.close()
-                child_sock.close()
-                raise
+    def _start(self, r: _Rank, argv: list[str], path: str, wdir: str | None = None) -> None:
+        """Start rank r: argv with the program at path, in wdir (default --wdir)."""
+        parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        child_fd = child_sock.fileno()
+        r.idx = self.nstarted
+        cpu = self.places[r.idx % len(self.places)] if self.places else None
+        if self.o.report_bindings:
+            self.say(f"{self.label(r)} bound to "
+                     + (f"CPU(s) {','.join(map(str, sorted(cpu)))}" if cpu else "no CPU"))
+        host = r.host if self.net else None
+        vm = r.vm if self.vms else None
+        try:
+            with self.vms.children_in(vm) if vm is not None else contextlib.nullcontext():
+                r.proc = subprocess.Popen(
+                    argv,
+                    executable=path,
+                    env=self._child_env(r, child_fd),
+                    stdin=None if r.idx == 0 else subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    pass_fds=(child_fd,),
+                    start_new_session=True,
+                    preexec_fn=self._preexec(cpu, host, vm, wdir),
+                )
+        except BaseException:
+            parent_sock.close()
             child_sock.close()
-            r.pid = r.proc.pid
-            r.sock = parent_sock
-            parent_sock.setblocking(False)
-            r.out_fd = r.proc.stdout.fileno()
-            r.err_fd = r.proc.stderr.fileno()
-            for fd, kind in ((parent_sock.fileno(), "pmi"), (r.out_fd, "out"), (r.err_fd, "err")):
-                if kind != "pmi":
-                    _set_nonblocking(fd)
-                self.sel.register(fd, selectors.EVENT_READ)
-                self.fdmap[fd] = (kind, r.rank)
+            raise
+        self.nstarted += 1
+        child_sock.close()
+        r.pid = r.proc.pid
+        r.sock = parent_sock
+        parent_sock.setblocking(False)
+        r.out_fd = r.proc.stdout.fileno()
+        r.err_fd = r.proc.stderr.fileno()
+        for fd, kind in ((parent_sock.fileno(), "pmi"), (r.out_fd, "out"), (r.err_fd, "err")):
+            if kind != "pmi":
+                _set_nonblocking(fd)
+            self.sel.register(fd, selectors.EVENT_READ)
+            self.fdmap[fd] = (kind, r)
+
+    def launch(self) -> None:
+        self.places = bind_places(self.o.bind)
+        argv = [self.program_path] + self.o.args
+        for r in self.groups[0].ranks:
+            self._start(r, argv, self.program_path)
+
+    # -- spawn --
+
+    def _find_program(self, execname: str, path: str | None, wdir: str) -> tuple[str | None, str]:
+        """Where execname is for a spawn (Hydra's way: a name with a slash from
+        the working directory, else in the info "path" directories, then
+        PATH); or None and why not."""
+        if "/" in execname:
+            cands = [os.path.join(wdir, execname)]
+            where = f"in {wdir}" if not execname.startswith("/") else ""
+        else:
+            dirs = (path.split(":") if path else []) + self._env_path().split(os.pathsep)
+            cands = [os.path.join(wdir, d or ".", execname) for d in dirs]
+            where = (f"in the info path {path} nor PATH" if path else "in PATH")
+        for c in cands:
+            if os.path.isfile(c) and os.access(c, os.X_OK):
+                return c, ""
+        found = next((c for c in cands if os.path.exists(c)), None)
+        if found:
+            return None, f"{execname}: {found} is not an executable file"
+        return None, f"{execname}: program not found {where}".rstrip()
+
+    def _place_names(self) -> list[str]:
+        """The names info "host" may give a VM (--vms) or a host (--hosts)."""
+        if self.o.vms:
+            return [vms.vm_name(h, j) for h in range(self.o.hosts or 1) for j in range(self.nvms)]
+        if self.o.hosts:
+            return [f"h{h}" for h in range(self.o.hosts)]
+        return []
+
+    def _spawn_vms(self, parent: _Rank, hosts: str | None, nprocs: int) -> tuple[list[int], str]:
+        """The VM (see _Rank.vm) of each process of a spawn block: the
+        spawner's, or those info "host" lists in blocks like ranks among
+        hosts; or why not."""
+        if not hosts:
+            return [parent.vm] * nprocs, ""
+        names = self._place_names()
+        here = this_machine()
+        chosen = []
+        for name in filter(None, (h.strip() for h in hosts.split(","))):
+            if name in names:
+                chosen.append(names.index(name))    # the VM of that name (--hosts: nvms 1)
+            elif name in here:
+                chosen.append(parent.vm)            # this machine: where the spawner is
+            else:
+                known = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+                return [], (f"host {name} (info host) is not this machine"
+                            + (f" nor one of its {'VMs' if self.o.vms else 'hosts'} ({known})"
+                               if names else ""))
+        if not chosen:
+            return [parent.vm] * nprocs, ""
+        starts = host_starts(nprocs, len(chosen))
+        return [chosen[k] for k in range(len(chosen)) for _ in range(starts[k], starts[k + 1])], ""
+
+    def spawn(self, parent: _Rank, ev: pmi.Spawn) -> str | None:
+        """Start the job a rank asked for (PMI spawn); None, or why not, and
+        then nothing runs of it."""
+        if self.tearing_down:
+            return "the job is ending"
+        total = sum(b.nprocs for b in ev.blocks)
+        if total < 1:
+            return "a spawn of no processes"
+        live = sum(1 for r in self.ranks if r.returncode is None)
+        limit, why = rank_limit()
+        if live + total > limit:
+            return (f"cannot start {total} more processes beside the {live} running: this "
+                    f"machine can run at most {limit} ({why})")
+        plans = []
+        for b in ev.blocks:
+            info = dict(b.info)
+            wdir = os.path.join(self.base_dir, info.get("wdir", ""))
+            if not os.path.isdir(wdir):
+                return f"{b.execname}: the working directory {wdir} (info wdir) is not a directory"
+            path, err = self._find_program(b.execname, info.get("path"), wdir)
+            if path is None:
+                return err
+            where, err = self._spawn_vms(parent, info.get("host") or info.get("hosts"), b.nprocs)
+            if err:
+                return err
+            plans.append((b, path, wdir, where))
+        g = self._new_group()
+        appnum = []
+        for i, (b, _, _, where) in enumerate(plans):
+            self._add_ranks(g, b.execname, where)
+            appnum += [i] * len(where)
+        self._set_local(g)
+        node: dict[int, int] = {}   # the job's nodes (VMs), numbered as they come
+        g.server = pmi.PMIServer(
+            total, g.kvsname, appnum=appnum, universe_size=self.universe, names=self.names,
+            preput=ev.preput, spawn=True,
+            node_of=[node.setdefault(r.vm, len(node)) for r in g.ranks])
+        shm.write_pidfile(self.shm_dir, g.jobid)
+        started = []
+        try:
+            todo = iter(g.ranks)
+            for b, path, wdir, where in plans:
+                for _ in where:
+                    r = next(todo)
+                    self._start(r, [path] + b.args, path, wdir)
+                    started.append(r)
+        except (OSError, subprocess.SubprocessError) as exc:
+            # end what started: its job cannot be whole
+            for r in started:
+                r.discarded = True
+                self._signal_rank(r, signal.SIGKILL)
+            self.ranks = [r for r in self.ranks if r.group is not g or r.proc is not None]
+            failed = g.ranks[len(started)]
+            return f"cannot start {self.label(failed)}: {getattr(exc, 'strerror', None) or exc}"
+        return None
 
     # -- rank I/O --
 
@@ -370,7 +568,7 @@ class Job:
             sock.close()
             # an unterminated last command (e.g. an abort) still counts;
             # replies to it have nowhere to go and are dropped
-            self.handle_pmi_events(self.server.eof(r.rank))
+            self.handle_pmi_events(r.group, r.group.server.eof(r.rank))
 
     def read_pmi(self, r: _Rank, drain: bool = False) -> None:
         """Read what the rank's PMI socket holds (all of it if ``drain``)."""
@@ -384,12 +582,11 @@ class Job:
             if not data:
                 self._close_pmi(r)
                 return
-            self.handle_pmi_events(self.server.feed(r.rank, data))
+            self.handle_pmi_events(r.group, r.group.server.feed(r.rank, data))
             if not drain:
                 return
 
-    def _send(self, rank: int, data: bytes) -> None:
-        r = self.ranks[rank]
+    def _send(self, r: _Rank, data: bytes) -> None:
         if r.sock is None:
             return
         view = memoryview(data)
@@ -400,32 +597,36 @@ class Job:
                 view = view[k:]
             except (BlockingIOError, InterruptedError):
                 if time.monotonic() > deadline:
-                    self.say(f"{self.who(rank)} does not read its PMI socket; closing it")
+                    self.say(f"{self.who(r)} does not read its PMI socket; closing it")
                     self._close_pmi(r)
                     return
                 wait_writable(r.sock, 0.1)
             except OSError:
                 return  # the rank is gone; its exit is handled elsewhere
 
-    def handle_pmi_events(self, events: list) -> None:
+    def handle_pmi_events(self, group: _Group, events: list) -> None:
         for ev in events:
             if isinstance(ev, pmi.Reply):
-                self._send(ev.rank, ev.data)
+                self._send(group.ranks[ev.rank], ev.data)
+            elif isinstance(ev, pmi.Spawn):
+                r = group.ranks[ev.rank]
+                self._send(r, group.server.spawn_reply(ev.rank, self.spawn(r, ev)).data)
             elif isinstance(ev, pmi.Abort):
+                r = group.ranks[ev.rank]
                 code = ev.exitcode & 0xFF or 1
-                msg = abort_message(self.who(ev.rank), ev.exitcode, ev.message)
-                self.aborted.add(ev.rank)
+                msg = abort_message(self.who(r), ev.exitcode, ev.message)
+                r.aborted = True
                 # A rank that lost a peer aborts, often before the peer's own
                 # death reaches us: the death, if it comes soon, is the cause.
                 if self.abort is None:
-                    self.abort = (time.monotonic() + ABORT_GRACE, ev.rank, code, msg)
+                    self.abort = (time.monotonic() + ABORT_GRACE, code, msg)
             elif isinstance(ev, pmi.ProtocolError):
-                self.say(f"{self.who(ev.rank)}: PMI protocol error: {ev.text}")
+                self.say(f"{self.who(group.ranks[ev.rank])}: PMI protocol error: {ev.text}")
 
     def _emit(self, r: _Rank, stream: int, chunk: bytes) -> None:
         """Write complete lines (or a final fragment) of one rank's stream."""
         emit_output(self.stdout if stream == 1 else self.stderr, r.rank, stream, chunk,
-                    self.o.tag)
+                    self.o.tag, r.group.index)
 
     def read_output(self, r: _Rank, stream: int, drain: bool = False) -> None:
         fd = r.out_fd if stream == 1 else r.err_fd
@@ -507,12 +708,13 @@ class Job:
         self.read_output(r, 2, drain=True)
         if self.tearing_down:
             return  # we are killing it, or the job already failed
-        if r.rank in self.aborted:
+        if r.aborted or r.discarded:
             return  # its abort (the first of the job's, or a later one) speaks for it
-        bad = exit_failure(rc, self.server.initialized(r.rank), self.server.finalized(r.rank))
+        server = r.group.server
+        bad = exit_failure(rc, server.initialized(r.rank), server.finalized(r.rank))
         if bad is not None:
             code, what, teardown = bad
-            self.fail(code, f"{self.who(r.rank)} {what}", teardown=teardown)
+            self.fail(code, f"{self.who(r)} {what}", teardown=teardown)
 
     def on_launcher_signal(self, sig: int) -> None:
         if sig == signal.SIGCHLD:
@@ -547,7 +749,7 @@ class Job:
                 fd = key.fd
                 if fd not in self.fdmap:
                     continue
-                kind, rank = self.fdmap[fd]
+                kind, r = self.fdmap[fd]
                 if kind == "wake":
                     try:
                         while os.read(fd, 512):
@@ -555,16 +757,17 @@ class Job:
                     except (BlockingIOError, InterruptedError):
                         pass
                 elif kind == "pmi":
-                    self.read_pmi(self.ranks[rank])
+                    self.read_pmi(r)
                 elif kind == "out":
-                    self.read_output(self.ranks[rank], 1)
+                    self.read_output(r, 1)
                 else:
-                    self.read_output(self.ranks[rank], 2)
+                    self.read_output(r, 2)
 
             while self.pending_signals:
                 self.on_launcher_signal(self.pending_signals.pop(0))
 
-            for r in self.ranks:
+            # (a spawn, read from a rank that exits, adds ranks)
+            for r in list(self.ranks):
                 if r.proc is not None and r.returncode is None:
                     rc = _exit_status(r.pid)
                     if rc is not None:
@@ -573,7 +776,7 @@ class Job:
             now = time.monotonic()
             if self.abort is not None and not self.tearing_down:
                 if now >= self.abort[0] or all(r.returncode is not None for r in self.ranks):
-                    self.fail(self.abort[2], self.abort[3])
+                    self.fail(self.abort[1], self.abort[2])
             if self.deadline is not None and now >= self.deadline and not self.tearing_down:
                 if self.exit_code is None:
                     self.exit_code = 124
@@ -584,8 +787,8 @@ class Job:
                 self.kill_all()
             if (self.tearing_down and now >= self.term_at + TERM_GRACE + STUCK_GRACE
                     and any(r.returncode is None for r in self.ranks)):
-                stuck = [str(r.rank) for r in self.ranks if r.returncode is None]
-                self.say(f"rank(s) {', '.join(stuck)} survived SIGKILL (stuck in the kernel?); giving up")
+                stuck = [self.label(r) for r in self.ranks if r.returncode is None]
+                self.say(f"{', '.join(stuck)} survived SIGKILL (stuck in the kernel?); giving up")
                 break
 
             if all(r.returncode is not None for r in self.ranks):
@@ -733,7 +936,8 @@ def run(opts: Options) -> int:
             finally:
                 job.restore_signals()
                 # the --vms region files too
-                shm.remove_job_files(job.shm_dir, job.jobid)
+                for g in job.groups:
+                    shm.remove_job_files(job.shm_dir, g.jobid)
     return code
 
 

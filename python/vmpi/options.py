@@ -22,7 +22,7 @@ from . import netns
 from . import vms
 
 __all__ = ["PROG", "USAGE", "Options", "UsageError", "ShowHelp", "ShowVersion", "parse_args",
-           "rank_limit", "version"]
+           "rank_limit", "this_machine", "version"]
 
 PROG = "vmpirun"
 
@@ -70,6 +70,10 @@ options:
   -wdir DIR, --wdir DIR  the ranks' working directory (also -wd, --wd)
   --timeout SECONDS      abort the job if it runs longer (exit code 124);
                          default $MPIEXEC_TIMEOUT
+  -usize, --universe-size N|SYSTEM|INFINITE
+                         MPI_UNIVERSE_SIZE of every job (spawned ones too):
+                         N, the CPUs vmpirun may use (SYSTEM) or unknown
+                         (INFINITE); default the number of ranks (-n)
   --cleanup              remove /dev/shm/vmpi-* files, network namespaces
                          and VMs of jobs that are gone
   -v, --verbose          with --cleanup: say what is removed or kept
@@ -83,8 +87,12 @@ accepted for job scripts of MPICH and Open MPI (one machine runs every rank):
   addresses; slots are ignored); --oversubscribe, --allow-run-as-root,
   -genvall, --genvall.  MPMD (':', -configfile) is not supported yet.
 
-exit status: 0 if all ranks exit 0; else the status of the first rank that
-failed (128+S for a rank killed by signal S, the errorcode for MPI_Abort,
+A rank may spawn jobs (MPI_Comm_spawn): they run in the spawner's VM (or
+host) unless the info key "host" names one of h<i>-vm<j> (--vms), h<i>
+(--hosts) or this machine; "wdir" and "path" are understood too.
+
+exit status: 0 if all ranks (of every job) exit 0; else the status of the
+first rank that failed (128+S for a rank killed by signal S, the errorcode for MPI_Abort,
 the error class for a fatal MPI error);
 124 on --timeout, 127 if PROGRAM is not found, 2 for bad options,
 1 if the --hosts or --vms namespaces cannot be made, 130/143 if vmpirun
@@ -130,6 +138,7 @@ class Options:
     env: list[tuple[str, str]] = field(default_factory=list)
     wdir: str | None = None
     timeout: float | None = None
+    usize: int | None = None    # -1: unknown (Hydra's INFINITE)
     cleanup: bool = False
     verbose: bool = False
     program: str | None = None
@@ -166,7 +175,7 @@ def rank_limit() -> tuple[int, str]:
     return min(limits, default=(1 << 20, "vmpirun's own bound"))
 
 
-def _this_machine() -> set[str]:
+def this_machine() -> set[str]:
     """The names and addresses by which a host list can mean this machine."""
     names = {"localhost", "localhost.localdomain", "127.0.0.1", "::1", socket.gethostname()}
     names.add(socket.getfqdn())
@@ -180,7 +189,7 @@ def _this_machine() -> set[str]:
 def check_hosts(what: str, hosts: list[str]) -> None:
     """Accepts a host list (host or host:slots entries) that names only this
     machine; a job across machines belongs to Hydra or Slurm."""
-    here = _this_machine()
+    here = this_machine()
     for entry in hosts:
         host = entry.rsplit(":", 1)[0] if entry.count(":") == 1 else entry
         if host and host not in here:
@@ -230,12 +239,15 @@ def parse_args(argv: list[str]) -> Options:
             if has_inline:
                 raise UsageError(f"option {name} takes no value")
 
-        def count(what: str) -> int:
-            v = value()
+        def count(what: str, v: str | None = None) -> int:
+            if v is None:
+                v = value()
             try:
                 k = int(v)
             except ValueError:
-                raise UsageError(f"{name}: not a number: {v!r}") from None
+                raise UsageError(f"{name}: not a number: {v!r}"
+                                 + (" (nor SYSTEM or INFINITE)" if name.endswith("size") else "")
+                                 ) from None
             if k < 1:
                 raise UsageError(f"{name}: the number of {what} must be at least 1")
             return k
@@ -315,6 +327,14 @@ def parse_args(argv: list[str]) -> Options:
                 raise UsageError(f"--timeout: not a number: {v!r}") from None
             if not o.timeout > 0:
                 raise UsageError("--timeout: must be positive")
+        elif name in ("-usize", "--usize", "--universe-size"):
+            v = value()
+            if v.upper() == "SYSTEM":
+                o.usize = len(os.sched_getaffinity(0))
+            elif v.upper() == "INFINITE":
+                o.usize = -1
+            else:
+                o.usize = count("processes in the universe", v)
         elif name in ("-configfile", "--configfile", "--app"):
             raise UsageError(f"{name}: MPMD jobs are not supported yet")
         elif name == "--cleanup":

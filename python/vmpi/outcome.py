@@ -35,8 +35,8 @@ class Out:
     def __init__(self, fd: int):
         self.fd = fd
         self.broken = False
-        # (rank, stream) whose unterminated line was written last, if any
-        self.midline: tuple[int, int] | None = None
+        # (job, rank, stream) whose unterminated line was written last, if any
+        self.midline: tuple[int, int, int] | None = None
 
     def write(self, data: bytes) -> None:
         view = memoryview(data)
@@ -54,25 +54,28 @@ class Out:
                     raise
 
 
-def emit_output(out: Out, rank: int, stream: int, chunk: bytes, tag: str) -> None:
+def emit_output(out: Out, rank: int, stream: int, chunk: bytes, tag: str, job: int = 0) -> None:
     """Write complete lines (or a final fragment) of one rank's stream to out,
-    each line prefixed as tag says: "ompi" [1,r]<stdout>:, "rank" [r], "" none."""
+    each line prefixed as tag says: "ompi" [1,r]<stdout>:, "rank" [r], "" none.
+    A rank of spawned job j (j >= 1) is [j+1,r]<stdout>: and [j:r]."""
     if not chunk:
         return
     if tag:
-        prefix = (f"[1,{rank}]<{'stdout' if stream == 1 else 'stderr'}>: " if tag == "ompi"
-                  else f"[{rank}] ").encode()
+        if tag == "ompi":
+            prefix = f"[{job + 1},{rank}]<{'stdout' if stream == 1 else 'stderr'}>: "
+        else:
+            prefix = f"[{job}:{rank}] " if job else f"[{rank}] "
         lines = chunk.split(b"\n")
         if lines[-1] == b"":
             lines.pop()
-        out.write(b"".join(prefix + line + b"\n" for line in lines))
+        out.write(b"".join(prefix.encode() + line + b"\n" for line in lines))
     else:
-        if out.midline is not None and out.midline != (rank, stream):
+        if out.midline is not None and out.midline != (job, rank, stream):
             # another rank left its last line unterminated: end it there
             # rather than glue this output to it
             out.write(b"\n")
         out.write(chunk)
-        out.midline = None if chunk.endswith(b"\n") else (rank, stream)
+        out.midline = None if chunk.endswith(b"\n") else (job, rank, stream)
 
 
 def exit_failure(rc: int, initialized: bool, finalized: bool) -> tuple[int, str, bool] | None:

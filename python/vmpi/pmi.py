@@ -20,7 +20,38 @@ cmd=get kvsname=K key=X                cmd=get_result rc=0 msg=success value=Y
 cmd=barrier_in                         cmd=barrier_out            (to every rank, once all are in)
 cmd=finalize                           cmd=finalize_ack
 cmd=abort exitcode=E [message=...]     (no reply; the launcher tears the job down)
+cmd=publish_name service=S port=P      cmd=publish_result rc=0
+                                       cmd=publish_result rc=1 msg=service_S_is_already_published
+cmd=unpublish_name service=S           cmd=unpublish_result rc=0
+                                       cmd=unpublish_result rc=1 msg=service_S_is_not_published
+cmd=lookup_name service=S              cmd=lookup_result rc=0 port=P
+                                       cmd=lookup_result rc=1 msg=service_S_is_not_published
+mcmd=spawn ... endcmd (see below)      cmd=spawn_result rc=0
+                                       cmd=spawn_result rc=1 msg=WHY
 =====================================  ==========================================================
+
+An error message (``msg``) joins its words with underscores (see
+:func:`escape_msg`).
+
+``PMI_Spawn_multiple`` sends one block of ``key=value`` lines per program,
+each block starting ``mcmd=spawn`` and ending ``endcmd``; a value runs to
+the end of its line (backslash escapes read as MPICH reads them).  Both
+layouts MPICH's clients send are accepted, in any order within a block:
+
+* the classic simple PMI: ``nprocs``, ``execname``, ``totspawns``,
+  ``spawnssofar``, ``arg1``..``argN`` (1-based), ``argcnt``, ``preput_num``
+  and ``preput_key_i``/``preput_val_i`` (0-based, repeated in every block),
+  ``info_num`` and ``info_key_i``/``info_val_i``;
+* PMI-1.1 (``pmi-1.1.txt``): the same, with ``infonum`` for ``info_num`` and
+  the preput pairs in the first block only.
+
+The request is complete after ``totspawns`` blocks; the server then hands
+it to the launcher (:class:`Spawn`), which starts the new job and answers
+through :meth:`PMIServer.spawn_reply`.  A server made without
+``spawn=True`` refuses spawns itself (``rc=-1 msg=spawn_not_supported``).
+
+Names (``publish_name``) live in a dictionary the launcher may share among
+the servers of all its jobs: one name space per launcher.
 
 This module does no I/O: :class:`PMIServer` consumes the bytes read from a
 rank's socket and returns the replies to write and the events the launcher
@@ -43,7 +74,12 @@ __all__ = [
     "Initialized",
     "Finalized",
     "ProtocolError",
+    "Spawn",
+    "SpawnBlock",
     "PMIServer",
+    "escape_msg",
+    "process_mapping",
+    "process_mapping_of",
 ]
 
 KVSNAME_MAX = 256
@@ -62,6 +98,33 @@ _NEXT_TOKEN_RE = re.compile(r" +(?=[A-Za-z0-9_\-/]+=)")
 
 # For these commands the named attribute takes the rest of the line verbatim.
 _REST_OF_LINE = {"abort": "message"}
+
+# A spawn request larger than this many lines is not a client's (every
+# argument, info and preput pair is a line): protocol error.
+MAX_SPAWN_LINES = 1 << 16
+
+
+def escape_msg(text: str) -> str:
+    """An error message as a reply's value: words joined by underscores, as
+    Hydra's (``key_already_present``), since MPICH 4.0's simple PMI client
+    (Debian's libmpich) fails on a reply with a space even where escaped."""
+    return "_".join(text.split())
+
+
+def _unescape(value: str) -> str:
+    """A backslash stands for the character after it (MPICH's unescape_val)."""
+    if "\\" not in value:
+        return value
+    out = []
+    i, n = 0, len(value)
+    while i < n:
+        if value[i] == "\\" and i + 1 < n:
+            out.append(value[i + 1])
+            i += 2
+        else:
+            out.append(value[i])
+            i += 1
+    return "".join(out)
 
 
 def _split_value(text: str, pos: int) -> int:
@@ -169,50 +232,138 @@ class ProtocolError:
 
 
 @dataclass
+class SpawnBlock:
+    """One program of a spawn request (one ``mcmd=spawn`` block)."""
+
+    execname: str
+    nprocs: int
+    args: list[str]
+    info: list[tuple[str, str]]
+
+
+@dataclass
+class Spawn:
+    """``rank`` asks for a new job of ``blocks``, whose KVS starts with
+    ``preput``; the launcher answers with :meth:`PMIServer.spawn_reply`."""
+
+    rank: int
+    blocks: list[SpawnBlock]
+    preput: dict[str, str]
+
+
+@dataclass
 class _Conn:
     buf: bytearray = field(default_factory=bytearray)
     initialized: bool = False
     finalized: bool = False
     in_barrier: bool = False
-    # a multi-line "mcmd=spawn" block being skipped
-    in_mcmd: bool = False
-    mcmd_spawns_left: int = 0
+    # the blocks of a spawn request being read: one dict per block
+    mcmd: list[dict[str, str]] | None = None
+    mcmd_lines: int = 0
+    mcmd_open: bool = False     # inside a block (after mcmd=spawn, before endcmd)
 
 
-def process_mapping(node_sizes: list[int]) -> str:
-    """MPICH's vector form: runs of (first node, nodes, ranks per node)."""
+def process_mapping_of(node_of: list[int]) -> str:
+    """MPICH's vector form of a placement (the node of each rank): runs of
+    (first node, nodes, ranks per node), each node's ranks consecutive."""
+    blocks: list[list[int]] = []        # [node, ranks] of consecutive ranks
+    for node in node_of:
+        if blocks and blocks[-1][0] == node:
+            blocks[-1][1] += 1
+        else:
+            blocks.append([node, 1])
     runs: list[list[int]] = []
-    node = 0
-    for n in node_sizes:
-        if not n:
-            continue
-        if runs and runs[-1][2] == n:
+    for node, n in blocks:
+        if runs and runs[-1][2] == n and runs[-1][0] + runs[-1][1] == node:
             runs[-1][1] += 1
         else:
             runs.append([node, 1, n])
-        node += 1
     return "(vector," + ",".join(f"({a},{b},{c})" for a, b, c in runs) + ")"
 
 
-class PMIServer:
-    """State of one job's PMI-1 service: the KVS, the barrier, per-rank status."""
+def process_mapping(node_sizes: list[int]) -> str:
+    """The vector form for ranks placed in blocks, ``node_sizes`` ranks on
+    each node in turn (a node without ranks takes no node number)."""
+    sizes = [n for n in node_sizes if n]
+    return process_mapping_of([i for i, n in enumerate(sizes) for _ in range(n)])
 
-    def __init__(self, size: int, kvsname: str, *, appnum: int = 0,
-                 universe_size: int | None = None, node_sizes: list[int] | None = None):
+
+def _count(block: dict[str, str], key: str, what: str) -> int:
+    """A block's non-negative count ``key`` (absent: 0)."""
+    text = block.get(key, "0")
+    try:
+        n = int(text)
+    except ValueError:
+        raise ValueError(f"{what}: {key}={text!r} is not a number") from None
+    if n < 0:
+        raise ValueError(f"{what}: {key}={n} is negative")
+    return n
+
+
+def _indexed(block: dict[str, str], key: str, count: int, base: int, what: str) -> list[str]:
+    """Values of ``key<base>``..``key<base+count-1>``; each must be there."""
+    out = []
+    for i in range(base, base + count):
+        if f"{key}{i}" not in block:
+            raise ValueError(f"{what}: {key}{i} is missing")
+        out.append(block[f"{key}{i}"])
+    return out
+
+
+def parse_spawn(blocks: list[dict[str, str]]) -> tuple[list[SpawnBlock], dict[str, str]]:
+    """The programs and preput pairs of a complete spawn request; raises
+    ValueError naming what is wrong with it."""
+    out = []
+    preput: dict[str, str] = {}
+    for i, b in enumerate(blocks):
+        what = f"spawn block {i + 1}"
+        if not b.get("execname"):
+            raise ValueError(f"{what}: no execname")
+        if "nprocs" not in b:
+            raise ValueError(f"{what}: no nprocs")
+        nprocs = _count(b, "nprocs", what)
+        args = _indexed(b, "arg", _count(b, "argcnt", what), 1, what)
+        ninfo = _count(b, "info_num" if "info_num" in b else "infonum", what)
+        info = list(zip(_indexed(b, "info_key_", ninfo, 0, what),
+                        _indexed(b, "info_val_", ninfo, 0, what)))
+        npre = _count(b, "preput_num", what)
+        preput.update(zip(_indexed(b, "preput_key_", npre, 0, what),
+                          _indexed(b, "preput_val_", npre, 0, what)))
+        out.append(SpawnBlock(b["execname"], nprocs, args, info))
+    return out, preput
+
+
+class PMIServer:
+    """State of one job's PMI-1 service: the KVS, the barrier, per-rank status.
+
+    ``appnum`` is the job's, or a list with each rank's; ``names`` is the
+    name space of ``publish_name`` (a dict the launcher may share among
+    jobs); ``preput`` pairs are in the KVS from the start; ``spawn`` says
+    whether the launcher serves spawn requests (:class:`Spawn` events).
+    """
+
+    def __init__(self, size: int, kvsname: str, *, appnum: int | list[int] = 0,
+                 universe_size: int | None = None, node_sizes: list[int] | None = None,
+                 node_of: list[int] | None = None, names: dict[str, str] | None = None,
+                 preput: dict[str, str] | None = None, spawn: bool = False):
         if size < 1:
             raise ValueError("size must be >= 1")
         self.size = size
         self.kvsname = kvsname
-        self.appnum = appnum
+        self.appnum = appnum if isinstance(appnum, list) else [appnum] * size
         self.universe_size = size if universe_size is None else universe_size
         self.conns = [_Conn() for _ in range(size)]
-        self.kvs: dict[str, dict[str, str]] = {kvsname: {}}
-        self.published: dict[str, str] = {}
+        self.kvs: dict[str, dict[str, str]] = {kvsname: dict(preput or {})}
+        self.published = {} if names is None else names
+        self.spawn = spawn
         self.barrier_epoch = 0
         # Hydra answers this key itself; MPICH-derived code reads it to learn
         # which ranks share a node (an OS instance: with emulated VMs, a VM).
-        # node_sizes: ranks of each node, placed in blocks; default one node.
-        self.kvs[kvsname]["PMI_process_mapping"] = process_mapping(node_sizes or [size])
+        # node_sizes: ranks of each node, placed in blocks; node_of: the
+        # node of each rank; default one node.
+        self.kvs[kvsname]["PMI_process_mapping"] = (
+            process_mapping_of(node_of) if node_of is not None
+            else process_mapping(node_sizes or [size]))
 
     # -- state queries ------------------------------------------------------
 
@@ -260,18 +411,25 @@ class PMIServer:
     def _reply(self, rank: int, text: str) -> Reply:
         return Reply(rank, (text + "\n").encode("utf-8", errors="surrogateescape"))
 
+    def _fail(self, rank: int, cmd: str, why: str) -> Reply:
+        return self._reply(rank, f"cmd={cmd} rc=1 msg={escape_msg(why)}")
+
     def _handle_line(self, rank: int, line: str) -> list:
         conn = self.conns[rank]
         line = line.rstrip("\r")
-        if conn.in_mcmd:
+        if conn.mcmd is not None:
+            if line.startswith("cmd="):
+                # the client gave up on its spawn request half-way
+                conn.mcmd = None
+                return [self._fail(rank, "spawn_result", "spawn request ended before its "
+                                   "last endcmd"), *self._handle_line(rank, line)]
             return self._mcmd_line(rank, line)
         if not line.strip():
             return []
         if line.startswith("mcmd="):
-            # PMI_Spawn_multiple: a block of lines ending with "endcmd" per
-            # spawn.  Not supported: skip the block, then refuse.
-            conn.in_mcmd = True
-            conn.mcmd_spawns_left = 0
+            conn.mcmd = []
+            conn.mcmd_lines = 0
+            conn.mcmd_open = False
             return self._mcmd_line(rank, line)
         try:
             cmd, a = parse_command(line)
@@ -284,20 +442,60 @@ class PMIServer:
         return handler(rank, a)
 
     def _mcmd_line(self, rank: int, line: str) -> list:
+        """One line of a spawn request (``PMI_Spawn_multiple``)."""
         conn = self.conns[rank]
-        key, _, val = line.partition("=")
-        if key == "totspawns":
-            try:
-                conn.mcmd_spawns_left = int(val)
-            except ValueError:
-                conn.mcmd_spawns_left = 1
-        if line.strip() == "endcmd":
-            conn.mcmd_spawns_left -= 1
-            if conn.mcmd_spawns_left <= 0:
-                conn.in_mcmd = False
-                return [ProtocolError(rank, "PMI spawn is not supported by vmpirun"),
-                        self._reply(rank, "cmd=spawn_result rc=-1 msg=spawn_not_supported")]
+        conn.mcmd_lines += 1
+        if conn.mcmd_lines > MAX_SPAWN_LINES:
+            conn.mcmd = None
+            return [ProtocolError(rank, f"spawn request longer than {MAX_SPAWN_LINES} lines"),
+                    self._fail(rank, "spawn_result", "spawn request too long")]
+        if not line.strip():
+            return []
+        key, eq, val = line.partition("=")
+        if key == "mcmd":
+            if conn.mcmd_open or val != "spawn":
+                conn.mcmd = None
+                return [self._fail(rank, "spawn_result", f"unexpected line {line[:100]!r} "
+                                   "in a spawn request")]
+            conn.mcmd.append({})
+            conn.mcmd_open = True
+            return []
+        if not conn.mcmd_open:
+            conn.mcmd = None
+            return [self._fail(rank, "spawn_result", f"{line[:100]!r} outside a spawn block")]
+        block = conn.mcmd[-1]
+        if line == "endcmd":
+            conn.mcmd_open = False
+            total = conn.mcmd[0].get("totspawns", "")
+            if not total.isdigit() or int(total) < 1:
+                conn.mcmd = None
+                return [self._fail(rank, "spawn_result",
+                                   f"spawn request: totspawns={total!r} is not a count")]
+            if len(conn.mcmd) < int(total):
+                return []
+            blocks, conn.mcmd = conn.mcmd, None
+            return self._spawn(rank, blocks)
+        if not eq:
+            return []   # a word without a value; no spawn key is one
+        # a later "key=" in a block replaces an earlier one
+        block[key] = _unescape(val)
         return []
+
+    def _spawn(self, rank: int, blocks: list[dict[str, str]]) -> list:
+        if not self.spawn:
+            return [ProtocolError(rank, "PMI spawn is not supported by this launcher"),
+                    self._reply(rank, "cmd=spawn_result rc=-1 msg=spawn_not_supported")]
+        try:
+            programs, preput = parse_spawn(blocks)
+        except ValueError as exc:
+            return [self._fail(rank, "spawn_result", str(exc))]
+        return [Spawn(rank, programs, preput)]
+
+    def spawn_reply(self, rank: int, error: str | None) -> Reply:
+        """The answer to ``rank``'s spawn: done, or refused because of ``error``."""
+        if error is None:
+            return self._reply(rank, "cmd=spawn_result rc=0")
+        return self._fail(rank, "spawn_result", error)
 
     def _cmd_init(self, rank: int, a: dict) -> list:
         ver = a.get("pmi_version", "1")
@@ -314,7 +512,7 @@ class PMIServer:
                                   f"keylen_max={KEYLEN_MAX} vallen_max={VALLEN_MAX}")]
 
     def _cmd_get_appnum(self, rank: int, a: dict) -> list:
-        return [self._reply(rank, f"cmd=appnum appnum={self.appnum}")]
+        return [self._reply(rank, f"cmd=appnum appnum={self.appnum[rank]}")]
 
     def _cmd_get_my_kvsname(self, rank: int, a: dict) -> list:
         return [self._reply(rank, f"cmd=my_kvsname kvsname={self.kvsname}")]
@@ -363,21 +561,26 @@ class PMIServer:
             code = 1
         return [Abort(rank, code, a.get("message", ""))]
 
+    # Name service (MPI_Publish_name and friends): Hydra's replies, rc=1 on
+    # failure, with our message.
+
     def _cmd_publish_name(self, rank: int, a: dict) -> list:
-        service = a.get("service", "")
-        if not service or service in self.published:
-            return [self._reply(rank, f"cmd=publish_result rc=-1 msg=cannot_publish_{service or 'empty'}")]
-        self.published[service] = a.get("port", "")
-        return [self._reply(rank, "cmd=publish_result rc=0 msg=success")]
+        service, port = a.get("service", ""), a.get("port", "")
+        if not service or not port:
+            return [self._fail(rank, "publish_result", "publish_name needs a service and a port")]
+        if service in self.published:
+            return [self._fail(rank, "publish_result", f"service {service} is already published")]
+        self.published[service] = port
+        return [self._reply(rank, "cmd=publish_result rc=0")]
 
     def _cmd_unpublish_name(self, rank: int, a: dict) -> list:
         service = a.get("service", "")
         if self.published.pop(service, None) is None:
-            return [self._reply(rank, f"cmd=unpublish_result rc=-1 msg=service_{service}_not_found")]
-        return [self._reply(rank, "cmd=unpublish_result rc=0 msg=success")]
+            return [self._fail(rank, "unpublish_result", f"service {service} is not published")]
+        return [self._reply(rank, "cmd=unpublish_result rc=0")]
 
     def _cmd_lookup_name(self, rank: int, a: dict) -> list:
         service = a.get("service", "")
         if service not in self.published:
-            return [self._reply(rank, f"cmd=lookup_result rc=-1 msg=service_{service}_not_found")]
-        return [self._reply(rank, f"cmd=lookup_result rc=0 msg=success port={self.published[service]}")]
+            return [self._fail(rank, "lookup_result", f"service {service} is not published")]
+        return [self._reply(rank, f"cmd=lookup_result rc=0 port={self.published[service]}")]
