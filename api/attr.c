@@ -6,6 +6,7 @@
  * errors go to the communicator's or window's handler (datatypes: to
  * MPI_COMM_WORLD's). MPI_TAG_UB is VMPI_TAG_UB: 2^30 - 1. */
 #include "api.h"
+#include "../pmi/pmi.h"
 #include "attr.h"
 #include "../rma/rma.h"
 
@@ -134,7 +135,7 @@ static int *predefined_comm_attr(int keyval)
     case MPI_HOST: return &attr_host;
     case MPI_IO: return &attr_io;
     case MPI_WTIME_IS_GLOBAL: return &attr_wtime_global;
-    case MPI_UNIVERSE_SIZE: attr_universe = vmpi_job.size; return &attr_universe;
+    case MPI_UNIVERSE_SIZE: attr_universe = vmpi_pmi_universe_size(); return &attr_universe;
     case MPI_LASTUSEDCODE: return &vmpi_err_lastused;
     case MPI_APPNUM: return &attr_appnum;
     default: return NULL;

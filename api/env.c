@@ -30,6 +30,8 @@ static int init_common(const char *fname, int *argc, char ***argv, int required,
     int rc = vmpi_core_init(required, provided);
     vmpi_info_env_init(argc ? *argc : 0, argv ? *argv : NULL, required);
     vmpi_coll_init();
+    if (rc == MPI_SUCCESS)
+        rc = vmpi_dyn_init();
     return rc;
 }
 
@@ -79,6 +81,7 @@ int PMPI_Finalize(void)
      * MPI_Irecv) must still take it, and its sender may be waiting for
      * that in MPI_Wait. */
     vmpi_attr_finalize_comms();
+    vmpi_dyn_finalize();
     int rc = vmpi_coll_barrier(vmpi_g.world);
     if (rc != MPI_SUCCESS)
         return vmpi_err_handle(vmpi_g.world, rc);

@@ -99,6 +99,7 @@ struct vmpi_chan_setup {
     const int *pid;   /* world rank -> process id (in its own PID namespace) */
     bool used;        /* some rank of the job uses the channel: every rank passes
                        * the same value, and a collective init runs only then */
+    uint32_t job;     /* names this job to processes of other jobs (never 0) */
 };
 
 /* What a channel counts for the tool interface (MPI_T performance
@@ -160,6 +161,20 @@ struct vmpi_chan {
     /* Optional (NULL when absent): */
     /* A line for the start-up report ("ivshmem region /dev/shm/x"), or NULL. */
     const char *(*describe)(void);
+    /* Dynamic processes (MPI_Comm_connect, accept, spawn, join): peers in
+     * other jobs. address: this process's address for them, into buf (cap
+     * bytes); its length, 0 if it does not fit (opens the channel if the
+     * job did not use it). connect: adds world rank `world` (beyond the
+     * job's), rank `rank` of job `job`, at that address; its state as from
+     * add_peer, NULL if the address is refused. greet: the first words
+     * (at most 256 bytes) to such a peer, under port number `port`;
+     * greeting: one that arrived for `port` (copied into msg, cap bytes;
+     * its length), or 0 while none has. */
+    size_t (*address)(void *buf, size_t cap);
+    void *(*connect)(int world, uint32_t job, int rank, const void *addr, size_t alen,
+                     size_t *eager_max);
+    void (*greet)(void *cstate, uint32_t port, const void *msg, size_t len);
+    size_t (*greeting)(uint32_t port, void *msg, size_t cap);
     /* The collective slot (shm/cslot.h) of world rank `world` in the memory
      * the channel shares among its group, or NULL. */
     struct vmpi_cslot *(*cslot)(int world);

@@ -83,8 +83,14 @@ static struct coll_layout *layout_build(struct vmpi_comm *c)
     /* A node's leader is the first comm rank with its shared id, so leaders
      * come out in increasing order. Quadratic in the worst case, once per
      * communicator. */
+    /* Jobs number world ranks each their own way, so a communicator across
+     * jobs could be cut into different nodes by different members: there
+     * every rank is a node of its own. */
+    bool mixed = false;
+    for (int r = 0; r < p; r++)
+        mixed |= vmpi_proc_other(vmpi_comm_world_rank(c, r));
     for (int r = 0; r < p; r++) {
-        sid[r] = vmpi_locality_shared_id(vmpi_comm_world_rank(c, r));
+        sid[r] = mixed ? r : vmpi_locality_shared_id(vmpi_comm_world_rank(c, r));
         int n = 0;
         while (n < l->nnodes && sid[l->leaders[n]] != sid[r])
             n++;

@@ -37,9 +37,33 @@ int vmpi_comm_idup(struct vmpi_comm *c, struct vmpi_attr *attrs, MPI_Comm *newco
 int vmpi_comm_intercomm_create(struct vmpi_comm *local, int leader, struct vmpi_comm *peer,
                                int remote_leader, int tag, struct vmpi_comm **out);
 int vmpi_comm_intercomm_merge(struct vmpi_comm *c, int high, struct vmpi_comm **out);
+/* The intercommunicator between local and a group of another job (or of
+ * this one) whose root talks to this side's root over `bridge` (rank
+ * `other` there, tags `tag`; significant at the root only): collective
+ * over local (comm/dynamic.c builds the bridge). */
+int vmpi_comm_intercomm_dyn(struct vmpi_comm *local, int root, struct vmpi_comm *bridge,
+                            int other, int tag, const char *fn, struct vmpi_comm **out);
 int vmpi_comm_inter_dup(struct vmpi_comm *c, struct vmpi_comm **out);
 /* Split (and create, as a split) of an intercommunicator. */
 int vmpi_comm_inter_split(struct vmpi_comm *c, int color, int key, struct vmpi_comm **out);
+
+/* Dynamic processes (dynamic.c, prefix vmpi_dyn_). Ports: name has room
+ * for MPI_MAX_PORT_NAME characters. accept/connect: collective over c,
+ * name significant at root. spawn: sp significant at root (its preput
+ * pairs are set here); fn names the call in errors. init: in MPI_Init, a
+ * spawned job connects to its parent. disconnect: MPI_Comm_disconnect but
+ * the freeing. finalize: the barriers with connected processes. */
+int vmpi_dyn_open_port(char *name);
+int vmpi_dyn_close_port(const char *name);
+int vmpi_dyn_accept(const char *name, int root, struct vmpi_comm *c, struct vmpi_comm **out);
+int vmpi_dyn_connect(const char *name, int root, struct vmpi_comm *c, struct vmpi_comm **out);
+struct vmpi_pmi_spawn;
+int vmpi_dyn_spawn(struct vmpi_pmi_spawn *sp, int root, struct vmpi_comm *c,
+                   struct vmpi_comm **out, int *total, const char *fn);
+int vmpi_dyn_init(void);
+struct vmpi_comm *vmpi_dyn_parent(void);
+int vmpi_dyn_disconnect(struct vmpi_comm *c);
+void vmpi_dyn_finalize(void);
 
 /* Cartesian topologies (topo.c). */
 int vmpi_topo_set_cart(struct vmpi_comm *c, int ndims, const int *dims, const int *periods);

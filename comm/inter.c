@@ -28,7 +28,7 @@ struct side {
     uint32_t lacked; /* a member's thread lacked the turn (vmpi_comm_ctx_offer) */
     int size;
     int high;
-    int leader; /* world rank of the side's leader: breaks ties in merge */
+    uint64_t leader; /* the side's leader (vmpi_proc_name): breaks ties in merge */
 };
 /* inst and lacked are max-ed over a side in one allreduce of two */
 static_assert(offsetof(struct side, lacked) == offsetof(struct side, inst) + sizeof(uint32_t),
@@ -48,13 +48,84 @@ static int side_local(struct vmpi_comm *local, int high, int leader, struct side
     s->inst = vmpi_comm_inst_seen();
     s->size = local->size;
     s->high = high;
-    s->leader = vmpi_comm_world_rank(local, leader);
+    s->leader = vmpi_proc_name(vmpi_comm_world_rank(local, leader));
     int rc = vmpi_coll_allreduce(MPI_IN_PLACE, s->mask, VMPI_CTX_WORDS,
                                  vmpi_dtype_get(MPI_UINT32_T), MPI_BAND, local);
     if (rc == MPI_SUCCESS)
         rc = vmpi_coll_allreduce(MPI_IN_PLACE, &s->inst, 2, vmpi_dtype_get(MPI_UINT32_T),
                                  MPI_MAX, local);
     return rc;
+}
+
+/* mine becomes what both sides agree on. */
+static void sides_join(struct side *mine, const struct side *remote)
+{
+    for (int i = 0; i < VMPI_CTX_WORDS; i++)
+        mine->mask[i] &= remote->mask[i];
+    if (remote->inst > mine->inst)
+        mine->inst = remote->inst;
+    mine->lacked |= remote->lacked;
+}
+
+/* sides_swap between jobs (MPI_Comm_connect/accept): the members travel as
+ * cards, which every member turns into world ranks; then neither side goes
+ * on before all members of both can reach the other side's, so no packet
+ * reaches a process that does not know its sender yet. */
+static int dyn_swap(struct vmpi_comm *local, int leader, struct vmpi_comm *via, int other,
+                    int tag, struct side *mine, struct side *remote, int **world,
+                    const char *fn)
+{
+    struct vmpi_dtype *bt = vmpi_dtype_get(MPI_BYTE), *it = vmpi_dtype_get(MPI_INT);
+    struct vmpi_card me, *mycards = malloc(sizeof me * (size_t)local->size), *cards = NULL;
+    int rc = mycards ? MPI_SUCCESS : no_mem(local, fn), bad = 0;
+    *world = NULL;
+    vmpi_proc_card(&me);
+    if (rc == MPI_SUCCESS)
+        rc = vmpi_coll_allgather(&me, mycards, sizeof me, bt, local);
+    if (rc == MPI_SUCCESS && local->rank == leader)
+        rc = vmpi_p2p_sendrecv(mine, sizeof *mine, bt, other, tag, remote, sizeof *remote, bt,
+                               other, tag, via, 0, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS)
+        rc = vmpi_coll_bcast(remote, sizeof *remote, bt, leader, local);
+    if (rc == MPI_SUCCESS && (remote->size < 1 || remote->size > (1 << 24)))
+        rc = vmpi_err(local, MPI_ERR_INTERN, "%s: the other side reports %d processes", fn,
+                      remote->size);
+    int *w = rc == MPI_SUCCESS ? malloc(sizeof(int) * (size_t)remote->size) : NULL;
+    cards = w ? malloc(sizeof *cards * (size_t)remote->size) : NULL;
+    if (rc == MPI_SUCCESS && !cards)
+        rc = no_mem(local, fn);
+    if (rc == MPI_SUCCESS && local->rank == leader)
+        rc = vmpi_p2p_sendrecv(mycards, (int)sizeof me * local->size, bt, other, tag, cards,
+                               (int)sizeof me * remote->size, bt, other, tag, via, 0,
+                               MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS)
+        rc = vmpi_coll_bcast(cards, (int)sizeof me * remote->size, bt, leader, local);
+    for (int i = 0; rc == MPI_SUCCESS && i < remote->size; i++)
+        bad |= (w[i] = vmpi_proc_add(&cards[i])) < 0;
+    /* Ready: a barrier over both sides, which also agrees on failure. */
+    if (rc == MPI_SUCCESS)
+        rc = vmpi_coll_allreduce(MPI_IN_PLACE, &bad, 1, it, MPI_BOR, local);
+    if (rc == MPI_SUCCESS && local->rank == leader) {
+        int theirs = 0;
+        rc = vmpi_p2p_sendrecv(&bad, 1, it, other, tag, &theirs, 1, it, other, tag, via, 0,
+                               MPI_STATUS_IGNORE);
+        bad |= theirs;
+    }
+    if (rc == MPI_SUCCESS)
+        rc = vmpi_coll_bcast(&bad, 1, it, leader, local);
+    if (rc == MPI_SUCCESS && bad)
+        rc = vmpi_err(local, MPI_ERR_PORT, "%s: a process of the other side cannot be reached "
+                      "(no network channel between the two jobs: VMPI_CHANNELS must allow ofi)",
+                      fn);
+    free(mycards);
+    free(cards);
+    if (rc != MPI_SUCCESS) {
+        free(w);
+        return rc;
+    }
+    sides_join(mine, remote);
+    *world = w;
+    return MPI_SUCCESS;
 }
 
 /* The leaders swap their sides over `via` (rank `other` there; `coll`
@@ -66,6 +137,8 @@ static int sides_swap(struct vmpi_comm *local, int leader, struct vmpi_comm *via
                       int tag, int coll, struct side *mine, struct side *remote, int **world,
                       const char *fn)
 {
+    if (coll < 0)
+        return dyn_swap(local, leader, via, other, tag, mine, remote, world, fn);
     struct vmpi_dtype *bt = vmpi_dtype_get(MPI_BYTE), *it = vmpi_dtype_get(MPI_INT);
     int rc = MPI_SUCCESS;
     *world = NULL;
@@ -76,32 +149,34 @@ static int sides_swap(struct vmpi_comm *local, int leader, struct vmpi_comm *via
         rc = vmpi_coll_bcast(remote, sizeof *remote, bt, leader, local);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (remote->size < 1 || remote->size > vmpi_job.size)
+    /* An intercommunicator's sides know each other already (in their own
+     * numbering of world ranks, which differs between jobs). */
+    int known = coll ? via->peers->size : vmpi_job.size;
+    if (remote->size < 1 || remote->size > known || (coll && remote->size != known))
         return vmpi_err(local, MPI_ERR_INTERN, "%s: the other side reports %d processes", fn,
                         remote->size);
     int *w = malloc(sizeof(int) * (size_t)remote->size);
     if (!w)
         return no_mem(local, fn);
-    if (local->rank == leader)
+    if (coll)
+        memcpy(w, via->peers->world, sizeof(int) * (size_t)known);
+    else if (local->rank == leader)
         rc = vmpi_p2p_sendrecv(local->group->world, local->size, it, other, tag, w,
                                remote->size, it, other, tag, via, coll, MPI_STATUS_IGNORE);
-    if (rc == MPI_SUCCESS)
+    if (rc == MPI_SUCCESS && !coll)
         rc = vmpi_coll_bcast(w, remote->size, it, leader, local);
     if (rc != MPI_SUCCESS) {
         free(w);
         return rc;
     }
-    for (int i = 0; i < VMPI_CTX_WORDS; i++)
-        mine->mask[i] &= remote->mask[i];
-    if (remote->inst > mine->inst)
-        mine->inst = remote->inst;
-    mine->lacked |= remote->lacked;
+    sides_join(mine, remote);
     *world = w;
     return MPI_SUCCESS;
 }
 
 /* Both sides' agreement on a context id (side_local, then sides_swap,
- * arguments as there; high < 0: no merge order), run again while a
+ * arguments as there; high < 0: no merge order; coll < 0: the sides are
+ * in different jobs, coll == 0: MPI_Intercomm_create), run again while a
  * member's thread lacked the turn; then the id is picked (errors through
  * errc) and held (vmpi_comm_ctx_hold), since the callers build other
  * communicators before the new one takes it. */
@@ -116,8 +191,8 @@ static int agree_sides(struct vmpi_comm *errc, struct vmpi_comm *local, int high
      * its agreement is named by the tag and the two leaders, known after
      * the first round. */
     struct vmpi_ctx_turn turn;
-    vmpi_comm_ctx_turn_begin(&turn, coll ? (uint64_t)via->ctx << 32 | (uint32_t)tag
-                                         : UINT64_MAX);
+    vmpi_comm_ctx_turn_begin(&turn, coll > 0 ? (uint64_t)via->ctx << 32 | (uint32_t)tag
+                                             : UINT64_MAX);
     int rc;
     for (;;) {
         rc = side_local(local, high, leader, mine, &turn);
@@ -127,7 +202,7 @@ static int agree_sides(struct vmpi_comm *errc, struct vmpi_comm *local, int high
             rc = sides_swap(local, leader, via, other, tag, coll, mine, remote, world, fn);
         if (rc != MPI_SUCCESS || !mine->lacked || vmpi_comm_ctx_any(mine->mask))
             break;
-        if (!coll) {
+        if (coll <= 0) {
             uint64_t a = (uint32_t)mine->leader, b = (uint32_t)remote->leader;
             turn.key = (uint64_t)(uint32_t)tag << 40 | (a < b ? a : b) << 20 | (a < b ? b : a);
         }
@@ -175,6 +250,19 @@ static int inter_build(struct vmpi_comm *local, struct vmpi_group *lgroup, int *
     return MPI_SUCCESS;
 }
 
+int vmpi_comm_intercomm_dyn(struct vmpi_comm *local, int root, struct vmpi_comm *bridge,
+                            int other, int tag, const char *fn, struct vmpi_comm **out)
+{
+    struct side mine, remote;
+    int *world;
+    uint32_t ctx, inst;
+    int rc = agree_sides(local, local, -1, root, bridge, other, tag, -1, &mine, &remote, &world,
+                         &ctx, &inst, fn);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return inter_build(local, local->group, world, remote.size, ctx, inst, local->errh, fn, out);
+}
+
 int vmpi_comm_intercomm_create(struct vmpi_comm *local, int leader, struct vmpi_comm *peer,
                                int remote_leader, int tag, struct vmpi_comm **out)
 {
@@ -207,7 +295,7 @@ int vmpi_comm_inter_dup(struct vmpi_comm *c, struct vmpi_comm **out)
 }
 
 /* The side whose processes passed high = false comes first; when both
- * passed the same, the side whose leader has the lower world rank. */
+ * passed the same, the side whose leader comes first (vmpi_proc_name). */
 int vmpi_comm_intercomm_merge(struct vmpi_comm *c, int high, struct vmpi_comm **out)
 {
     const char *fn = "MPI_Intercomm_merge";

@@ -75,7 +75,7 @@ int vmpi_core_init(int required, int *provided)
         *provided = vmpi_g.thread_level;
     vmpi_cs_init(vmpi_g.thread_level);
     vmpi_g.unexp_max = vmpi_env_bytes("VMPI_UNEXPECTED_MAX", (uint64_t)64 << 20, 0, UINT64_MAX);
-    if (vmpi_p2p_init())
+    if (vmpi_p2p_init(vmpi_job.size))
         vmpi_fatal("out of memory during MPI_Init");
     if (vmpi_dtype_init() || vmpi_comm_init())
         vmpi_fatal("cannot set up predefined datatypes and communicators");

@@ -646,46 +646,6 @@ struct vmpi_unexp *vmpi_p2p_probe(int src, int tag, struct vmpi_comm *c, MPI_Sta
     return u;
 }
 
-/* ---- completion -------------------------------------------------------------- */
-
-int vmpi_p2p_wait(struct vmpi_req *r, MPI_Status *st)
-{
-    while (!r->done)
-        vmpi_progress();
-    vmpi_req_status(st, r);
-    int err = r->st_error;
-    vmpi_req_free(r);
-    return err;
-}
-
-int vmpi_p2p_send(const void *buf, MPI_Count count, struct vmpi_dtype *dt, int dest,
-                  int tag, struct vmpi_comm *c, int coll)
-{
-    struct vmpi_req *r;
-    vmpi_p2p_isend(buf, count, dt, dest, tag, c, coll, VMPI_MODE_STD, &r);
-    return vmpi_p2p_wait(r, MPI_STATUS_IGNORE);
-}
-
-int vmpi_p2p_recv(void *buf, MPI_Count count, struct vmpi_dtype *dt, int src, int tag,
-                  struct vmpi_comm *c, int coll, MPI_Status *st)
-{
-    struct vmpi_req *r;
-    vmpi_p2p_irecv(buf, count, dt, src, tag, c, coll, &r);
-    return vmpi_p2p_wait(r, st);
-}
-
-int vmpi_p2p_sendrecv(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt, int dest,
-                      int stag, void *rbuf, MPI_Count rcount, struct vmpi_dtype *rdt,
-                      int src, int rtag, struct vmpi_comm *c, int coll, MPI_Status *st)
-{
-    struct vmpi_req *rr, *sr;
-    vmpi_p2p_irecv(rbuf, rcount, rdt, src, rtag, c, coll, &rr);
-    vmpi_p2p_isend(sbuf, scount, sdt, dest, stag, c, coll, VMPI_MODE_STD, &sr);
-    int e1 = vmpi_p2p_wait(sr, MPI_STATUS_IGNORE);
-    int e2 = vmpi_p2p_wait(rr, st);
-    return e2 != MPI_SUCCESS ? e2 : e1;
-}
-
 /* ---- progress ---------------------------------------------------------------- */
 
 /* Starts pulling every unexpected rendezvous message that memory allows.
@@ -755,11 +715,20 @@ bool vmpi_p2p_quiet(void)
     return !pend_head && !pulling && !inflight_total;
 }
 
-int vmpi_p2p_init(void)
+static int ncounts; /* processes pend_count and inflight cover */
+
+int vmpi_p2p_init(int nproc)
 {
-    pend_count = calloc((size_t)vmpi_job.size, sizeof *pend_count);
-    inflight = calloc((size_t)vmpi_job.size, sizeof *inflight);
-    return pend_count && inflight ? 0 : -1;
+    unsigned *pc = realloc(pend_count, sizeof *pc * (size_t)nproc);
+    unsigned *in = pc ? realloc(inflight, sizeof *in * (size_t)nproc) : NULL;
+    pend_count = pc ? pc : pend_count;
+    inflight = in ? in : inflight;
+    if (!in)
+        return -1;
+    memset(pc + ncounts, 0, sizeof *pc * (size_t)(nproc - ncounts));
+    memset(in + ncounts, 0, sizeof *in * (size_t)(nproc - ncounts));
+    ncounts = nproc;
+    return 0;
 }
 
 void vmpi_p2p_finalize(void)
@@ -781,8 +750,8 @@ void vmpi_p2p_finalize(void)
     }
     vmpi_g.unexp_bytes = 0;
     free(pend_count);
-    pend_count = NULL;
     free(inflight);
+    pend_count = NULL;
     inflight = NULL;
-    inflight_total = 0;
+    inflight_total = ncounts = 0;
 }

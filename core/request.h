@@ -123,7 +123,9 @@ static inline bool vmpi_p2p_peek(int src, int tag, struct vmpi_comm *c, MPI_Stat
 {
     return vmpi_p2p_probe(src, tag, c, st, 0) != NULL;
 }
-int vmpi_p2p_init(void);
+/* Per-peer state for nproc processes: the job's at start-up, then more as
+ * processes of other jobs connect (core/proc.c). */
+int vmpi_p2p_init(int nproc);
 void vmpi_p2p_finalize(void);
 void vmpi_req_pool_finalize(void);
 /* MPI_Cancel of an operation (not a persistent request): receives that are

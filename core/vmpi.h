@@ -47,6 +47,7 @@ int vmpi_err_handle(struct vmpi_comm *comm, int code); /* apply errhandler to an
 #include "request.h"
 #include "progress.h"
 #include "attr.h"
+#include "proc.h"
 
 /* ---- process-wide state --------------------------------------------------- */
 struct vmpi_global {

@@ -243,6 +243,9 @@ typedef struct MPI_Status {
 #define MPI_STATUS_IGNORE    ((MPI_Status *)1)
 #define MPI_STATUSES_IGNORE  ((MPI_Status *)1)
 #define MPI_ERRCODES_IGNORE  ((int *)0)
+#define MPI_ARGV_NULL        ((char **)0)
+#define MPI_ARGVS_NULL       ((char ***)0)
+#define MPI_MAX_PORT_NAME    256
 
 /* ------------------------------------------------------------------------ */
 /* Attribute keys                                                           */
@@ -816,6 +819,28 @@ VMPI_API(int, MPI_Intercomm_create, (MPI_Comm local_comm, int local_leader,
                                      MPI_Comm peer_comm, int remote_leader, int tag,
                                      MPI_Comm *newintercomm))
 VMPI_API(int, MPI_Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm *newintracomm))
+/* Process creation and management (MPI-3.1 chapter 10). */
+VMPI_API(int, MPI_Comm_spawn, (const char *command, char *argv[], int maxprocs, MPI_Info info,
+                               int root, MPI_Comm comm, MPI_Comm *intercomm,
+                               int array_of_errcodes[]))
+VMPI_API(int, MPI_Comm_spawn_multiple, (int count, char *array_of_commands[],
+                                        char **array_of_argv[], const int array_of_maxprocs[],
+                                        const MPI_Info array_of_info[], int root, MPI_Comm comm,
+                                        MPI_Comm *intercomm, int array_of_errcodes[]))
+VMPI_API(int, MPI_Comm_get_parent, (MPI_Comm *parent))
+VMPI_API(int, MPI_Open_port, (MPI_Info info, char *port_name))
+VMPI_API(int, MPI_Close_port, (const char *port_name))
+VMPI_API(int, MPI_Comm_accept, (const char *port_name, MPI_Info info, int root, MPI_Comm comm,
+                                MPI_Comm *newcomm))
+VMPI_API(int, MPI_Comm_connect, (const char *port_name, MPI_Info info, int root, MPI_Comm comm,
+                                 MPI_Comm *newcomm))
+VMPI_API(int, MPI_Comm_disconnect, (MPI_Comm *comm))
+VMPI_API(int, MPI_Comm_join, (int fd, MPI_Comm *intercomm))
+VMPI_API(int, MPI_Publish_name, (const char *service_name, MPI_Info info,
+                                 const char *port_name))
+VMPI_API(int, MPI_Unpublish_name, (const char *service_name, MPI_Info info,
+                                   const char *port_name))
+VMPI_API(int, MPI_Lookup_name, (const char *service_name, MPI_Info info, char *port_name))
 VMPI_API(int, MPI_Comm_remote_size, (MPI_Comm comm, int *size))
 VMPI_API(int, MPI_Comm_remote_group, (MPI_Comm comm, MPI_Group *group))
 VMPI_API(int, MPI_Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag,

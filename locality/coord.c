@@ -18,6 +18,14 @@
 
 struct vmpi_peer *vmpi_locality_peers;
 
+/* Processes of other jobs, by world rank beyond the job's (dynamic.c's
+ * numbering): their job and rank there. */
+static struct other {
+    uint32_t job;
+    int rank;
+} *others;
+static int nothers;
+
 #define MAX_CHANNELS 8
 static struct vmpi_placement place;
 static unsigned allowed;  /* bit i: vmpi_channels[i] may be used */
@@ -69,6 +77,8 @@ static unsigned parse_channels(void)
 static unsigned relation(int a, int b)
 {
     unsigned r = VMPI_REACH_NET;
+    if (a >= vmpi_job.size || b >= vmpi_job.size)
+        return r;
     if (place.vm_of[a] == place.vm_of[b])
         r |= VMPI_REACH_VM;
     if (place.region[a] && place.region[a] == place.region[b])
@@ -175,7 +185,8 @@ static void channel_start(int k, const struct vmpi_chan_up *up, bool used)
     int *peers = malloc((size_t)n * sizeof *peers), *group = malloc((size_t)n * sizeof *group);
     if (!peers || !group)
         vmpi_fatal("out of memory");
-    struct vmpi_chan_setup s = {.peers = peers, .group = group, .pid = place.pid, .used = used};
+    struct vmpi_chan_setup s = {.peers = peers, .group = group, .pid = place.pid, .used = used,
+                                .job = vmpi_locality_job()};
     for (int r = 0; r < n; r++) {
         if (r == me) {
             s.me = s.ngroup;
@@ -291,12 +302,17 @@ void vmpi_locality_finalize(void)
     nactive = 0;
     free(vmpi_locality_peers);
     vmpi_locality_peers = NULL;
+    free(others);
+    others = NULL;
+    nothers = 0;
     vmpi_locality_placement_free(&place);
 }
 
 /* The allowed channel that shares memory through the host region. */
 static bool region_on(int world)
 {
+    if (world >= vmpi_job.size)
+        return false;
     for (int k = 0; vmpi_channels[k]; k++)
         if ((allowed & (1u << k)) && vmpi_channels[k]->reach == VMPI_REACH_REGION)
             return place.region[world] != 0;
@@ -312,7 +328,7 @@ int vmpi_locality_shared_id(int world_rank)
                 return r;
         return world_rank;
     }
-    return place.vm_of[world_rank];
+    return world_rank < vmpi_job.size ? place.vm_of[world_rank] : world_rank;
 }
 
 bool vmpi_locality_shared_region(int world_rank)
@@ -393,7 +409,7 @@ bool vmpi_locality_mem_key(const void *p, size_t n, struct vmpi_mem_key *key)
 void *vmpi_locality_mem_map(int world, const struct vmpi_mem_key *key, uint64_t n)
 {
     const struct vmpi_chan_mem *m = shared_face();
-    return m ? m->map(world, key, n) : NULL;
+    return m && world < vmpi_job.size ? m->map(world, key, n) : NULL;
 }
 
 bool vmpi_locality_rdma_on(void)
@@ -428,4 +444,84 @@ void vmpi_locality_rdma_get(int world, void *buf, size_t len, const struct vmpi_
                             uint64_t off, struct vmpi_xfer *x)
 {
     remote_face()->get(world, buf, len, key, off, x);
+}
+
+/* ---- processes of other jobs ------------------------------------------------ */
+
+uint32_t vmpi_locality_job(void)
+{
+    uint32_t h = 2166136261u; /* FNV-1a of the job id, never 0 */
+    for (const char *c = vmpi_job.id; *c; c++)
+        h = (h ^ (uint8_t)*c) * 16777619u;
+    return h ? h : 1;
+}
+
+/* The allowed channel that reaches other jobs, or NULL. */
+static const struct vmpi_chan *net_chan(int *k)
+{
+    for (*k = 0; vmpi_channels[*k]; (*k)++)
+        if ((started & (1u << *k)) && vmpi_channels[*k]->connect)
+            return vmpi_channels[*k];
+    return NULL;
+}
+
+size_t vmpi_locality_address(void *buf, size_t cap)
+{
+    int k;
+    const struct vmpi_chan *ch = net_chan(&k);
+    return ch ? ch->address(buf, cap) : 0;
+}
+
+int vmpi_locality_procs(void)
+{
+    return vmpi_job.size + nothers;
+}
+
+int vmpi_locality_connect(uint32_t job, int rank, const void *addr, size_t alen)
+{
+    if (job == vmpi_locality_job())
+        return rank >= 0 && rank < vmpi_job.size ? rank : -1;
+    for (int i = 0; i < nothers; i++)
+        if (others[i].job == job && others[i].rank == rank)
+            return vmpi_job.size + i;
+    int k, world = vmpi_job.size + nothers;
+    const struct vmpi_chan *ch = net_chan(&k);
+    struct other *o = realloc(others, sizeof *o * (size_t)(nothers + 1));
+    others = o ? o : others;
+    struct vmpi_peer *p = o ? realloc(vmpi_locality_peers, sizeof *p * (size_t)(world + 1)) : NULL;
+    if (!p)
+        vmpi_fatal("out of memory");
+    vmpi_locality_peers = p;
+    p[world] = (struct vmpi_peer){.chan = ch};
+    if (!ch || !(p[world].cstate = ch->connect(world, job, rank, addr, alen, &p[world].eager_max)))
+        return -1;
+    others[nothers++] = (struct other){job, rank};
+    bool on = false, fast = false;
+    for (int i = 0; i < nactive; i++) {
+        on |= active[i].chan == ch;
+        fast |= !active[i].chan->slow_poll;
+    }
+    if (!on)
+        active[nactive++] = (struct vmpi_locality_chan){ch, fast && ch->slow_poll ? 15 : 0};
+    return world;
+}
+
+void vmpi_locality_name(int world, uint32_t *job, int *rank)
+{
+    const struct other *o = &others[world - vmpi_job.size];
+    *job = o->job;
+    *rank = o->rank;
+}
+
+void vmpi_locality_greet(int world, uint32_t port, const void *msg, size_t len)
+{
+    struct vmpi_peer *p = &vmpi_locality_peers[world];
+    p->chan->greet(p->cstate, port, msg, len);
+}
+
+size_t vmpi_locality_greeting(uint32_t port, void *msg, size_t cap)
+{
+    int k;
+    const struct vmpi_chan *ch = net_chan(&k);
+    return ch ? ch->greeting(port, msg, cap) : 0;
 }

@@ -93,4 +93,21 @@ void vmpi_locality_rdma_put(int world, const void *buf, size_t len,
 void vmpi_locality_rdma_get(int world, void *buf, size_t len, const struct vmpi_mem_key *key,
                             uint64_t off, struct vmpi_xfer *x);
 
+/* ---- processes of other jobs (dynamic processes) --------------------------
+ * They get world ranks after the job's own, in the order they connect, and
+ * the network channel (the one with `connect`). job(): this job's name for
+ * them. address(): this process's network address for them (0 when no
+ * channel reaches other jobs). connect(): the world rank of rank `rank` of
+ * job `job` at that address (an existing one if known; a rank of this
+ * job's own when it is this job), -1 when it cannot be reached. procs():
+ * how many world ranks there are now. greet()/greeting(): the channel's. */
+uint32_t vmpi_locality_job(void);
+size_t vmpi_locality_address(void *buf, size_t cap);
+int vmpi_locality_connect(uint32_t job, int rank, const void *addr, size_t alen);
+int vmpi_locality_procs(void);
+/* Job and rank of world rank `world` of another job. */
+void vmpi_locality_name(int world, uint32_t *job, int *rank);
+void vmpi_locality_greet(int world, uint32_t port, const void *msg, size_t len);
+size_t vmpi_locality_greeting(uint32_t port, void *msg, size_t cap);
+
 #endif

@@ -242,3 +242,28 @@ int vmpi_pmi_finalize(void)
     ops = NULL;
     return rc;
 }
+
+int vmpi_pmi_spawn(const struct vmpi_pmi_spawn *s, char *err, size_t cap)
+{
+    if (ops && ops->spawn)
+        return ops->spawn(s, err, cap);
+    snprintf(err, cap, "%s", ops ? "this process manager's interface cannot spawn (PMI-2 "
+                                   "and PMIx spawn are not implemented yet: use vmpirun)"
+                                 : "a singleton cannot spawn: start the program with vmpirun");
+    return -1;
+}
+
+int vmpi_pmi_publish(const char *service, const char *port)
+{
+    return ops && ops->publish ? ops->publish(service, port) : -1;
+}
+
+int vmpi_pmi_unpublish(const char *service)
+{
+    return ops && ops->unpublish ? ops->unpublish(service) : -1;
+}
+
+int vmpi_pmi_lookup(const char *service, char *port, size_t cap)
+{
+    return ops && ops->lookup ? ops->lookup(service, port, cap) : -1;
+}

@@ -31,4 +31,27 @@ int vmpi_pmi_universe_size(void);
 void vmpi_pmi_abort(int code, const char *msg);
 int vmpi_pmi_finalize(void);
 
+/* ---- dynamic processes -------------------------------------------------------
+ * Spawn: count commands, maxprocs[i] processes of cmds[i] each, with the
+ * arguments argvs[i] (NULL-terminated; argvs or argvs[i] may be NULL) and
+ * ninfo[i] info pairs keys[i][j]=vals[i][j], as one new job that finds the
+ * npre `pre` pairs in its key-value space. 0, or -1 with the reason in err. */
+struct vmpi_pmi_spawn {
+    int count;
+    char **cmds;
+    char ***argvs;
+    const int *maxprocs;
+    const int *ninfo;
+    char ***keys, ***vals;
+    int npre;
+    const char **prekeys, **prevals;
+};
+int vmpi_pmi_spawn(const struct vmpi_pmi_spawn *s, char *err, size_t cap);
+/* The process manager's name service (a process-local table for a
+ * singleton): 0, 1 when it refuses (published already / not published /
+ * not found), -1 when it cannot be asked. */
+int vmpi_pmi_publish(const char *service, const char *port);
+int vmpi_pmi_unpublish(const char *service);
+int vmpi_pmi_lookup(const char *service, char *port, size_t cap);
+
 #endif

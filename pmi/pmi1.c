@@ -75,12 +75,131 @@ static int pmi1_finalize(void)
     return rc;
 }
 
+/* The server's reason after msg=, to the end of the line. */
+static void reason(const char *reply, char *err, size_t cap)
+{
+    const char *m = strstr(reply, "msg=");
+    snprintf(err, cap, "%s", m ? m + 4 : reply);
+}
+
+/* One line `key=value` of a spawn block; the value may hold spaces, not a
+ * newline. */
+static int add(char **buf, size_t *len, size_t *cap, const char *key, const char *val)
+{
+    if (strchr(val, '\n'))
+        return -1;
+    size_t need = strlen(key) + strlen(val) + 3;
+    if (*len + need >= *cap) {
+        size_t ncap = (*cap + need) * 2;
+        char *nb = realloc(*buf, ncap);
+        if (!nb)
+            return -1;
+        *buf = nb;
+        *cap = ncap;
+    }
+    *len += (size_t)snprintf(*buf + *len, *cap - *len, "%s=%s\n", key, val);
+    return 0;
+}
+
+/* MPICH's multi-line spawn: one block per command, each repeating the
+ * preput pairs, answered once after the last with cmd=spawn_result. */
+static int pmi1_spawn(const struct vmpi_pmi_spawn *sp, char *err, size_t errcap)
+{
+    char *buf = NULL, k[64], v[32];
+    size_t len = 0, cap = 0;
+    int bad = 0;
+    for (int i = 0; i < sp->count; i++) {
+        int argc = 0;
+        while (sp->argvs && sp->argvs[i] && sp->argvs[i][argc])
+            argc++;
+        bad |= add(&buf, &len, &cap, "mcmd", "spawn");
+        snprintf(v, sizeof v, "%d", sp->maxprocs[i]);
+        bad |= add(&buf, &len, &cap, "nprocs", v);
+        bad |= add(&buf, &len, &cap, "execname", sp->cmds[i]);
+        snprintf(v, sizeof v, "%d", sp->count);
+        bad |= add(&buf, &len, &cap, "totspawns", v);
+        snprintf(v, sizeof v, "%d", i + 1);
+        bad |= add(&buf, &len, &cap, "spawnssofar", v);
+        snprintf(v, sizeof v, "%d", argc);
+        bad |= add(&buf, &len, &cap, "argcnt", v);
+        for (int a = 0; a < argc; a++) {
+            snprintf(k, sizeof k, "arg%d", a + 1);
+            bad |= add(&buf, &len, &cap, k, sp->argvs[i][a]);
+        }
+        snprintf(v, sizeof v, "%d", sp->npre);
+        bad |= add(&buf, &len, &cap, "preput_num", v);
+        for (int j = 0; j < sp->npre; j++) {
+            snprintf(k, sizeof k, "preput_key_%d", j);
+            bad |= add(&buf, &len, &cap, k, sp->prekeys[j]);
+            snprintf(k, sizeof k, "preput_val_%d", j);
+            bad |= add(&buf, &len, &cap, k, sp->prevals[j]);
+        }
+        snprintf(v, sizeof v, "%d", sp->ninfo[i]);
+        bad |= add(&buf, &len, &cap, "info_num", v);
+        for (int j = 0; j < sp->ninfo[i]; j++) {
+            snprintf(k, sizeof k, "info_key_%d", j);
+            bad |= add(&buf, &len, &cap, k, sp->keys[i][j]);
+            snprintf(k, sizeof k, "info_val_%d", j);
+            bad |= add(&buf, &len, &cap, k, sp->vals[i][j]);
+        }
+        bad |= add(&buf, &len, &cap, "endcmd", "");
+    }
+    char reply[1024];
+    int rc = -1;
+    if (bad)
+        snprintf(err, errcap, "an argument or info value holds a newline");
+    else if (vmpi_pmi_wire_write(buf, len) || vmpi_pmi_wire_line(reply, sizeof reply))
+        snprintf(err, errcap, "the process manager did not answer");
+    else if (!strstr(reply, "cmd=spawn_result") || !strstr(reply, "rc=0"))
+        reason(reply, err, errcap);
+    else
+        rc = 0;
+    free(buf);
+    return rc;
+}
+
+/* Name publishing: rc != 0 in the reply is a refusal (1), not a failure. */
+static int name_call(const char *line, const char *expect, char *reply, size_t cap)
+{
+    char c[64], rc[16];
+    if (vmpi_pmi_wire_write(line, strlen(line)) || vmpi_pmi_wire_line(reply, cap) ||
+        vmpi_pmi_wire_field(reply, "cmd", c, sizeof c) || strcmp(c, expect))
+        return -1;
+    return !vmpi_pmi_wire_field(reply, "rc", rc, sizeof rc) && atoi(rc) != 0;
+}
+
+static int pmi1_publish(const char *service, const char *port)
+{
+    char line[VMPI_PMI_VALLEN + 512];
+    snprintf(line, sizeof line, "cmd=publish_name service=%s port=%s\n", service, port);
+    return name_call(line, "publish_result", line, sizeof line);
+}
+
+static int pmi1_unpublish(const char *service)
+{
+    char line[1024];
+    snprintf(line, sizeof line, "cmd=unpublish_name service=%s\n", service);
+    return name_call(line, "unpublish_result", line, sizeof line);
+}
+
+static int pmi1_lookup(const char *service, char *port, size_t cap)
+{
+    char line[VMPI_PMI_VALLEN + 512];
+    snprintf(line, sizeof line, "cmd=lookup_name service=%s\n", service);
+    int rc = name_call(line, "lookup_result", line, sizeof line);
+    return rc ? rc : vmpi_pmi_wire_field(line, "port", port, cap) ? 1 : 0;
+}
+
 static const struct vmpi_pmi_ops pmi1_ops = {
     .put = pmi1_put,
     .get = pmi1_get,
     .fence = pmi1_fence,
     .abort = pmi1_abort,
     .finalize = pmi1_finalize,
+    .spawn = pmi1_spawn,
+    .publish = pmi1_publish,
+    .unpublish = pmi1_unpublish,
+    .lookup = pmi1_lookup,
 };
 
 int vmpi_pmi1_init(struct vmpi_pmi_job *job, const struct vmpi_pmi_ops **ops)

@@ -24,6 +24,11 @@ struct vmpi_pmi_ops {
     int (*fence)(void);
     void (*abort)(int code, const char *msg);
     int (*finalize)(void);
+    /* Dynamic processes (NULL where the client has none): as pmi.h's. */
+    int (*spawn)(const struct vmpi_pmi_spawn *s, char *err, size_t cap);
+    int (*publish)(const char *service, const char *port);
+    int (*unpublish)(const char *service);
+    int (*lookup)(const char *service, char *port, size_t cap);
 };
 
 /* The wire clients go on from a connection whose server accepted their

@@ -103,7 +103,7 @@ struct vmpi_win {
     uint64_t my_size;
     int disp_unit;
     struct win_target *t;    /* by comm rank */
-    int *rank_of_world;      /* world rank -> comm rank or -1 (vmpi_job.size) */
+    int *rank_of_world;      /* world rank -> comm rank or -1 (vmpi_proc_count()) */
     /* memory this window owns */
     void *node_mem;          /* the node block (region block, file mapping, or malloc) */
     size_t node_bytes;

@@ -203,7 +203,8 @@ int vmpi_win_create(void *base, MPI_Aint size, int disp_unit, struct vmpi_comm *
     w->lock_kind = lock_kind();
     w->attr_model = MPI_WIN_UNIFIED;
     w->t = calloc((size_t)w->size, sizeof *w->t);
-    w->rank_of_world = malloc((size_t)vmpi_job.size * sizeof *w->rank_of_world);
+    int nworld = vmpi_proc_count();
+    w->rank_of_world = malloc((size_t)nworld * sizeof *w->rank_of_world);
     w->err_for = calloc((size_t)w->size, sizeof *w->err_for);
     struct win_card *cards = calloc((size_t)w->size, sizeof *cards);
     if (!w->t || !w->rank_of_world || !w->err_for || !cards) {
@@ -211,7 +212,7 @@ int vmpi_win_create(void *base, MPI_Aint size, int disp_unit, struct vmpi_comm *
         win_release(w);
         return vmpi_err(c, MPI_ERR_NO_MEM, "%s: out of memory", fn);
     }
-    for (int i = 0; i < vmpi_job.size; i++)
+    for (int i = 0; i < nworld; i++)
         w->rank_of_world[i] = -1;
     for (int r = 0; r < w->size; r++)
         w->rank_of_world[vmpi_comm_world_rank(c, r)] = r;

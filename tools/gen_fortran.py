@@ -39,16 +39,17 @@ MODULE08 = FDIR / "mpi_f08.f90"
 SIZEOFS = FDIR / "mpi_sizeofs.f90"
 MANIFEST = FDIR / "manifest.txt"
 
-# Bindings written by hand (api/fortran/callbacks.c, deprecated.c): user
-# callbacks with Fortran conventions, attribute values that are integers
-# in Fortran, and MPI-1 routines the standard no longer describes.
+# Bindings written by hand (api/fortran/callbacks.c, deprecated.c, spawn.c):
+# user callbacks with Fortran conventions, attribute values that are
+# integers in Fortran, MPI-1 routines the standard no longer describes, and
+# spawn's arrays of argument lists.
 HAND = {
     "MPI_Comm_create_keyval", "MPI_Type_create_keyval", "MPI_Win_create_keyval",
     "MPI_Keyval_create", "MPI_Comm_get_attr", "MPI_Type_get_attr", "MPI_Win_get_attr",
     "MPI_Attr_get", "MPI_Attr_put", "MPI_Grequest_start", "MPI_Buffer_detach",
     "MPI_Address", "MPI_Type_hvector", "MPI_Type_hindexed", "MPI_Type_struct",
     "MPI_Type_extent", "MPI_Type_lb", "MPI_Type_ub", "MPI_Errhandler_create",
-    "MPI_Errhandler_set", "MPI_Errhandler_get",
+    "MPI_Errhandler_set", "MPI_Errhandler_get", "MPI_Comm_spawn", "MPI_Comm_spawn_multiple",
 }
 # Fortran-only procedures the hand-written files add (callbacks.c).
 FORTRAN_ONLY = [

@@ -356,6 +356,8 @@ module mpi
        PARAMETER (MPI_MAX_LIBRARY_VERSION_STRING=8191)
        INTEGER MPI_MAX_OBJECT_NAME
        PARAMETER (MPI_MAX_OBJECT_NAME=127)
+       INTEGER MPI_MAX_PORT_NAME
+       PARAMETER (MPI_MAX_PORT_NAME=255)
        INTEGER MPI_MAX_PROCESSOR_NAME
        PARAMETER (MPI_MAX_PROCESSOR_NAME=127)
        INTEGER MPI_MESSAGE_NO_PROC
@@ -1211,6 +1213,38 @@ interface
      integer :: NDIMS
      integer :: IERROR
    end subroutine PMPI_CARTDIM_GET
+   subroutine MPI_CLOSE_PORT(PORT_NAME, IERROR)
+     import
+     implicit none
+     character(len=*) :: PORT_NAME
+     integer :: IERROR
+   end subroutine MPI_CLOSE_PORT
+   subroutine PMPI_CLOSE_PORT(PORT_NAME, IERROR)
+     import
+     implicit none
+     character(len=*) :: PORT_NAME
+     integer :: IERROR
+   end subroutine PMPI_CLOSE_PORT
+   subroutine MPI_COMM_ACCEPT(PORT_NAME, INFO, ROOT, COMM, NEWCOMM, IERROR)
+     import
+     implicit none
+     character(len=*) :: PORT_NAME
+     integer :: INFO
+     integer :: ROOT
+     integer :: COMM
+     integer :: NEWCOMM
+     integer :: IERROR
+   end subroutine MPI_COMM_ACCEPT
+   subroutine PMPI_COMM_ACCEPT(PORT_NAME, INFO, ROOT, COMM, NEWCOMM, IERROR)
+     import
+     implicit none
+     character(len=*) :: PORT_NAME
+     integer :: INFO
+     integer :: ROOT
+     integer :: COMM
+     integer :: NEWCOMM
+     integer :: IERROR
+   end subroutine PMPI_COMM_ACCEPT
    subroutine MPI_COMM_CALL_ERRHANDLER(COMM, ERRORCODE, IERROR)
      import
      implicit none
@@ -1241,6 +1275,26 @@ interface
      integer :: RESULT
      integer :: IERROR
    end subroutine PMPI_COMM_COMPARE
+   subroutine MPI_COMM_CONNECT(PORT_NAME, INFO, ROOT, COMM, NEWCOMM, IERROR)
+     import
+     implicit none
+     character(len=*) :: PORT_NAME
+     integer :: INFO
+     integer :: ROOT
+     integer :: COMM
+     integer :: NEWCOMM
+     integer :: IERROR
+   end subroutine MPI_COMM_CONNECT
+   subroutine PMPI_COMM_CONNECT(PORT_NAME, INFO, ROOT, COMM, NEWCOMM, IERROR)
+     import
+     implicit none
+     character(len=*) :: PORT_NAME
+     integer :: INFO
+     integer :: ROOT
+     integer :: COMM
+     integer :: NEWCOMM
+     integer :: IERROR
+   end subroutine PMPI_COMM_CONNECT
    subroutine MPI_COMM_CREATE(COMM, GROUP, NEWCOMM, IERROR)
      import
      implicit none
@@ -1323,6 +1377,18 @@ interface
      integer :: COMM_KEYVAL
      integer :: IERROR
    end subroutine PMPI_COMM_DELETE_ATTR
+   subroutine MPI_COMM_DISCONNECT(COMM, IERROR)
+     import
+     implicit none
+     integer :: COMM
+     integer :: IERROR
+   end subroutine MPI_COMM_DISCONNECT
+   subroutine PMPI_COMM_DISCONNECT(COMM, IERROR)
+     import
+     implicit none
+     integer :: COMM
+     integer :: IERROR
+   end subroutine PMPI_COMM_DISCONNECT
    subroutine MPI_COMM_DUP(COMM, NEWCOMM, IERROR)
      import
      implicit none
@@ -1439,6 +1505,18 @@ interface
      integer :: IERROR
      character(len=*) :: COMM_NAME
    end subroutine PMPI_COMM_GET_NAME
+   subroutine MPI_COMM_GET_PARENT(PARENT, IERROR)
+     import
+     implicit none
+     integer :: PARENT
+     integer :: IERROR
+   end subroutine MPI_COMM_GET_PARENT
+   subroutine PMPI_COMM_GET_PARENT(PARENT, IERROR)
+     import
+     implicit none
+     integer :: PARENT
+     integer :: IERROR
+   end subroutine PMPI_COMM_GET_PARENT
    subroutine MPI_COMM_GROUP(COMM, GROUP, IERROR)
      import
      implicit none
@@ -1469,6 +1547,20 @@ interface
      integer :: REQUEST
      integer :: IERROR
    end subroutine PMPI_COMM_IDUP
+   subroutine MPI_COMM_JOIN(FD, INTERCOMM, IERROR)
+     import
+     implicit none
+     integer :: FD
+     integer :: INTERCOMM
+     integer :: IERROR
+   end subroutine MPI_COMM_JOIN
+   subroutine PMPI_COMM_JOIN(FD, INTERCOMM, IERROR)
+     import
+     implicit none
+     integer :: FD
+     integer :: INTERCOMM
+     integer :: IERROR
+   end subroutine PMPI_COMM_JOIN
    subroutine MPI_COMM_RANK(COMM, RANK, IERROR)
      import
      implicit none
@@ -1583,6 +1675,64 @@ interface
      integer :: SIZE
      integer :: IERROR
    end subroutine PMPI_COMM_SIZE
+   subroutine MPI_COMM_SPAWN(COMMAND, ARGV, MAXPROCS, INFO, ROOT, COMM, INTERCOMM, &
+        ARRAY_OF_ERRCODES, IERROR)
+     import
+     implicit none
+     character(len=*) :: COMMAND
+     character(len=*) :: ARGV(*)
+     integer :: MAXPROCS
+     integer :: INFO
+     integer :: ROOT
+     integer :: COMM
+     integer :: INTERCOMM
+     integer :: ARRAY_OF_ERRCODES(*)
+     integer :: IERROR
+   end subroutine MPI_COMM_SPAWN
+   subroutine PMPI_COMM_SPAWN(COMMAND, ARGV, MAXPROCS, INFO, ROOT, COMM, INTERCOMM, &
+        ARRAY_OF_ERRCODES, IERROR)
+     import
+     implicit none
+     character(len=*) :: COMMAND
+     character(len=*) :: ARGV(*)
+     integer :: MAXPROCS
+     integer :: INFO
+     integer :: ROOT
+     integer :: COMM
+     integer :: INTERCOMM
+     integer :: ARRAY_OF_ERRCODES(*)
+     integer :: IERROR
+   end subroutine PMPI_COMM_SPAWN
+   subroutine MPI_COMM_SPAWN_MULTIPLE(COUNT, ARRAY_OF_COMMANDS, ARRAY_OF_ARGV, &
+        ARRAY_OF_MAXPROCS, ARRAY_OF_INFO, ROOT, COMM, INTERCOMM, ARRAY_OF_ERRCODES, IERROR)
+     import
+     implicit none
+     integer :: COUNT
+     integer :: ARRAY_OF_MAXPROCS(*)
+     integer :: ARRAY_OF_INFO(*)
+     integer :: ROOT
+     integer :: COMM
+     integer :: INTERCOMM
+     integer :: ARRAY_OF_ERRCODES(*)
+     integer :: IERROR
+     character(len=*) :: ARRAY_OF_COMMANDS(*)
+     character(len=*) :: ARRAY_OF_ARGV(COUNT,*)
+   end subroutine MPI_COMM_SPAWN_MULTIPLE
+   subroutine PMPI_COMM_SPAWN_MULTIPLE(COUNT, ARRAY_OF_COMMANDS, ARRAY_OF_ARGV, &
+        ARRAY_OF_MAXPROCS, ARRAY_OF_INFO, ROOT, COMM, INTERCOMM, ARRAY_OF_ERRCODES, IERROR)
+     import
+     implicit none
+     integer :: COUNT
+     integer :: ARRAY_OF_MAXPROCS(*)
+     integer :: ARRAY_OF_INFO(*)
+     integer :: ROOT
+     integer :: COMM
+     integer :: INTERCOMM
+     integer :: ARRAY_OF_ERRCODES(*)
+     integer :: IERROR
+     character(len=*) :: ARRAY_OF_COMMANDS(*)
+     character(len=*) :: ARRAY_OF_ARGV(COUNT,*)
+   end subroutine PMPI_COMM_SPAWN_MULTIPLE
    subroutine MPI_COMM_SPLIT(COMM, COLOR, KEY, NEWCOMM, IERROR)
      import
      implicit none
@@ -4759,6 +4909,22 @@ interface
      integer :: KEYVAL
      integer :: IERROR
    end subroutine PMPI_KEYVAL_FREE
+   subroutine MPI_LOOKUP_NAME(SERVICE_NAME, INFO, PORT_NAME, IERROR)
+     import
+     implicit none
+     character(len=*) :: SERVICE_NAME
+     character(len=*) :: PORT_NAME
+     integer :: INFO
+     integer :: IERROR
+   end subroutine MPI_LOOKUP_NAME
+   subroutine PMPI_LOOKUP_NAME(SERVICE_NAME, INFO, PORT_NAME, IERROR)
+     import
+     implicit none
+     character(len=*) :: SERVICE_NAME
+     character(len=*) :: PORT_NAME
+     integer :: INFO
+     integer :: IERROR
+   end subroutine PMPI_LOOKUP_NAME
    subroutine MPI_MPROBE(SOURCE, TAG, COMM, MESSAGE, STATUS, IERROR)
      import
      implicit none
@@ -5003,6 +5169,20 @@ interface
      integer :: OP
      integer :: IERROR
    end subroutine PMPI_OP_FREE
+   subroutine MPI_OPEN_PORT(INFO, PORT_NAME, IERROR)
+     import
+     implicit none
+     integer :: INFO
+     integer :: IERROR
+     character(len=*) :: PORT_NAME
+   end subroutine MPI_OPEN_PORT
+   subroutine PMPI_OPEN_PORT(INFO, PORT_NAME, IERROR)
+     import
+     implicit none
+     integer :: INFO
+     integer :: IERROR
+     character(len=*) :: PORT_NAME
+   end subroutine PMPI_OPEN_PORT
    subroutine MPI_PACK(INBUF, INCOUNT, DATATYPE, OUTBUF, OUTSIZE, POSITION, COMM, IERROR)
      import
      implicit none
@@ -5123,6 +5303,22 @@ interface
      integer :: STATUS(MPI_STATUS_SIZE)
      integer :: IERROR
    end subroutine PMPI_PROBE
+   subroutine MPI_PUBLISH_NAME(SERVICE_NAME, INFO, PORT_NAME, IERROR)
+     import
+     implicit none
+     character(len=*) :: SERVICE_NAME
+     character(len=*) :: PORT_NAME
+     integer :: INFO
+     integer :: IERROR
+   end subroutine MPI_PUBLISH_NAME
+   subroutine PMPI_PUBLISH_NAME(SERVICE_NAME, INFO, PORT_NAME, IERROR)
+     import
+     implicit none
+     character(len=*) :: SERVICE_NAME
+     character(len=*) :: PORT_NAME
+     integer :: INFO
+     integer :: IERROR
+   end subroutine PMPI_PUBLISH_NAME
    subroutine MPI_PUT(ORIGIN_ADDR, ORIGIN_COUNT, ORIGIN_DATATYPE, TARGET_RANK, TARGET_DISP, &
         TARGET_COUNT, TARGET_DATATYPE, WIN, IERROR)
      import
@@ -6629,6 +6825,22 @@ interface
      integer :: DATATYPE
      integer :: IERROR
    end subroutine PMPI_UNPACK_EXTERNAL
+   subroutine MPI_UNPUBLISH_NAME(SERVICE_NAME, INFO, PORT_NAME, IERROR)
+     import
+     implicit none
+     character(len=*) :: SERVICE_NAME
+     character(len=*) :: PORT_NAME
+     integer :: INFO
+     integer :: IERROR
+   end subroutine MPI_UNPUBLISH_NAME
+   subroutine PMPI_UNPUBLISH_NAME(SERVICE_NAME, INFO, PORT_NAME, IERROR)
+     import
+     implicit none
+     character(len=*) :: SERVICE_NAME
+     character(len=*) :: PORT_NAME
+     integer :: INFO
+     integer :: IERROR
+   end subroutine PMPI_UNPUBLISH_NAME
    subroutine MPI_WAIT(REQUEST, STATUS, IERROR)
      import
      implicit none

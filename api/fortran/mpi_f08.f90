@@ -213,6 +213,7 @@ module mpi_f08
   integer, parameter :: MPI_MAX_INFO_VAL = 1023
   integer, parameter :: MPI_MAX_LIBRARY_VERSION_STRING = 8191
   integer, parameter :: MPI_MAX_OBJECT_NAME = 127
+  integer, parameter :: MPI_MAX_PORT_NAME = 255
   integer, parameter :: MPI_MAX_PROCESSOR_NAME = 127
   type(MPI_Message), parameter :: MPI_MESSAGE_NO_PROC = MPI_Message(1811939328)
   type(MPI_Message), parameter :: MPI_MESSAGE_NULL = MPI_Message(738197504)
@@ -659,6 +660,20 @@ module mpi_f08
       INTEGER, INTENT(OUT) :: ndims
       INTEGER, INTENT(OUT) :: ierror
     end subroutine mpi_cartdim_get_
+    subroutine mpi_close_port_(port_name, ierror)
+      import
+      character(len=*), INTENT(IN) :: port_name
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_close_port_
+    subroutine mpi_comm_accept_(port_name, info, root, comm, newcomm, ierror)
+      import
+      character(len=*), INTENT(IN) :: port_name
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_comm_accept_
     subroutine mpi_comm_call_errhandler_(comm, errorcode, ierror)
       import
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -672,6 +687,15 @@ module mpi_f08
       INTEGER, INTENT(OUT) :: result
       INTEGER, INTENT(OUT) :: ierror
     end subroutine mpi_comm_compare_
+    subroutine mpi_comm_connect_(port_name, info, root, comm, newcomm, ierror)
+      import
+      character(len=*), INTENT(IN) :: port_name
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_comm_connect_
     subroutine mpi_comm_create_(comm, group, newcomm, ierror)
       import
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -707,6 +731,11 @@ module mpi_f08
       INTEGER, INTENT(IN) :: comm_keyval
       INTEGER, INTENT(OUT) :: ierror
     end subroutine mpi_comm_delete_attr_
+    subroutine mpi_comm_disconnect_(comm, ierror)
+      import
+      TYPE(MPI_Comm), INTENT(INOUT) :: comm
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_comm_disconnect_
     subroutine mpi_comm_dup_(comm, newcomm, ierror)
       import
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -757,6 +786,11 @@ module mpi_f08
       INTEGER, INTENT(OUT) :: resultlen
       INTEGER, INTENT(OUT) :: ierror
     end subroutine mpi_comm_get_name_
+    subroutine mpi_comm_get_parent_(parent, ierror)
+      import
+      TYPE(MPI_Comm), INTENT(OUT) :: parent
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_comm_get_parent_
     subroutine mpi_comm_group_(comm, group, ierror)
       import
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -770,6 +804,12 @@ module mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, INTENT(OUT) :: ierror
     end subroutine mpi_comm_idup_
+    subroutine mpi_comm_join_(fd, intercomm, ierror)
+      import
+      INTEGER, INTENT(IN) :: fd
+      TYPE(MPI_Comm), INTENT(OUT) :: intercomm
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_comm_join_
     subroutine mpi_comm_rank_(comm, rank, ierror)
       import
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -819,6 +859,32 @@ module mpi_f08
       INTEGER, INTENT(OUT) :: size
       INTEGER, INTENT(OUT) :: ierror
     end subroutine mpi_comm_size_
+    subroutine mpi_comm_spawn_(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierror)
+      import
+      character(len=*), INTENT(IN) :: command
+      character(len=*), INTENT(IN) :: argv(*)
+      INTEGER, INTENT(IN) :: maxprocs
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Comm), INTENT(OUT) :: intercomm
+      INTEGER :: array_of_errcodes(*)
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_comm_spawn_
+    subroutine mpi_comm_spawn_multiple_(count, array_of_commands, array_of_argv, array_of_maxprocs, &
+      array_of_info, root, comm, intercomm, array_of_errcodes, ierror)
+      import
+      INTEGER, INTENT(IN) :: count
+      INTEGER, INTENT(IN) :: array_of_maxprocs(*)
+      INTEGER, INTENT(IN) :: root
+      character(len=*), INTENT(IN) :: array_of_commands(*)
+      character(len=*), INTENT(IN) :: array_of_argv(count, *)
+      TYPE(MPI_Info), INTENT(IN) :: array_of_info(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Comm), INTENT(OUT) :: intercomm
+      INTEGER :: array_of_errcodes(*)
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_comm_spawn_multiple_
     subroutine mpi_comm_split_(comm, color, key, newcomm, ierror)
       import
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -2229,6 +2295,13 @@ module mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, INTENT(OUT) :: ierror
     end subroutine mpi_issend_
+    subroutine mpi_lookup_name_(service_name, info, port_name, ierror)
+      import
+      character(len=*), INTENT(IN) :: service_name
+      TYPE(MPI_Info), INTENT(IN) :: info
+      character(len=*), INTENT(OUT) :: port_name
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_lookup_name_
     subroutine mpi_mprobe_(source, tag, comm, message, status, ierror)
       import
       INTEGER, INTENT(IN) :: source
@@ -2339,6 +2412,12 @@ module mpi_f08
       TYPE(MPI_Op), INTENT(INOUT) :: op
       INTEGER, INTENT(OUT) :: ierror
     end subroutine mpi_op_free_
+    subroutine mpi_open_port_(info, port_name, ierror)
+      import
+      TYPE(MPI_Info), INTENT(IN) :: info
+      character(len=*), INTENT(OUT) :: port_name
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_open_port_
     subroutine mpi_pack_(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
       import
       !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
@@ -2393,6 +2472,13 @@ module mpi_f08
       TYPE(MPI_Status) :: status
       INTEGER, INTENT(OUT) :: ierror
     end subroutine mpi_probe_
+    subroutine mpi_publish_name_(service_name, info, port_name, ierror)
+      import
+      character(len=*), INTENT(IN) :: service_name
+      character(len=*), INTENT(IN) :: port_name
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_publish_name_
     subroutine mpi_put_(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
       target_count, target_datatype, win, ierror)
       import
@@ -3068,6 +3154,13 @@ module mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       INTEGER, INTENT(OUT) :: ierror
     end subroutine mpi_unpack_external_
+    subroutine mpi_unpublish_name_(service_name, info, port_name, ierror)
+      import
+      character(len=*), INTENT(IN) :: service_name
+      character(len=*), INTENT(IN) :: port_name
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_unpublish_name_
     subroutine mpi_wait_(request, status, ierror)
       import
       TYPE(MPI_Request), INTENT(INOUT) :: request
@@ -3380,13 +3473,17 @@ module mpi_f08
   private :: mpi_cart_shift_
   private :: mpi_cart_sub_
   private :: mpi_cartdim_get_
+  private :: mpi_close_port_
+  private :: mpi_comm_accept_
   private :: mpi_comm_call_errhandler_
   private :: mpi_comm_compare_
+  private :: mpi_comm_connect_
   private :: mpi_comm_create_
   private :: mpi_comm_create_errhandler_
   private :: mpi_comm_create_group_
   private :: mpi_comm_create_keyval_
   private :: mpi_comm_delete_attr_
+  private :: mpi_comm_disconnect_
   private :: mpi_comm_dup_
   private :: mpi_comm_dup_with_info_
   private :: mpi_comm_free_
@@ -3395,8 +3492,10 @@ module mpi_f08
   private :: mpi_comm_get_errhandler_
   private :: mpi_comm_get_info_
   private :: mpi_comm_get_name_
+  private :: mpi_comm_get_parent_
   private :: mpi_comm_group_
   private :: mpi_comm_idup_
+  private :: mpi_comm_join_
   private :: mpi_comm_rank_
   private :: mpi_comm_remote_group_
   private :: mpi_comm_remote_size_
@@ -3405,6 +3504,8 @@ module mpi_f08
   private :: mpi_comm_set_info_
   private :: mpi_comm_set_name_
   private :: mpi_comm_size_
+  private :: mpi_comm_spawn_
+  private :: mpi_comm_spawn_multiple_
   private :: mpi_comm_split_
   private :: mpi_comm_split_type_
   private :: mpi_comm_test_inter_
@@ -3557,6 +3658,7 @@ module mpi_f08
   private :: mpi_iscatterv_
   private :: mpi_isend_
   private :: mpi_issend_
+  private :: mpi_lookup_name_
   private :: mpi_mprobe_
   private :: mpi_mrecv_
   private :: mpi_neighbor_allgather_
@@ -3567,12 +3669,14 @@ module mpi_f08
   private :: mpi_op_commutative_
   private :: mpi_op_create_
   private :: mpi_op_free_
+  private :: mpi_open_port_
   private :: mpi_pack_
   private :: mpi_pack_external_
   private :: mpi_pack_external_size_
   private :: mpi_pack_size_
   private :: mpi_pcontrol_
   private :: mpi_probe_
+  private :: mpi_publish_name_
   private :: mpi_put_
   private :: mpi_query_thread_
   private :: mpi_raccumulate_
@@ -3644,6 +3748,7 @@ module mpi_f08
   private :: mpi_type_vector_
   private :: mpi_unpack_
   private :: mpi_unpack_external_
+  private :: mpi_unpublish_name_
   private :: mpi_wait_
   private :: mpi_waitall_
   private :: mpi_waitany_
@@ -4461,6 +4566,46 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine PMPI_Cartdim_get
 
+  subroutine MPI_Close_port(port_name, ierror)
+    character(len=*), INTENT(IN) :: port_name
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_close_port_(port_name, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_Close_port
+
+  subroutine PMPI_Close_port(port_name, ierror)
+    character(len=*), INTENT(IN) :: port_name
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_close_port_(port_name, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Close_port
+
+  subroutine MPI_Comm_accept(port_name, info, root, comm, newcomm, ierror)
+    character(len=*), INTENT(IN) :: port_name
+    TYPE(MPI_Info), INTENT(IN) :: info
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_accept_(port_name, info, root, comm, newcomm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_Comm_accept
+
+  subroutine PMPI_Comm_accept(port_name, info, root, comm, newcomm, ierror)
+    character(len=*), INTENT(IN) :: port_name
+    TYPE(MPI_Info), INTENT(IN) :: info
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_accept_(port_name, info, root, comm, newcomm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_accept
+
   subroutine MPI_Comm_call_errhandler(comm, errorcode, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, INTENT(IN) :: errorcode
@@ -4498,6 +4643,30 @@ contains
     call mpi_comm_compare_(comm1, comm2, result, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine PMPI_Comm_compare
+
+  subroutine MPI_Comm_connect(port_name, info, root, comm, newcomm, ierror)
+    character(len=*), INTENT(IN) :: port_name
+    TYPE(MPI_Info), INTENT(IN) :: info
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_connect_(port_name, info, root, comm, newcomm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_Comm_connect
+
+  subroutine PMPI_Comm_connect(port_name, info, root, comm, newcomm, ierror)
+    character(len=*), INTENT(IN) :: port_name
+    TYPE(MPI_Info), INTENT(IN) :: info
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_connect_(port_name, info, root, comm, newcomm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_connect
 
   subroutine MPI_Comm_create(comm, group, newcomm, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -4598,6 +4767,22 @@ contains
     call mpi_comm_delete_attr_(comm, comm_keyval, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine PMPI_Comm_delete_attr
+
+  subroutine MPI_Comm_disconnect(comm, ierror)
+    TYPE(MPI_Comm), INTENT(INOUT) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_disconnect_(comm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_Comm_disconnect
+
+  subroutine PMPI_Comm_disconnect(comm, ierror)
+    TYPE(MPI_Comm), INTENT(INOUT) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_disconnect_(comm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_disconnect
 
   subroutine MPI_Comm_dup(comm, newcomm, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -4747,6 +4932,22 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine PMPI_Comm_get_name
 
+  subroutine MPI_Comm_get_parent(parent, ierror)
+    TYPE(MPI_Comm), INTENT(OUT) :: parent
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_get_parent_(parent, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_Comm_get_parent
+
+  subroutine PMPI_Comm_get_parent(parent, ierror)
+    TYPE(MPI_Comm), INTENT(OUT) :: parent
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_get_parent_(parent, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_get_parent
+
   subroutine MPI_Comm_group(comm, group, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
     TYPE(MPI_Group), INTENT(OUT) :: group
@@ -4784,6 +4985,24 @@ contains
     call mpi_comm_idup_(comm, newcomm, request, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine PMPI_Comm_idup
+
+  subroutine MPI_Comm_join(fd, intercomm, ierror)
+    INTEGER, INTENT(IN) :: fd
+    TYPE(MPI_Comm), INTENT(OUT) :: intercomm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_join_(fd, intercomm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_Comm_join
+
+  subroutine PMPI_Comm_join(fd, intercomm, ierror)
+    INTEGER, INTENT(IN) :: fd
+    TYPE(MPI_Comm), INTENT(OUT) :: intercomm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_join_(fd, intercomm, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_join
 
   subroutine MPI_Comm_rank(comm, rank, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -4930,6 +5149,72 @@ contains
     call mpi_comm_size_(comm, size, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine PMPI_Comm_size
+
+  subroutine MPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierror)
+    character(len=*), INTENT(IN) :: command
+    character(len=*), INTENT(IN) :: argv(*)
+    INTEGER, INTENT(IN) :: maxprocs
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Comm), INTENT(OUT) :: intercomm
+    INTEGER :: array_of_errcodes(*)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_spawn_(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_Comm_spawn
+
+  subroutine PMPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierror)
+    character(len=*), INTENT(IN) :: command
+    character(len=*), INTENT(IN) :: argv(*)
+    INTEGER, INTENT(IN) :: maxprocs
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Comm), INTENT(OUT) :: intercomm
+    INTEGER :: array_of_errcodes(*)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_spawn_(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_spawn
+
+  subroutine MPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, &
+      array_of_info, root, comm, intercomm, array_of_errcodes, ierror)
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: array_of_maxprocs(*)
+    INTEGER, INTENT(IN) :: root
+    character(len=*), INTENT(IN) :: array_of_commands(*)
+    character(len=*), INTENT(IN) :: array_of_argv(count, *)
+    TYPE(MPI_Info), INTENT(IN) :: array_of_info(*)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Comm), INTENT(OUT) :: intercomm
+    INTEGER :: array_of_errcodes(*)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_spawn_multiple_(count, array_of_commands, array_of_argv, array_of_maxprocs, &
+      array_of_info, root, comm, intercomm, array_of_errcodes, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_Comm_spawn_multiple
+
+  subroutine PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, &
+      array_of_info, root, comm, intercomm, array_of_errcodes, ierror)
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: array_of_maxprocs(*)
+    INTEGER, INTENT(IN) :: root
+    character(len=*), INTENT(IN) :: array_of_commands(*)
+    character(len=*), INTENT(IN) :: array_of_argv(count, *)
+    TYPE(MPI_Info), INTENT(IN) :: array_of_info(*)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Comm), INTENT(OUT) :: intercomm
+    INTEGER :: array_of_errcodes(*)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_comm_spawn_multiple_(count, array_of_commands, array_of_argv, array_of_maxprocs, &
+      array_of_info, root, comm, intercomm, array_of_errcodes, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Comm_spawn_multiple
 
   subroutine MPI_Comm_split(comm, color, key, newcomm, ierror)
     TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8697,6 +8982,26 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine PMPI_Issend
 
+  subroutine MPI_Lookup_name(service_name, info, port_name, ierror)
+    character(len=*), INTENT(IN) :: service_name
+    TYPE(MPI_Info), INTENT(IN) :: info
+    character(len=*), INTENT(OUT) :: port_name
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_lookup_name_(service_name, info, port_name, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_Lookup_name
+
+  subroutine PMPI_Lookup_name(service_name, info, port_name, ierror)
+    character(len=*), INTENT(IN) :: service_name
+    TYPE(MPI_Info), INTENT(IN) :: info
+    character(len=*), INTENT(OUT) :: port_name
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_lookup_name_(service_name, info, port_name, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Lookup_name
+
   subroutine MPI_Mprobe(source, tag, comm, message, status, ierror)
     INTEGER, INTENT(IN) :: source
     INTEGER, INTENT(IN) :: tag
@@ -8983,6 +9288,24 @@ contains
     if (present(ierror)) ierror = ierror_
   end subroutine PMPI_Op_free
 
+  subroutine MPI_Open_port(info, port_name, ierror)
+    TYPE(MPI_Info), INTENT(IN) :: info
+    character(len=*), INTENT(OUT) :: port_name
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_open_port_(info, port_name, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_Open_port
+
+  subroutine PMPI_Open_port(info, port_name, ierror)
+    TYPE(MPI_Info), INTENT(IN) :: info
+    character(len=*), INTENT(OUT) :: port_name
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_open_port_(info, port_name, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Open_port
+
   subroutine MPI_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
     type(*), dimension(*), INTENT(IN) :: inbuf
@@ -9122,6 +9445,26 @@ contains
     call mpi_probe_(source, tag, comm, status, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine PMPI_Probe
+
+  subroutine MPI_Publish_name(service_name, info, port_name, ierror)
+    character(len=*), INTENT(IN) :: service_name
+    character(len=*), INTENT(IN) :: port_name
+    TYPE(MPI_Info), INTENT(IN) :: info
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_publish_name_(service_name, info, port_name, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_Publish_name
+
+  subroutine PMPI_Publish_name(service_name, info, port_name, ierror)
+    character(len=*), INTENT(IN) :: service_name
+    character(len=*), INTENT(IN) :: port_name
+    TYPE(MPI_Info), INTENT(IN) :: info
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_publish_name_(service_name, info, port_name, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Publish_name
 
   subroutine MPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
       target_count, target_datatype, win, ierror)
@@ -10922,6 +11265,26 @@ contains
     call mpi_unpack_external_(datarep, inbuf, insize, position, outbuf, outcount, datatype, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine PMPI_Unpack_external
+
+  subroutine MPI_Unpublish_name(service_name, info, port_name, ierror)
+    character(len=*), INTENT(IN) :: service_name
+    character(len=*), INTENT(IN) :: port_name
+    TYPE(MPI_Info), INTENT(IN) :: info
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_unpublish_name_(service_name, info, port_name, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_Unpublish_name
+
+  subroutine PMPI_Unpublish_name(service_name, info, port_name, ierror)
+    character(len=*), INTENT(IN) :: service_name
+    character(len=*), INTENT(IN) :: port_name
+    TYPE(MPI_Info), INTENT(IN) :: info
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_unpublish_name_(service_name, info, port_name, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Unpublish_name
 
   subroutine MPI_Wait(request, status, ierror)
     TYPE(MPI_Request), INTENT(INOUT) :: request

@@ -1,12 +1,13 @@
 /* ofi channel: the network path, over libfabric reliable-datagram (RDM)
  * endpoints. It serves every peer the coordinator does not give to a
  * shared-memory channel: ranks on other hosts, or every peer when
- * VMPI_CHANNELS leaves smp out (the locality-unaware baseline).
+ * VMPI_CHANNELS leaves smp out (the locality-unaware baseline); fabric.c
+ * loads libfabric and picks the provider.
  *
- * Provider: whatever libfabric returns first for an RDM endpoint with
- * tagged messages, so FI_PROVIDER (tcp, verbs, efa, psm3, ...) decides;
- * nothing here depends on a particular provider. Addresses travel through
- * the PMI key-value space as hex strings under "vmpi-ofi-<rank>".
+ * Addresses travel through the PMI key-value space as hex strings under
+ * "vmpi-ofi-<rank>". Processes of other jobs (dynamic processes) are added
+ * by connect: their packets carry their job and their rank in it, and the
+ * first word between two jobs is a greeting on its own tag.
  *
  * Packets: each core packet is one tagged message (tag OFI_TAG_PKT) that
  * starts with struct ofi_wire. Receives go into a pool of pre-posted
@@ -37,14 +38,10 @@
  * Memory registration follows the provider's mr_mode: local buffers are
  * registered only under FI_MR_LOCAL, keys are chosen by us unless
  * FI_MR_PROV_KEY, remote addresses are offsets unless FI_MR_VIRT_ADDR.
- *
- * libfabric is loaded with dlopen only when a job needs the network:
- * linking it would load every provider's libraries into every MPI program,
- * and some install signal handlers when loaded (libpsm2 catches SIGSEGV),
- * which would hide how a rank died. The handlers of fatal signals are
- * restored after libfabric has been loaded and opened. */
+ */
 #include "../chan.h"
 #include "../../pmi/pmi.h"
+#include "fabric.h"
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -53,17 +50,16 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
-#include <dlfcn.h>
 #include <signal.h>
 #include <stdalign.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define OFI_VERSION FI_VERSION(1, 10)
 #define OFI_TAG_PKT 0ull
 #define OFI_TAG_DATA (1ull << 63) /* | transfer id << 24 | chunk index */
 #define OFI_CHUNK_BITS 24
+#define OFI_TAG_HELLO (1ull << 62) /* | port: a greeting (dynamic processes) */
 
 enum { OFI_CTS = VMPI_PKT_CHAN, OFI_FIN, OFI_CREDIT };
 
@@ -72,7 +68,7 @@ struct ofi_wire {
     int32_t src;      /* sender's world rank */
     uint32_t seq;     /* packet number from src to this rank (not for CREDIT) */
     uint32_t credits; /* credits the sender hands back to this rank */
-    uint32_t rsvd;
+    uint32_t job;     /* sender's job when this rank is in another one, else 0 */
     struct vmpi_hdr h;
 };
 static_assert(sizeof(struct ofi_wire) == 40, "ofi packet header is 40 bytes");
@@ -93,7 +89,7 @@ struct ofi_cts {
 };
 
 /* Every operation's context starts with the provider's scratch space. */
-enum { CTX_RX = 1, CTX_TX, CTX_CHUNK, CTX_RMA };
+enum { CTX_RX = 1, CTX_TX, CTX_CHUNK, CTX_RMA, CTX_HELLO };
 struct ofi_ctx {
     struct fi_context2 fc;
     int kind;
@@ -108,6 +104,7 @@ struct buf {
     struct ofi_peer *p; /* outgoing: destination */
     void *desc;         /* registration descriptor (FI_MR_LOCAL) */
     size_t len;         /* bytes on the wire */
+    uint32_t port;      /* a greeting receive: its port */
     alignas(64) unsigned char data[];
 };
 
@@ -155,6 +152,8 @@ struct reg {
 
 struct ofi_peer {
     int world;
+    uint32_t job;                  /* a process of another job: its job and its rank */
+    int rank;                      /* there (dynamic processes), else 0 and unused */
     fi_addr_t addr;
     uint32_t tx_seq, rx_seq;
     uint32_t credits;              /* packets we may still send */
@@ -180,9 +179,13 @@ static uint32_t ncredits;
 static uint64_t next_key = 1, next_xfer;
 
 static const struct vmpi_chan_up *up;
-static struct ofi_peer *peers;       /* the network peers */
-static struct ofi_peer **peer_of;    /* world rank -> its peer, or NULL */
-static int npeers;
+static struct ofi_peer **peers;      /* the network peers: the job's, then other jobs' */
+static struct ofi_peer *job_peers;   /* storage of the first njob */
+static struct ofi_peer **peer_of;    /* world rank -> its peer, or NULL (nproc entries) */
+static int npeers, njob, nproc;
+static uint32_t my_job;
+static size_t addr_len;              /* of this process's address: another job's are as long */
+static struct buf *greets;           /* greetings awaited: posted receives, one per port */
 
 static size_t buf_stride, buf_cap;   /* buffer size in memory, payload room */
 static struct buf *tx_free;
@@ -197,22 +200,11 @@ static unsigned nrma;                /* one-sided operations under way */
 static struct xfer *posting;
 static bool flush_needed;            /* queued packets, stash, owed credits */
 
-/* The few functions libfabric exports (the rest are inline calls through
- * the objects it returns). */
-static struct {
-    int (*getinfo)(uint32_t, const char *, const char *, uint64_t, const struct fi_info *,
-                   struct fi_info **);
-    void (*freeinfo)(struct fi_info *);
-    struct fi_info *(*dupinfo)(const struct fi_info *);
-    int (*fabric)(struct fi_fabric_attr *, struct fid_fabric **, void *);
-    const char *(*strerror)(int);
-} lf;
-
 /* ---- helpers ------------------------------------------------------------ */
 
 static _Noreturn void ofi_die(const char *what, int rc)
 {
-    vmpi_fatal("ofi: %s: %s", what, lf.strerror(-rc));
+    vmpi_fatal("ofi: %s: %s", what, vmpi_ofi_lf.strerror(-rc));
 }
 
 static struct fid_mr *mr_reg(void *addr, size_t len, uint64_t access, void **desc)
@@ -296,7 +288,7 @@ static struct buf *pkt_new(struct ofi_peer *p, const struct vmpi_hdr *h, size_t 
     struct ofi_wire *w = (struct ofi_wire *)b->data;
     w->src = vmpi_job.rank;
     w->seq = p->tx_seq++;
-    w->rsvd = 0;
+    w->job = p->job ? my_job : 0;
     if (h)
         w->h = *h;
     return b;
@@ -321,7 +313,7 @@ static int post_raw(struct buf *b, bool credit)
     if (rc == -FI_EAGAIN)
         return (int)rc;
     if (rc)
-        vmpi_fatal("ofi: cannot send to rank %d: %s", p->world, lf.strerror((int)-rc));
+        vmpi_fatal("ofi: cannot send to rank %d: %s", p->world, vmpi_ofi_lf.strerror((int)-rc));
     p->owed = 0;
     p->credit_unsent = false;
     if (credit)
@@ -480,7 +472,7 @@ static bool xfer_post(struct xfer *x)
             return false;
         if (rc)
             vmpi_fatal("ofi: cannot move rendezvous data with rank %d: %s", x->p->world,
-                       lf.strerror((int)-rc));
+                       vmpi_ofi_lf.strerror((int)-rc));
         x->posted++;
     }
     if (x->kind == X_RECV) {
@@ -614,7 +606,16 @@ static void rx_post(struct buf *b)
         rx_repost = b;
         flush_needed = true;
     } else if (rc) {
-        vmpi_fatal("ofi: cannot post a receive buffer: %s", lf.strerror((int)-rc));
+        vmpi_fatal("ofi: cannot post a receive buffer: %s", vmpi_ofi_lf.strerror((int)-rc));
+    }
+}
+
+/* Receive buffers for n more peers: their credits, plus CREDIT packets in flight. */
+static void rx_grow(size_t n)
+{
+    for (struct buf *b = slab_new(n * (ncredits + 2)), *next; b; b = next) {
+        next = b->next;
+        rx_post(b);
     }
 }
 
@@ -678,15 +679,25 @@ static int unstash(struct ofi_peer *p)
     return n;
 }
 
+static struct ofi_peer *foreign(uint32_t job, int rank)
+{
+    for (int i = njob; i < npeers; i++)
+        if (peers[i]->job == job && peers[i]->rank == rank)
+            return peers[i];
+    return NULL;
+}
+
 static void rx_packet(struct buf *b, size_t len)
 {
     struct ofi_wire w;
     if (len < sizeof w)
         vmpi_fatal("ofi: runt packet of %zu bytes", len);
     memcpy(&w, b->data, sizeof w);
-    struct ofi_peer *p = w.src >= 0 && w.src < vmpi_job.size ? peer_of[w.src] : NULL;
+    struct ofi_peer *p = w.job ? foreign(w.job, w.src)
+                               : w.src >= 0 && w.src < vmpi_job.size ? peer_of[w.src] : NULL;
     if (!p)
-        vmpi_fatal("ofi: packet from rank %d, which is not a network peer", w.src);
+        vmpi_fatal("ofi: packet from rank %d of job %08x, which is not a network peer", w.src,
+                   w.job ? w.job : my_job);
     if (w.credits > ncredits - p->credits)
         vmpi_fatal("ofi: rank %d returned %u credits but holds %u", p->world, w.credits,
                    ncredits - p->credits);
@@ -722,8 +733,8 @@ static _Noreturn void cq_failed(void)
     char detail[256];
     const char *prov = fi_cq_strerror(cq, e.prov_errno, e.err_data, detail, sizeof detail);
     if (world >= 0)
-        vmpi_fatal("ofi: lost rank %d: %s (%s)", world, lf.strerror(e.err), prov ? prov : "");
-    vmpi_fatal("ofi: network failure: %s (%s)", lf.strerror(e.err), prov ? prov : "");
+        vmpi_fatal("ofi: lost rank %d: %s (%s)", world, vmpi_ofi_lf.strerror(e.err), prov ? prov : "");
+    vmpi_fatal("ofi: network failure: %s (%s)", vmpi_ofi_lf.strerror(e.err), prov ? prov : "");
 }
 
 static int cq_drain(void)
@@ -743,6 +754,8 @@ static int cq_drain(void)
         struct ofi_ctx *c = ev[i].op_context;
         if (c->kind == CTX_RX) {
             rx_packet((struct buf *)c, ev[i].len);
+        } else if (c->kind == CTX_HELLO) {
+            ((struct buf *)c)->len = ev[i].len;
         } else if (c->kind == CTX_TX) {
             tx_busy--;
             tx_put((struct buf *)c);
@@ -791,7 +804,7 @@ __attribute__((noinline)) static int flush(void)
         }
     }
     for (int i = 0; i < npeers; i++) {
-        struct ofi_peer *p = &peers[i];
+        struct ofi_peer *p = peers[i];
         while (p->q_head && p->credits > 0) {
             struct buf *b = p->q_head;
             struct buf *next = b->next;
@@ -825,7 +838,7 @@ static bool ofi_busy(void)
     if (tx_busy || nxfers || nrma || posting)
         return true;
     for (int i = 0; i < npeers; i++)
-        if (peers[i].q_head)
+        if (peers[i]->q_head)
             return true;
     return false;
 }
@@ -837,13 +850,15 @@ static void ofi_finalize(void)
     closing = true;
     fi_close(&ep->fid);
     for (int i = 0; i < npeers; i++) {
-        struct ofi_peer *p = &peers[i];
+        struct ofi_peer *p = peers[i];
         while (p->regs) {
             struct reg *g = p->regs;
             p->regs = g->next;
             mr_close(g->mr);
             free(g);
         }
+        if (p->job)
+            free(p);
     }
     for (int i = 0; i < nslabs; i++) {
         mr_close(slab_mrs[i]);
@@ -855,104 +870,18 @@ static void ofi_finalize(void)
     fi_close(&cq->fid);
     fi_close(&domain->fid);
     fi_close(&fabric->fid);
-    lf.freeinfo(info);
+    vmpi_ofi_lf.freeinfo(info);
     free(peers);
+    free(job_peers);
     free(peer_of);
-    slabs = NULL;
-    slab_mrs = NULL;
-    nslabs = 0;
-    peers = NULL;
-    peer_of = NULL;
-    tx_free = rx_repost = NULL;
-    npeers = 0;
+    slabs = NULL, slab_mrs = NULL, peers = NULL, job_peers = NULL, peer_of = NULL;
+    tx_free = rx_repost = greets = NULL;
+    npeers = njob = nproc = nslabs = 0;
+    addr_len = 0;
     opened = closing = false;
 }
 
 /* ---- start-up ------------------------------------------------------------ */
-
-/* libfabric's first choice, with two corrections when FI_PROVIDER leaves
- * the choice to us: shm is skipped (it is no network, and would bypass the
- * network between emulated hosts), and tcp through the ofi_rxm layer gives
- * way to "net", the native RDM implementation of the same TCP transport in
- * libfabric 1.17 (renamed tcp later), on the same interface: one system
- * call less per message each way. */
-static struct fi_info *pick(struct fi_info *list)
-{
-    const char *want = vmpi_knob_str("FI_PROVIDER");
-    if (want && *want)
-        return list;
-    struct fi_info *first = list;
-    while (first && !strcmp(first->fabric_attr->prov_name, "shm") && first->next)
-        first = first->next;
-    if (strcmp(first->fabric_attr->prov_name, "tcp;ofi_rxm"))
-        return first;
-    for (struct fi_info *i = first; i; i = i->next)
-        if (!strcmp(i->fabric_attr->prov_name, "net") && i->domain_attr->name &&
-            first->domain_attr->name && !strcmp(i->domain_attr->name, first->domain_attr->name))
-            return i;
-    return first;
-}
-
-static struct fi_info *query(bool want_rma)
-{
-    struct fi_info *hints = lf.dupinfo(NULL), *out = NULL;
-    if (!hints)
-        vmpi_fatal("ofi: out of memory");
-    hints->caps = FI_TAGGED | (want_rma ? FI_RMA | FI_READ | FI_REMOTE_READ | FI_WRITE |
-                                                  FI_REMOTE_WRITE
-                                            : 0);
-    hints->mode = FI_CONTEXT | FI_CONTEXT2;
-    hints->ep_attr->type = FI_EP_RDM;
-    hints->domain_attr->threading = FI_THREAD_DOMAIN;
-    hints->domain_attr->mr_mode =
-        FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
-    const char *dom = vmpi_knob_str("VMPI_OFI_DOMAIN");
-    if (dom && *dom && !(hints->domain_attr->name = strdup(dom)))
-        vmpi_fatal("ofi: out of memory");
-    int rc = lf.getinfo(OFI_VERSION, NULL, NULL, 0, hints, &out);
-    lf.freeinfo(hints);
-    if (rc || !out)
-        return NULL;
-    struct fi_info *one = lf.dupinfo(pick(out));
-    lf.freeinfo(out);
-    if (!one)
-        vmpi_fatal("ofi: out of memory");
-    return one;
-}
-
-/* Names of the providers this libfabric was built with, for errors. */
-static void provider_list(char *out, size_t cap)
-{
-    struct fi_info *all = NULL;
-    out[0] = '\0';
-    if (lf.getinfo(OFI_VERSION, NULL, NULL, FI_PROV_ATTR_ONLY, NULL, &all) || !all) {
-        snprintf(out, cap, "none");
-        return;
-    }
-    size_t n = 0;
-    for (struct fi_info *i = all; i && n < cap; i = i->next) {
-        const char *name = i->fabric_attr->prov_name;
-        if (!name || !strncmp(name, "ofi_hook", 8))
-            continue;
-        n += (size_t)snprintf(out + n, cap - n, "%s%s", n ? ", " : "", name);
-    }
-    lf.freeinfo(all);
-}
-
-static void load_libfabric(void)
-{
-    void *lf_handle = dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lf_handle)
-        vmpi_fatal("MPI_Init: the network channel needs libfabric (Debian: libfabric1): %s",
-                   dlerror());
-    *(void **)&lf.getinfo = dlsym(lf_handle, "fi_getinfo");
-    *(void **)&lf.freeinfo = dlsym(lf_handle, "fi_freeinfo");
-    *(void **)&lf.dupinfo = dlsym(lf_handle, "fi_dupinfo");
-    *(void **)&lf.fabric = dlsym(lf_handle, "fi_fabric");
-    *(void **)&lf.strerror = dlsym(lf_handle, "fi_strerror");
-    if (!lf.getinfo || !lf.freeinfo || !lf.dupinfo || !lf.fabric || !lf.strerror)
-        vmpi_fatal("MPI_Init: libfabric.so.1 lacks the functions of libfabric 1.10");
-}
 
 static void open_endpoint(size_t npeer)
 {
@@ -960,27 +889,14 @@ static void open_endpoint(size_t npeer)
     struct sigaction saved[sizeof fatal_sigs / sizeof fatal_sigs[0]];
     for (size_t i = 0; i < sizeof fatal_sigs / sizeof fatal_sigs[0]; i++)
         sigaction(fatal_sigs[i], NULL, &saved[i]);
-    load_libfabric();
+    vmpi_ofi_load();
     bool try_rma = vmpi_knob_num("VMPI_OFI_RMA") != 0;
-    info = try_rma ? query(true) : NULL;
+    info = try_rma ? vmpi_ofi_query(true) : NULL;
     rma = info != NULL;
     if (!info)
-        info = query(false);
-    if (!info) {
-        char provs[512];
-        provider_list(provs, sizeof provs);
-        const char *want = vmpi_knob_str("FI_PROVIDER");
-        const char *dom = vmpi_knob_str("VMPI_OFI_DOMAIN");
-        if (want && *want)
-            vmpi_fatal("MPI_Init: libfabric provider \"%s\" (FI_PROVIDER) offers no "
-                       "reliable-datagram endpoint with tagged messages%s%s; providers in "
-                       "this libfabric: %s",
-                       want, dom ? " on domain " : "", dom ? dom : "", provs);
-        vmpi_fatal("MPI_Init: no libfabric provider offers a reliable-datagram endpoint "
-                   "with tagged messages%s%s (providers in this libfabric: %s); set "
-                   "FI_PROVIDER",
-                   dom ? " on domain " : "", dom ? dom : "", provs);
-    }
+        info = vmpi_ofi_query(false);
+    if (!info)
+        vmpi_ofi_no_provider();
     uint64_t mm = info->domain_attr->mr_mode;
     mr_local = mm & FI_MR_LOCAL;
     mr_virt = mm & FI_MR_VIRT_ADDR;
@@ -1010,7 +926,7 @@ static void open_endpoint(size_t npeer)
     int rc;
     struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_NONE};
     struct fi_av_attr ava = {.type = FI_AV_UNSPEC, .count = npeer};
-    if ((rc = lf.fabric(info->fabric_attr, &fabric, NULL)))
+    if ((rc = vmpi_ofi_lf.fabric(info->fabric_attr, &fabric, NULL)))
         ofi_die("cannot open the fabric", rc);
     if ((rc = fi_domain(fabric, info, &domain, NULL)))
         ofi_die("cannot open the domain", rc);
@@ -1036,6 +952,7 @@ static void ofi_init(const struct vmpi_chan_up *upcalls, const struct vmpi_chan_
     const int *worlds = s->peers;
     int n = s->npeers;
     up = upcalls;
+    my_job = s->job;
     if (!s->used)
         return;
     char key[VMPI_PMI_KEYLEN], val[VMPI_PMI_VALLEN];
@@ -1058,12 +975,14 @@ static void ofi_init(const struct vmpi_chan_up *upcalls, const struct vmpi_chan_
     if (n <= 0)
         return;
     peers = calloc((size_t)n, sizeof *peers);
+    job_peers = calloc((size_t)n, sizeof *job_peers);
     peer_of = calloc((size_t)vmpi_job.size, sizeof *peer_of);
-    if (!peers || !peer_of)
+    if (!peers || !job_peers || !peer_of)
         vmpi_fatal("ofi: out of memory");
-    npeers = n;
+    npeers = njob = n;
+    nproc = vmpi_job.size;
     for (int i = 0; i < n; i++) {
-        struct ofi_peer *p = &peers[i];
+        struct ofi_peer *p = peers[i] = &job_peers[i];
         p->world = worlds[i];
         p->credits = ncredits;
         snprintf(key, sizeof key, "vmpi-ofi-%d", p->world);
@@ -1077,18 +996,94 @@ static void ofi_init(const struct vmpi_chan_up *upcalls, const struct vmpi_chan_
             vmpi_fatal("ofi: libfabric rejects the network address of rank %d", p->world);
         peer_of[p->world] = p;
     }
-    /* Room for every peer's credits, plus CREDIT packets in flight. */
-    size_t nrx = (size_t)n * (ncredits + 2);
-    for (struct buf *b = slab_new(nrx), *next; b; b = next) {
-        next = b->next;
-        rx_post(b);
-    }
+    rx_grow((size_t)n);
 }
 
 static void *ofi_add_peer(int world, size_t *eager)
 {
     *eager = eager_max;
     return peer_of[world];
+}
+
+/* ---- dynamic processes ------------------------------------------------------ */
+
+static size_t ofi_address(void *buf, size_t cap)
+{
+    if (!opened)
+        open_endpoint(1);
+    addr_len = cap;
+    return fi_getname(&ep->fid, buf, &addr_len) ? 0 : addr_len;
+}
+
+static void *ofi_connect(int world, uint32_t job, int rank, const void *addr, size_t alen,
+                         size_t *eager)
+{
+    unsigned char mine[256];
+    if (!addr_len)
+        ofi_address(mine, sizeof mine);
+    struct ofi_peer *p = calloc(1, sizeof *p);
+    struct ofi_peer **np = realloc(peers, sizeof *np * (size_t)(npeers + 1));
+    struct ofi_peer **po = world < nproc ? peer_of : realloc(peer_of, sizeof *po * (size_t)(world + 1));
+    peers = np ? np : peers;
+    peer_of = po ? po : peer_of;
+    if (!p || !np || !po)
+        vmpi_fatal("ofi: out of memory");
+    for (; nproc <= world; nproc++)
+        peer_of[nproc] = NULL;
+    *p = (struct ofi_peer){.world = world, .job = job, .rank = rank, .credits = ncredits};
+    if (alen != addr_len || fi_av_insert(av, addr, 1, &p->addr, 0, NULL) != 1) {
+        free(p);
+        return NULL;
+    }
+    peers[npeers++] = peer_of[world] = p;
+    rx_grow(1);
+    *eager = eager_max;
+    return p;
+}
+
+static void ofi_greet(void *cs, uint32_t port, const void *msg, size_t len)
+{
+    struct ofi_peer *p = cs;
+    struct buf *b = tx_get();
+    b->p = p;
+    len = len < buf_cap ? len : buf_cap;
+    memcpy(b->data, msg, len);
+    ssize_t rc;
+    while ((rc = fi_tsend(ep, b->data, len, b->desc, p->addr, OFI_TAG_HELLO | port, &b->c)) ==
+           -FI_EAGAIN)
+        cq_drain();
+    if (rc)
+        vmpi_fatal("ofi: cannot greet rank %d of job %08x: %s", p->rank, p->job,
+                   vmpi_ofi_lf.strerror((int)-rc));
+    tx_busy++;
+}
+
+static size_t ofi_greeting(uint32_t port, void *msg, size_t cap)
+{
+    struct buf **g = &greets;
+    while (*g && (*g)->port != port)
+        g = &(*g)->next;
+    if (!*g) {
+        struct buf *b = tx_get();
+        *b = (struct buf){.c.kind = CTX_HELLO, .desc = b->desc, .port = port};
+        ssize_t rc = fi_trecv(ep, b->data, buf_cap, b->desc, FI_ADDR_UNSPEC,
+                              OFI_TAG_HELLO | port, 0, &b->c);
+        if (rc == -FI_EAGAIN)
+            tx_put(b);
+        else if (rc)
+            vmpi_fatal("ofi: cannot wait for a greeting: %s", vmpi_ofi_lf.strerror((int)-rc));
+        else
+            *g = b;
+        return 0;
+    }
+    struct buf *b = *g;
+    if (!b->len && (cq_drain(), !b->len))
+        return 0;
+    size_t n = b->len < cap ? b->len : cap;
+    memcpy(msg, b->data, n);
+    *g = b->next;
+    tx_put(b);
+    return n;
 }
 
 static const char *ofi_describe(void)
@@ -1105,7 +1100,7 @@ static const char *ofi_describe(void)
 
 static bool ofi_reaches(int world)
 {
-    return rma && world >= 0 && world < vmpi_job.size && peer_of && peer_of[world];
+    return rma && world >= 0 && world < nproc && peer_of[world];
 }
 
 static bool ofi_expose(void *base, size_t len, struct vmpi_mem_reg *m)
@@ -1155,7 +1150,7 @@ static void rma_start(bool write, int world, char *buf, size_t len, uint64_t rad
                 break;
             if (rc != -FI_EAGAIN)
                 vmpi_fatal("ofi: cannot %s rank %d's window memory: %s",
-                           write ? "write" : "read", world, lf.strerror((int)-rc));
+                           write ? "write" : "read", world, vmpi_ofi_lf.strerror((int)-rc));
             ofi_poll();
         }
     }
@@ -1197,6 +1192,10 @@ const struct vmpi_chan vmpi_ofi_chan = {
     .busy = ofi_busy,
     .finalize = ofi_finalize,
     .describe = ofi_describe,
+    .address = ofi_address,
+    .connect = ofi_connect,
+    .greet = ofi_greet,
+    .greeting = ofi_greeting,
     .mem = &ofi_mem,
     .stats = &stats,
 };
