@@ -86,7 +86,7 @@ from . import netns
 from .options import (PROG, USAGE, Options, ShowHelp, ShowVersion, UsageError, parse_args,
                       rank_limit, this_machine, version)
 from .outcome import Out, abort_message, emit_output, exit_failure, signame, wait_writable
-from .placement import host_starts, vm_starts
+from .placement import host_starts, place_names, spawn_vms, vm_starts
 from . import pmi
 from . import shm
 from . import vms
@@ -195,6 +195,9 @@ class Job:
         self.names: dict[str, str] = {}         # publish_name, for every job
         self.base_dir = opts.wdir or os.getcwd()
         self.places: list[set[int]] = []        # of --bind, once launching
+        # what a spawn's info "host" may name
+        self.place_names = (place_names(opts.hosts or 1, self.nvms, bool(opts.vms))
+                            if opts.hosts or opts.vms else [])
         self.nstarted = 0
         self.groups: list[_Group] = []
         self.ranks: list[_Rank] = []            # of every job
@@ -463,38 +466,6 @@ class Job:
             return None, f"{execname}: {found} is not an executable file"
         return None, f"{execname}: program not found {where}".rstrip()
 
-    def _place_names(self) -> list[str]:
-        """The names info "host" may give a VM (--vms) or a host (--hosts)."""
-        if self.o.vms:
-            return [vms.vm_name(h, j) for h in range(self.o.hosts or 1) for j in range(self.nvms)]
-        if self.o.hosts:
-            return [f"h{h}" for h in range(self.o.hosts)]
-        return []
-
-    def _spawn_vms(self, parent: _Rank, hosts: str | None, nprocs: int) -> tuple[list[int], str]:
-        """The VM (see _Rank.vm) of each process of a spawn block: the
-        spawner's, or those info "host" lists in blocks like ranks among
-        hosts; or why not."""
-        if not hosts:
-            return [parent.vm] * nprocs, ""
-        names = self._place_names()
-        here = this_machine()
-        chosen = []
-        for name in filter(None, (h.strip() for h in hosts.split(","))):
-            if name in names:
-                chosen.append(names.index(name))    # the VM of that name (--hosts: nvms 1)
-            elif name in here:
-                chosen.append(parent.vm)            # this machine: where the spawner is
-            else:
-                known = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
-                return [], (f"host {name} (info host) is not this machine"
-                            + (f" nor one of its {'VMs' if self.o.vms else 'hosts'} ({known})"
-                               if names else ""))
-        if not chosen:
-            return [parent.vm] * nprocs, ""
-        starts = host_starts(nprocs, len(chosen))
-        return [chosen[k] for k in range(len(chosen)) for _ in range(starts[k], starts[k + 1])], ""
-
     def spawn(self, parent: _Rank, ev: pmi.Spawn) -> str | None:
         """Start the job a rank asked for (PMI spawn); None, or why not, and
         then nothing runs of it."""
@@ -508,6 +479,7 @@ class Job:
         if live + total > limit:
             return (f"cannot start {total} more processes beside the {live} running: this "
                     f"machine can run at most {limit} ({why})")
+        here = this_machine()
         plans = []
         for b in ev.blocks:
             info = dict(b.info)
@@ -517,7 +489,8 @@ class Job:
             path, err = self._find_program(b.execname, info.get("path"), wdir)
             if path is None:
                 return err
-            where, err = self._spawn_vms(parent, info.get("host") or info.get("hosts"), b.nprocs)
+            where, err = spawn_vms(info.get("host") or info.get("hosts"), b.nprocs, parent.vm,
+                                   self.place_names, here)
             if err:
                 return err
             plans.append((b, path, wdir, where))
