@@ -191,7 +191,8 @@ class Job:
         # --vms, each host is one "VM": the unit of the local rank and size
         self.nvms = opts.vms or 1
         self.vm_start = vm_starts(host_starts(self.n, opts.hosts or 1), self.nvms)
-        self.universe = opts.usize if opts.usize is not None else self.n
+        # unknown (-1) unless -usize says, as under Hydra (docs/LAUNCH.md)
+        self.universe = opts.usize if opts.usize is not None else -1
         self.names: dict[str, str] = {}         # publish_name, for every job
         self.base_dir = opts.wdir or os.getcwd()
         self.places: list[set[int]] = []        # of --bind, once launching

@@ -73,7 +73,7 @@ options:
   -usize, --universe-size N|SYSTEM|INFINITE
                          MPI_UNIVERSE_SIZE of every job (spawned ones too):
                          N, the CPUs vmpirun may use (SYSTEM) or unknown
-                         (INFINITE); default the number of ranks (-n)
+                         (INFINITE, the default, as under Hydra)
   --cleanup              remove /dev/shm/vmpi-* files, network namespaces
                          and VMs of jobs that are gone
   -v, --verbose          with --cleanup: say what is removed or kept

@@ -475,6 +475,11 @@ class PMIServer:
                 return []
             blocks, conn.mcmd = conn.mcmd, None
             return self._spawn(rank, blocks)
+        if key == "endcmd":
+            # Hydra waits for a bare "endcmd" line: say so rather than wait too
+            conn.mcmd = None
+            return [self._fail(rank, "spawn_result", f"{line[:100]!r} where a block ends: "
+                               "MPICH and Hydra end it with a bare 'endcmd' line")]
         if not eq:
             return []   # a word without a value; no spawn key is one
         # a later "key=" in a block replaces an earlier one

@@ -221,6 +221,8 @@ def test_spawn_request_parsed_in_both_layouts_with_escapes_and_spaces():
     (b"mcmd=spawn\nnprocs=x\nexecname=a\ntotspawns=1\nendcmd\n",
      "spawn block 1: nprocs='x' is not a number"),
     (b"mcmd=spawn\nnprocs=1\nexecname=a\nendcmd\n", "totspawns=''"),
+    # Hydra would wait for the end forever
+    (b"mcmd=spawn\nnprocs=1\nexecname=a\ntotspawns=1\nendcmd=\n", "bare 'endcmd' line"),
 ])
 def test_malformed_spawn_is_answered_with_the_problem(request_, why):
     s = pmi.PMIServer(1, "kvs", spawn=True)
@@ -294,10 +296,13 @@ def test_spawn_two_blocks_makes_one_job_of_three(prog, tmp_path, layout):
     assert list(shm.iterdir()) == [], list(shm.iterdir())
 
 
-def test_default_universe_is_the_world(prog):
+def test_default_universe_is_unknown_as_under_hydra(prog):
     cp, _ = run_vmpirun("-n", 2, *parent_args(prog, "1.1", [block(prog, 1, ["child"])]))
     assert cp.returncode == 0, cp.stderr
-    assert sorted(r["usize"] for _, r in records(cp.stdout)) == [2, 2]
+    assert sorted(r["usize"] for _, r in records(cp.stdout)) == [-1, -1]
+    cp, _ = run_vmpirun("-n", 2, "--universe-size=SYSTEM",
+                        *parent_args(prog, "1.1", [block(prog, 1, ["child"])]))
+    assert sorted(r["usize"] for _, r in records(cp.stdout)) == [len(os.sched_getaffinity(0))] * 2
 
 
 @pytest.mark.parametrize("what, expect", [
