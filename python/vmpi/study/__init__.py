@@ -2,7 +2,7 @@
 
     vmpi study [--quick | --config FILE.toml] [--out DIR] [--reps R] [--ranks N]
                [--bench LIST] [--libraries LIST] [--placements LIST]
-               [--build DIR] [--force] [--dry-run]
+               [--build DIR] [--npb DIR] [--force] [--dry-run]
     vmpi study --resume --out DIR
     vmpi study report DIR
     vmpi study compare OLD NEW [--threshold PCT]
@@ -61,6 +61,8 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--force", action="store_true",
                     help="replace a study already in --out")
     ap.add_argument("--dry-run", action="store_true", help="print the grid, run nothing")
+    ap.add_argument("--npb", metavar="DIR", help="NPB3.4-MPI sources for the NAS section "
+                    "(default $VMPI_NPB_DIR; without them the section is skipped)")
     return ap
 
 
@@ -151,7 +153,12 @@ def _run(argv: list[str]) -> int:
                       f": {why}")
             return 0
         from .run import Layout, run_grid
-        counts = run_grid(study, o.out, Layout(o.build, o.out))
+        layout = Layout(o.build, o.out)
+        counts = run_grid(study, o.out, layout)
+        from .nas import study_section
+        nas_failed = study_section(o.npb, study, o.out, layout.root)
+        counts["own"] += nas_failed
+        counts["failed"] += nas_failed
     except StudyError as exc:
         print(f"vmpi study: {exc}", file=sys.stderr)
         return 2
