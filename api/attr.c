@@ -126,7 +126,8 @@ static int attr_host = MPI_PROC_NULL;
 static int attr_io = MPI_ANY_SOURCE;
 static int attr_wtime_global = 0;
 static int attr_universe;
-static int attr_appnum = 0;
+static int attr_appnum;
+static int attr_absent; /* the address of an attribute with no value */
 
 static int *predefined_comm_attr(int keyval)
 {
@@ -135,9 +136,11 @@ static int *predefined_comm_attr(int keyval)
     case MPI_HOST: return &attr_host;
     case MPI_IO: return &attr_io;
     case MPI_WTIME_IS_GLOBAL: return &attr_wtime_global;
-    case MPI_UNIVERSE_SIZE: attr_universe = vmpi_pmi_universe_size(); return &attr_universe;
+    case MPI_UNIVERSE_SIZE:
+        attr_universe = vmpi_pmi_universe_size();
+        return attr_universe > 0 ? &attr_universe : &attr_absent;
     case MPI_LASTUSEDCODE: return &vmpi_err_lastused;
-    case MPI_APPNUM: return &attr_appnum;
+    case MPI_APPNUM: attr_appnum = vmpi_pmi_appnum(); return &attr_appnum;
     default: return NULL;
     }
 }
@@ -159,8 +162,9 @@ int vmpi_api_attr_get(const char *fn, int kind, int obj, int keyval, void *attri
         int *v = kind == VMPI_ATTR_COMM ? predefined_comm_attr(keyval) : NULL;
         VMPI_CHECK(v, ec, MPI_ERR_KEYVAL, "%s: keyval 0x%x is not a predefined %s attribute",
                    fn, (unsigned)keyval, kind_name[kind]);
-        *(int **)attribute_val = v;
-        *flag = 1;
+        *flag = v != &attr_absent;
+        if (*flag)
+            *(int **)attribute_val = v;
         return MPI_SUCCESS;
     }
     struct vmpi_attr **list = vmpi_attr_list(kind, obj, false);

@@ -156,8 +156,11 @@ int vmpi_comm_split(struct vmpi_comm *c, int color, int key, struct vmpi_comm **
 int vmpi_comm_split_type(struct vmpi_comm *c, int type, int key, struct vmpi_comm **out)
 {
     int color = 0;
+    bool mixed = false; /* other jobs' ranks number their sharing their own way */
+    for (int r = 0; r < c->size; r++)
+        mixed |= vmpi_proc_other(vmpi_comm_world_rank(c, r));
     if (type == MPI_COMM_TYPE_SHARED)
-        color = vmpi_locality_shared_id(vmpi_comm_world_rank(c, c->rank));
+        color = mixed ? c->rank : vmpi_locality_shared_id(vmpi_comm_world_rank(c, c->rank));
     return split(c, type != MPI_UNDEFINED, color, key, "MPI_Comm_split_type", out);
 }
 

@@ -36,6 +36,7 @@
 #define BRIDGE_CTX 0x50000000u
 #define PORT_PREFIX "vmpi-port:"
 #define GREET_MAGIC 0x76706f72u
+#define WELCOME_TAG 1
 
 struct greeting {
     struct vmpi_card from;
@@ -181,7 +182,12 @@ static int accept_root(const char *name, struct vmpi_comm **bridge, const char *
         return vmpi_err(NULL, MPI_ERR_PORT, "%s: a malformed or unreachable greeting came to "
                         "port \"%s\"", fn, name);
     *bridge = bridge_new(w, 0, g.nonce);
-    return *bridge ? MPI_SUCCESS : vmpi_err(NULL, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    if (!*bridge)
+        return vmpi_err(NULL, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    /* The connecting root sends nothing more until this arrives: a packet
+     * from a process this one does not know yet would be refused. */
+    int welcome = 1;
+    return vmpi_p2p_send(&welcome, 1, vmpi_dtype_get(MPI_INT), 1, WELCOME_TAG, *bridge, 0);
 }
 
 static int connect_root(const char *name, struct vmpi_comm **bridge, const char *fn)
@@ -208,7 +214,11 @@ static int connect_root(const char *name, struct vmpi_comm **bridge, const char 
         vmpi_proc_greet(w, num, &g, sizeof g);
     }
     *bridge = rc == MPI_SUCCESS ? bridge_new(w, 1, g.nonce) : NULL;
-    return *bridge ? MPI_SUCCESS : vmpi_err(NULL, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    if (!*bridge)
+        return vmpi_err(NULL, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    int welcome = 0;
+    return vmpi_p2p_recv(&welcome, 1, vmpi_dtype_get(MPI_INT), 0, WELCOME_TAG, *bridge, 0,
+                         MPI_STATUS_IGNORE);
 }
 
 static void conn_keep(struct vmpi_comm *c)
@@ -299,7 +309,10 @@ int vmpi_dyn_init(void)
     if (!spawned || strcmp(spawned, "1") || vmpi_pmi_get("PARENT_ROOT_PORT_NAME", port,
                                                          sizeof port))
         return MPI_SUCCESS;
-    return join(port, 0, vmpi_g.world, false, &parent, "MPI_Init (connecting to the parent)");
+    int rc = join(port, 0, vmpi_g.world, false, &parent, "MPI_Init (connecting to the parent)");
+    if (rc == MPI_SUCCESS)
+        snprintf(parent->name, sizeof parent->name, "MPI_COMM_PARENT");
+    return rc;
 }
 
 struct vmpi_comm *vmpi_dyn_parent(void)

@@ -29,6 +29,7 @@ struct side {
     int size;
     int high;
     uint64_t leader; /* the side's leader (vmpi_proc_name): breaks ties in merge */
+    int cards;       /* the members travel as cards (cards_swap) */
 };
 /* inst and lacked are max-ed over a side in one allreduce of two */
 static_assert(offsetof(struct side, lacked) == offsetof(struct side, inst) + sizeof(uint32_t),
@@ -67,40 +68,29 @@ static void sides_join(struct side *mine, const struct side *remote)
     mine->lacked |= remote->lacked;
 }
 
-/* sides_swap between jobs (MPI_Comm_connect/accept): the members travel as
- * cards, which every member turns into world ranks; then neither side goes
- * on before all members of both can reach the other side's, so no packet
- * reaches a process that does not know its sender yet. */
-static int dyn_swap(struct vmpi_comm *local, int leader, struct vmpi_comm *via, int other,
-                    int tag, struct side *mine, struct side *remote, int **world,
-                    const char *fn)
+/* The other side's rsize members into w, as cards that every member turns
+ * into world ranks: between jobs (MPI_Comm_connect/accept, or
+ * MPI_Intercomm_create over a peer communicator that spans jobs), whose
+ * world ranks mean nothing to each other. Then neither side goes on before
+ * all members of both can reach the other side's, so no packet reaches a
+ * process that does not know its sender yet. */
+static int cards_swap(struct vmpi_comm *local, int leader, struct vmpi_comm *via, int other,
+                      int tag, int rsize, int *w, const char *fn)
 {
     struct vmpi_dtype *bt = vmpi_dtype_get(MPI_BYTE), *it = vmpi_dtype_get(MPI_INT);
-    struct vmpi_card me, *mycards = malloc(sizeof me * (size_t)local->size), *cards = NULL;
-    int rc = mycards ? MPI_SUCCESS : no_mem(local, fn), bad = 0;
-    *world = NULL;
+    struct vmpi_card me, *mycards = malloc(sizeof me * (size_t)local->size);
+    struct vmpi_card *cards = malloc(sizeof me * (size_t)rsize);
+    int rc = mycards && cards ? MPI_SUCCESS : no_mem(local, fn), bad = 0;
     vmpi_proc_card(&me);
     if (rc == MPI_SUCCESS)
         rc = vmpi_coll_allgather(&me, mycards, sizeof me, bt, local);
     if (rc == MPI_SUCCESS && local->rank == leader)
-        rc = vmpi_p2p_sendrecv(mine, sizeof *mine, bt, other, tag, remote, sizeof *remote, bt,
-                               other, tag, via, 0, MPI_STATUS_IGNORE);
-    if (rc == MPI_SUCCESS)
-        rc = vmpi_coll_bcast(remote, sizeof *remote, bt, leader, local);
-    if (rc == MPI_SUCCESS && (remote->size < 1 || remote->size > (1 << 24)))
-        rc = vmpi_err(local, MPI_ERR_INTERN, "%s: the other side reports %d processes", fn,
-                      remote->size);
-    int *w = rc == MPI_SUCCESS ? malloc(sizeof(int) * (size_t)remote->size) : NULL;
-    cards = w ? malloc(sizeof *cards * (size_t)remote->size) : NULL;
-    if (rc == MPI_SUCCESS && !cards)
-        rc = no_mem(local, fn);
-    if (rc == MPI_SUCCESS && local->rank == leader)
         rc = vmpi_p2p_sendrecv(mycards, (int)sizeof me * local->size, bt, other, tag, cards,
-                               (int)sizeof me * remote->size, bt, other, tag, via, 0,
+                               (int)sizeof me * rsize, bt, other, tag, via, 0,
                                MPI_STATUS_IGNORE);
     if (rc == MPI_SUCCESS)
-        rc = vmpi_coll_bcast(cards, (int)sizeof me * remote->size, bt, leader, local);
-    for (int i = 0; rc == MPI_SUCCESS && i < remote->size; i++)
+        rc = vmpi_coll_bcast(cards, (int)sizeof me * rsize, bt, leader, local);
+    for (int i = 0; rc == MPI_SUCCESS && i < rsize; i++)
         bad |= (w[i] = vmpi_proc_add(&cards[i])) < 0;
     /* Ready: a barrier over both sides, which also agrees on failure. */
     if (rc == MPI_SUCCESS)
@@ -119,16 +109,10 @@ static int dyn_swap(struct vmpi_comm *local, int leader, struct vmpi_comm *via, 
                       fn);
     free(mycards);
     free(cards);
-    if (rc != MPI_SUCCESS) {
-        free(w);
-        return rc;
-    }
-    sides_join(mine, remote);
-    *world = w;
-    return MPI_SUCCESS;
+    return rc;
 }
 
-/* The leaders swap their sides over `via` (rank `other` there; `coll`
+/* The leaders swap their sides over `via` (rank `other` there; `coll` > 0
  * selects its collective context) and each broadcasts the other's side
  * and members on `local`. On return `remote` is the other side and `mine`
  * holds the AND of both masks and the larger instance; *world is the other
@@ -137,34 +121,43 @@ static int sides_swap(struct vmpi_comm *local, int leader, struct vmpi_comm *via
                       int tag, int coll, struct side *mine, struct side *remote, int **world,
                       const char *fn)
 {
-    if (coll < 0)
-        return dyn_swap(local, leader, via, other, tag, mine, remote, world, fn);
     struct vmpi_dtype *bt = vmpi_dtype_get(MPI_BYTE), *it = vmpi_dtype_get(MPI_INT);
     int rc = MPI_SUCCESS;
     *world = NULL;
-    if (local->rank == leader)
+    if (local->rank == leader) {
+        /* Cards when the sides' processes are not all of one job: the leaders
+         * of another or a side of several. Both leaders OR their wishes. */
+        mine->cards = coll < 0 || (!coll && vmpi_proc_other(vmpi_comm_world_rank(via, other)));
+        for (int r = 0; !coll && r < local->size; r++)
+            mine->cards |= vmpi_proc_other(local->group->world[r]);
         rc = vmpi_p2p_sendrecv(mine, sizeof *mine, bt, other, tag, remote, sizeof *remote, bt,
-                               other, tag, via, coll, MPI_STATUS_IGNORE);
+                               other, tag, via, coll > 0, MPI_STATUS_IGNORE);
+        remote->cards |= mine->cards;
+    }
     if (rc == MPI_SUCCESS)
         rc = vmpi_coll_bcast(remote, sizeof *remote, bt, leader, local);
     if (rc != MPI_SUCCESS)
         return rc;
     /* An intercommunicator's sides know each other already (in their own
      * numbering of world ranks, which differs between jobs). */
-    int known = coll ? via->peers->size : vmpi_job.size;
-    if (remote->size < 1 || remote->size > known || (coll && remote->size != known))
+    int known = coll > 0 ? via->peers->size : remote->cards ? 1 << 24 : vmpi_job.size;
+    if (remote->size < 1 || remote->size > known || (coll > 0 && remote->size != known))
         return vmpi_err(local, MPI_ERR_INTERN, "%s: the other side reports %d processes", fn,
                         remote->size);
     int *w = malloc(sizeof(int) * (size_t)remote->size);
     if (!w)
         return no_mem(local, fn);
-    if (coll)
+    if (coll > 0) {
         memcpy(w, via->peers->world, sizeof(int) * (size_t)known);
-    else if (local->rank == leader)
-        rc = vmpi_p2p_sendrecv(local->group->world, local->size, it, other, tag, w,
-                               remote->size, it, other, tag, via, coll, MPI_STATUS_IGNORE);
-    if (rc == MPI_SUCCESS && !coll)
-        rc = vmpi_coll_bcast(w, remote->size, it, leader, local);
+    } else if (remote->cards) {
+        rc = cards_swap(local, leader, via, other, tag, remote->size, w, fn);
+    } else {
+        if (local->rank == leader)
+            rc = vmpi_p2p_sendrecv(local->group->world, local->size, it, other, tag, w,
+                                   remote->size, it, other, tag, via, 0, MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS)
+            rc = vmpi_coll_bcast(w, remote->size, it, leader, local);
+    }
     if (rc != MPI_SUCCESS) {
         free(w);
         return rc;

@@ -167,7 +167,7 @@ int vmpi_pmi_init(int *rank, int *size, int *appnum)
                 break;
         return rc;
     }
-    if (job.universe < job.size)
+    if (job.universe > 0 && job.universe < job.size)
         job.universe = job.size;
     rank_pid = getpid();
     if (!hooked && ops && ops->abort_at_exit && !on_exit(early_exit, NULL))
@@ -180,7 +180,8 @@ int vmpi_pmi_init(int *rank, int *size, int *appnum)
 
 const char *vmpi_pmi_kvsname(void) { return job.kvsname; }
 bool vmpi_pmi_connected(void) { return ops != NULL; }
-int vmpi_pmi_universe_size(void) { return job.universe; }
+int vmpi_pmi_universe_size(void) { return job.universe > 0 ? job.universe : 0; }
+int vmpi_pmi_appnum(void) { return job.appnum; }
 
 /* Keys and values travel as words: PMI-1 ends them at a space. */
 int vmpi_pmi_put(const char *key, const char *val)

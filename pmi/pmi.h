@@ -25,7 +25,11 @@ int vmpi_pmi_fence(void);
 const char *vmpi_pmi_kvsname(void);
 /* Connected to a process manager (else a singleton). */
 bool vmpi_pmi_connected(void);
+/* How many processes the job may grow to (MPI_UNIVERSE_SIZE), 0 when the
+ * process manager does not say; the command of this rank in an MPMD or
+ * spawn_multiple start (MPI_APPNUM). */
 int vmpi_pmi_universe_size(void);
+int vmpi_pmi_appnum(void);
 /* Tells the process manager to kill the job with exit code `code`; returns
  * if there is none. */
 void vmpi_pmi_abort(int code, const char *msg);

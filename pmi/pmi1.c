@@ -82,13 +82,13 @@ static void reason(const char *reply, char *err, size_t cap)
     snprintf(err, cap, "%s", m ? m + 4 : reply);
 }
 
-/* One line `key=value` of a spawn block; the value may hold spaces, not a
- * newline. */
+/* One line `key=value` of a spawn block (a bare `key` when val is NULL);
+ * the value may hold spaces, not a newline. */
 static int add(char **buf, size_t *len, size_t *cap, const char *key, const char *val)
 {
-    if (strchr(val, '\n'))
+    if (val && strchr(val, '\n'))
         return -1;
-    size_t need = strlen(key) + strlen(val) + 3;
+    size_t need = strlen(key) + (val ? strlen(val) : 0) + 3;
     if (*len + need >= *cap) {
         size_t ncap = (*cap + need) * 2;
         char *nb = realloc(*buf, ncap);
@@ -97,7 +97,8 @@ static int add(char **buf, size_t *len, size_t *cap, const char *key, const char
         *buf = nb;
         *cap = ncap;
     }
-    *len += (size_t)snprintf(*buf + *len, *cap - *len, "%s=%s\n", key, val);
+    *len += (size_t)snprintf(*buf + *len, *cap - *len, "%s%s%s\n", key, val ? "=" : "",
+                             val ? val : "");
     return 0;
 }
 
@@ -142,7 +143,7 @@ static int pmi1_spawn(const struct vmpi_pmi_spawn *sp, char *err, size_t errcap)
             snprintf(k, sizeof k, "info_val_%d", j);
             bad |= add(&buf, &len, &cap, k, sp->vals[i][j]);
         }
-        bad |= add(&buf, &len, &cap, "endcmd", "");
+        bad |= add(&buf, &len, &cap, "endcmd", NULL);
     }
     char reply[1024];
     int rc = -1;

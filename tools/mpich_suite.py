@@ -275,7 +275,9 @@ def main():
                 impls += [("vmpi", v) for v in args.vms if v <= e["np"]]
                 for impl, v in impls:
                     tag = "mpich" if impl == "mpich" else f"vmpi{v}"
-                    row[tag] = run_one(impl, exe, e, d, args.build, lib_dir, v, args.timeout)
+                    # spawn's tests start "./name": from their binary's directory
+                    cwd = exe.parent if d.name == "spawn" else d
+                    row[tag] = run_one(impl, exe, e, cwd, args.build, lib_dir, v, args.timeout)
                     print(f"{k} [{tag}]: {'pass' if row[tag]['pass'] else 'FAIL ' + row[tag]['why']}",
                           flush=True)
                 res_path.write_text(json.dumps(results, indent=1, sort_keys=True))

@@ -288,7 +288,6 @@ static struct buf *pkt_new(struct ofi_peer *p, const struct vmpi_hdr *h, size_t 
     struct ofi_wire *w = (struct ofi_wire *)b->data;
     w->src = vmpi_job.rank;
     w->seq = p->tx_seq++;
-    w->job = p->job ? my_job : 0;
     if (h)
         w->h = *h;
     return b;
@@ -300,6 +299,7 @@ static int post_raw(struct buf *b, bool credit)
     struct ofi_peer *p = b->p;
     struct ofi_wire *w = (struct ofi_wire *)b->data;
     w->credits = p->owed;
+    w->job = p->job ? my_job : 0;
     ssize_t rc;
     if (b->len <= inject_max) {
         rc = fi_tinject(ep, b->data, b->len, p->addr, OFI_TAG_PKT);

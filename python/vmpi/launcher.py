@@ -352,6 +352,11 @@ class Job:
             env["VMPI_HOST_INDEX"] = str(r.host)
             env["VMPI_VM_INDEX"] = str(r.vm % self.nvms)
             env["VMPI_IVSHMEM_PATH"] = vms.IVSHMEM_PATH
+            # A spawned job's area goes into the region beside its parent's,
+            # whose default share is half the region: it takes the least
+            # heap per rank unless the user chose one.
+            if r.group.index:
+                env.setdefault("VMPI_IVSHMEM_HEAP", str(16 << 20))
         return env
 
     def _preexec(self, cpus: set[int] | None, host: int | None, vm: int | None = None,

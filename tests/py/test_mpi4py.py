@@ -113,3 +113,11 @@ def test_mpi4py_object_api_two_vms(python):
     cp = _run([VMPIRUN, "-n", 4, "--vms", 2, python, HERE / "progs" / "m4p_objects.py"], 120)
     assert cp.returncode == 0, f"rc={cp.returncode}\n{cp.stdout}\n{cp.stderr}"
     assert "mpi4py object API: OK h0-vm0, h0-vm1" in cp.stdout, cp.stdout
+
+
+def test_mpi4py_futures_pool(python):
+    """MPIPoolExecutor: the pool's workers are spawned processes (issue 30)."""
+    cp = _run([VMPIRUN, "-n", 1, "--timeout", 100, python, HERE / "progs" / "m4p_futures.py"],
+              120)
+    assert cp.returncode == 0, f"rc={cp.returncode}\n{cp.stdout}\n{cp.stderr}"
+    assert "mpi4py.futures: OK 40 tasks on" in cp.stdout, cp.stdout
