@@ -172,13 +172,12 @@ static int spawn(int count, char *cmds[], char **argvs[], const int maxprocs[],
     VMPI_CHECK(root >= 0 && root < c->size, c, MPI_ERR_ROOT,
                "%s: root = %d is not a rank of comm (size %d)", fn, root, c->size);
     struct vmpi_pmi_spawn sp = {0};
-    int ok = 1;
-    if (c->rank == root && spawn_args(c, count, cmds, argvs, maxprocs, infos, &sp, fn))
-        ok = 0;
+    int arc = c->rank == root ? spawn_args(c, count, cmds, argvs, maxprocs, infos, &sp, fn)
+                              : MPI_SUCCESS;
     /* A root whose arguments are bad has raised its error; the others learn it. */
-    int rc = vmpi_coll_bcast(&ok, 1, vmpi_dtype_get(MPI_INT), root, c);
+    int ok = arc == MPI_SUCCESS, rc = vmpi_coll_bcast(&ok, 1, vmpi_dtype_get(MPI_INT), root, c);
     if (rc == MPI_SUCCESS && !ok)
-        return c->rank == root ? MPI_ERR_ARG
+        return c->rank == root ? arc
                                : vmpi_err(c, MPI_ERR_SPAWN, "%s: the root's arguments are "
                                           "wrong (its error says why)", fn);
     struct vmpi_comm *n = NULL;
