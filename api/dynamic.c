@@ -278,6 +278,15 @@ int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
 }
 VMPI_WEAK(Comm_join);
 
+/* The name service's answer rc (pmi.h) as an error of class cls. */
+static int name_answer(int rc, int cls, const char *fn, const char *service, const char *no)
+{
+    if (rc < 0)
+        return vmpi_err(NULL, cls, "%s: no name service: the process manager offers none "
+                        "(start the program with vmpirun or mpiexec)", fn);
+    return rc ? vmpi_err(NULL, cls, "%s: service \"%s\" %s", fn, service, no) : MPI_SUCCESS;
+}
+
 int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name)
 {
     static const char fn[] = "MPI_Publish_name";
@@ -287,12 +296,8 @@ int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_
     PORT_ARG(port_name, NULL, fn);
     VMPI_CHECK(!strpbrk(port_name, " \n"), NULL, MPI_ERR_PORT,
                "%s: port_name holds a space or a newline", fn);
-    int rc = vmpi_pmi_publish(service_name, port_name);
-    VMPI_CHECK(rc >= 0, NULL, MPI_ERR_SERVICE, "%s: no name service: the process manager "
-               "offers none (start the program with vmpirun or mpiexec)", fn);
-    VMPI_CHECK(rc == 0, NULL, MPI_ERR_SERVICE, "%s: service \"%s\" is published already", fn,
-               service_name);
-    return MPI_SUCCESS;
+    return name_answer(vmpi_pmi_publish(service_name, port_name), MPI_ERR_SERVICE, fn,
+                       service_name, "is published already");
 }
 VMPI_WEAK(Publish_name);
 
@@ -303,12 +308,8 @@ int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *por
     SERVICE_ARG(service_name, fn);
     VMPI_CHECK_INFO(info, NULL, fn);
     PORT_ARG(port_name, NULL, fn);
-    int rc = vmpi_pmi_unpublish(service_name);
-    VMPI_CHECK(rc >= 0, NULL, MPI_ERR_SERVICE, "%s: no name service: the process manager "
-               "offers none", fn);
-    VMPI_CHECK(rc == 0, NULL, MPI_ERR_SERVICE, "%s: service \"%s\" is not published", fn,
-               service_name);
-    return MPI_SUCCESS;
+    return name_answer(vmpi_pmi_unpublish(service_name), MPI_ERR_SERVICE, fn, service_name,
+                       "is not published");
 }
 VMPI_WEAK(Unpublish_name);
 
@@ -319,11 +320,7 @@ int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name)
     SERVICE_ARG(service_name, fn);
     VMPI_CHECK_INFO(info, NULL, fn);
     PTR_ARG(port_name, NULL, fn, "port_name");
-    int rc = vmpi_pmi_lookup(service_name, port_name, MPI_MAX_PORT_NAME);
-    VMPI_CHECK(rc >= 0, NULL, MPI_ERR_NAME, "%s: no name service: the process manager "
-               "offers none", fn);
-    VMPI_CHECK(rc == 0, NULL, MPI_ERR_NAME, "%s: service \"%s\" is not published", fn,
-               service_name);
-    return MPI_SUCCESS;
+    return name_answer(vmpi_pmi_lookup(service_name, port_name, MPI_MAX_PORT_NAME),
+                       MPI_ERR_NAME, fn, service_name, "is not published");
 }
 VMPI_WEAK(Lookup_name);
