@@ -218,24 +218,11 @@ int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_
 }
 VMPI_WEAK(Comm_spawn_multiple);
 
-static int write_all(int fd, const char *buf, size_t n)
+/* All n bytes written (out) to or read from fd; -1 on error or end. */
+static int fd_all(int fd, char *buf, size_t n, bool out)
 {
     while (n) {
-        ssize_t k = write(fd, buf, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        buf += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-static int read_all(int fd, char *buf, size_t n)
-{
-    while (n) {
-        ssize_t k = read(fd, buf, n);
+        ssize_t k = out ? write(fd, buf, n) : read(fd, buf, n);
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0)
@@ -257,7 +244,7 @@ int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
     int rc = vmpi_dyn_open_port(mine);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (write_all(fd, mine, sizeof mine) || read_all(fd, theirs, sizeof theirs)) {
+    if (fd_all(fd, mine, sizeof mine, true) || fd_all(fd, theirs, sizeof theirs, false)) {
         int e = errno;
         vmpi_dyn_close_port(mine);
         return vmpi_err(NULL, MPI_ERR_ARG, "%s: cannot swap port names over socket %d: %s",

@@ -211,6 +211,19 @@ static void channel_start(int k, const struct vmpi_chan_up *up, bool used)
     free(group);
 }
 
+/* A slow poll (a system call with TCP providers, hundreds of ns) next to
+ * shared-memory peers is made on every 16th progress call: it costs
+ * network messages a few shared-memory polls (well under their latency)
+ * and keeps shared-memory latency at its own level. */
+static void set_poll_masks(void)
+{
+    bool fast = false;
+    for (int i = 0; i < nactive; i++)
+        fast |= !active[i].chan->slow_poll;
+    for (int i = 0; i < nactive; i++)
+        active[i].poll_mask = fast && active[i].chan->slow_poll ? 15 : 0;
+}
+
 int vmpi_locality_init(const struct vmpi_chan_up *up)
 {
     if (nchannels() > MAX_CHANNELS)
@@ -235,15 +248,7 @@ int vmpi_locality_init(const struct vmpi_chan_up *up)
     for (int k = 0; vmpi_channels[k]; k++)
         if (allowed & (1u << k))
             channel_start(k, up, (used >> k) & 1);
-    /* A slow poll (a system call with TCP providers, hundreds of ns) next to
-     * shared-memory peers is made on every 16th progress call: it costs
-     * network messages a few shared-memory polls (well under their latency)
-     * and keeps shared-memory latency at its own level. */
-    bool fast = false;
-    for (int i = 0; i < nactive; i++)
-        fast |= !active[i].chan->slow_poll;
-    for (int i = 0; i < nactive; i++)
-        active[i].poll_mask = fast && active[i].chan->slow_poll ? 15 : 0;
+    set_poll_masks();
     const char *verbose = vmpi_knob_str("VMPI_VERBOSE");
     if (vmpi_job.rank == 0 && verbose && atoi(verbose) > 0)
         print_table();
@@ -496,13 +501,13 @@ int vmpi_locality_connect(uint32_t job, int rank, const void *addr, size_t alen)
     if (!ch || !(p[world].cstate = ch->connect(world, job, rank, addr, alen, &p[world].eager_max)))
         return -1;
     others[nothers++] = (struct other){job, rank};
-    bool on = false, fast = false;
-    for (int i = 0; i < nactive; i++) {
+    bool on = false;
+    for (int i = 0; i < nactive; i++)
         on |= active[i].chan == ch;
-        fast |= !active[i].chan->slow_poll;
+    if (!on) {
+        active[nactive++] = (struct vmpi_locality_chan){ch, 0};
+        set_poll_masks();
     }
-    if (!on)
-        active[nactive++] = (struct vmpi_locality_chan){ch, fast && ch->slow_poll ? 15 : 0};
     return world;
 }
 
