@@ -3,6 +3,8 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 struct vmpi_job vmpi_job;
@@ -48,6 +50,24 @@ void vmpi_fatal_hook(void (*abort_job)(int status, const char *msg), bool report
     abort_reported = reported;
 }
 
+/* A process manager that forwards our output and kills the job on an abort
+ * (Hydra) may take the abort before it has read the last words still in the
+ * stdout/stderr pipes, and they are lost. Once the pipes are empty, the
+ * output is ahead of the abort; bounded, as a stuck reader must not hold
+ * the exit. */
+static void drain_output(void)
+{
+    for (int waited_ms = 0; waited_ms < 1000; waited_ms++) {
+        int left = 0, n;
+        for (int fd = 1; fd <= 2; fd++)
+            if (ioctl(fd, FIONREAD, &n) == 0)
+                left += n;
+        if (left == 0)
+            return;
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+}
+
 static _Noreturn void fatal(int status, const char *fmt, va_list ap)
 {
     char msg[MPI_MAX_ERROR_STRING];
@@ -57,8 +77,10 @@ static _Noreturn void fatal(int status, const char *fmt, va_list ap)
         fprintf(stderr, "vmpi: rank %d: %s\n", vmpi_job.rank, msg);
         fflush(stderr);
     }
-    if (abort_hook)
+    if (abort_hook) {
+        drain_output();
         abort_hook(status, msg);
+    }
     _exit(status & 0xff ? status & 0xff : 1);
 }
 
