@@ -7,7 +7,11 @@
  * Addresses travel through the PMI key-value space as hex strings under
  * "vmpi-ofi-<rank>". Processes of other jobs (dynamic processes) are added
  * by connect: their packets carry their job and their rank in it, and the
- * first word between two jobs is a greeting on its own tag.
+ * first word between two jobs is a greeting on its own tag. Between two
+ * processes of different jobs only the one of the lower job opens the
+ * connection (with a bare CREDIT, at connect); the other sends nothing
+ * before that came: two processes opening connections to each other at once
+ * can lose packets, as the net provider of libfabric 1.17 does.
  *
  * Packets: each core packet is one tagged message (tag OFI_TAG_PKT) that
  * starts with struct ofi_wire. Receives go into a pool of pre-posted
@@ -159,6 +163,7 @@ struct ofi_peer {
     uint32_t credits;              /* packets we may still send */
     uint32_t owed;                 /* consumed from it, not yet handed back */
     bool credit_unsent;            /* owed >= ncredits / 2 and no CREDIT went out */
+    bool quiet;                    /* another job's, which opens the connection */
     struct buf *resv;              /* reserve()d, waiting for commit() */
     struct buf *q_head, *q_tail;   /* waiting for credits or queue room */
     struct buf *st_head;           /* received ahead of order or refused by core,
@@ -186,6 +191,8 @@ static int npeers, njob, nproc;
 static uint32_t my_job;
 static size_t addr_len;              /* of this process's address: another job's are as long */
 static struct buf *greets;           /* greetings awaited: posted receives, one per port */
+static uint64_t *spoke;              /* job << 32 | rank: opened before we connected */
+static size_t nspoke;
 
 static size_t buf_stride, buf_cap;   /* buffer size in memory, payload room */
 static struct buf *tx_free;
@@ -335,13 +342,13 @@ static void enqueue(struct ofi_peer *p, struct buf *b)
 /* Sends a sequenced packet now or, keeping the order, later. */
 static void post(struct ofi_peer *p, struct buf *b)
 {
-    if (p->q_head || p->credits == 0 || post_raw(b, true))
+    if (p->q_head || p->credits == 0 || p->quiet || post_raw(b, true))
         enqueue(p, b);
 }
 
 static bool room(const struct ofi_peer *p)
 {
-    return !p->q_head && p->credits > 0;
+    return !p->q_head && p->credits > 0 && !p->quiet;
 }
 
 static int ofi_send(void *cs, const struct vmpi_hdr *h, const void *buf, size_t len)
@@ -695,17 +702,25 @@ static void rx_packet(struct buf *b, size_t len)
     memcpy(&w, b->data, sizeof w);
     struct ofi_peer *p = w.job ? foreign(w.job, w.src)
                                : w.src >= 0 && w.src < vmpi_job.size ? peer_of[w.src] : NULL;
+    if (!p && w.job && w.h.type == OFI_CREDIT && !w.credits) {
+        uint64_t *n = realloc(spoke, sizeof *n * (nspoke + 1));
+        if (!n)
+            vmpi_fatal("ofi: out of memory");
+        spoke = n;
+        spoke[nspoke++] = (uint64_t)w.job << 32 | (uint32_t)w.src;
+        rx_post(b);
+        return;
+    }
     if (!p)
         vmpi_fatal("ofi: packet from rank %d of job %08x, which is not a network peer", w.src,
                    w.job ? w.job : my_job);
     if (w.credits > ncredits - p->credits)
         vmpi_fatal("ofi: rank %d returned %u credits but holds %u", p->world, w.credits,
                    ncredits - p->credits);
-    if (w.credits) {
-        p->credits += w.credits;
-        if (p->q_head)
-            flush_needed = true;
-    }
+    p->credits += w.credits;
+    p->quiet = false;
+    if (p->q_head)
+        flush_needed = true;
     b->len = len;
     if (w.h.type != OFI_CREDIT &&
         (w.seq != p->rx_seq || p->st_head || !deliver_buf(p, b))) {
@@ -805,7 +820,7 @@ __attribute__((noinline)) static int flush(void)
     }
     for (int i = 0; i < npeers; i++) {
         struct ofi_peer *p = peers[i];
-        while (p->q_head && p->credits > 0) {
+        while (p->q_head && p->credits > 0 && !p->quiet) {
             struct buf *b = p->q_head;
             struct buf *next = b->next;
             if (post_raw(b, true))
@@ -874,9 +889,11 @@ static void ofi_finalize(void)
     free(peers);
     free(job_peers);
     free(peer_of);
-    slabs = NULL, slab_mrs = NULL, peers = NULL, job_peers = NULL, peer_of = NULL;
+    free(spoke);
+    slabs = NULL, slab_mrs = NULL, peers = NULL, job_peers = NULL, peer_of = NULL, spoke = NULL;
     tx_free = rx_repost = greets = NULL;
     npeers = njob = nproc = nslabs = 0;
+    nspoke = 0;
     addr_len = 0;
     opened = closing = false;
 }
@@ -1030,11 +1047,19 @@ static void *ofi_connect(int world, uint32_t job, int rank, const void *addr, si
         vmpi_fatal("ofi: out of memory");
     for (; nproc <= world; nproc++)
         peer_of[nproc] = NULL;
-    *p = (struct ofi_peer){.world = world, .job = job, .rank = rank, .credits = ncredits};
+    *p = (struct ofi_peer){.world = world, .job = job, .rank = rank, .credits = ncredits,
+                           .quiet = job < my_job, .credit_unsent = job > my_job};
     if (alen != addr_len || fi_av_insert(av, addr, 1, &p->addr, 0, NULL) != 1) {
         free(p);
         return NULL;
     }
+    for (size_t i = 0; i < nspoke; i++)
+        if (spoke[i] == ((uint64_t)job << 32 | (uint32_t)rank)) {
+            p->quiet = false;
+            spoke[i] = spoke[--nspoke];
+            break;
+        }
+    flush_needed = true;
     peers[npeers++] = peer_of[world] = p;
     rx_grow(1);
     *eager = eager_max;
