@@ -14,8 +14,12 @@ all: configure
 configure:
 	@test -f $(BUILD)/build.ninja || cmake -S . -B $(BUILD) -G Ninja >/dev/null
 
+# VENV=no leaves out the Python venv (PREFIX/lib/vmpi/venv) that vmpi study's
+# figures need; everything else works without it.
+VENV ?= yes
 install: all
 	cmake --install $(BUILD) --prefix $(PREFIX)
+	@if [ "$(VENV)" != no ]; then sh tools/install_venv.sh "$(abspath $(PREFIX))"; fi
 
 test: all
 	python3 tools/layer_check.py

@@ -84,8 +84,13 @@ static inline int app_parse_pos(const char *s, long *out)
     return 0;
 }
 
+#ifndef VMPI_VERSION
+#define VMPI_VERSION "unknown" /* built by apps/Makefile without VMPI_VERSION= */
+#endif
+
 /*
- * Parse -n, -i, -r, --json, -h. Returns 0 to run, 1 after -h (exit 0),
+ * Parse -n, -i, -r, --json, -h, --version. Returns 0 to run, 1 after -h or
+ * --version (exit 0),
  * 2 on a bad option (exit 2); rank 0 prints the usage or the error.
  */
 static inline int app_parse(const struct app_info *app, int argc, char **argv,
@@ -108,6 +113,15 @@ static inline int app_parse(const struct app_info *app, int argc, char **argv,
                        "  -r REPS  timed repetitions (default %ld)\n"
                        "  --json   one JSON record instead of the table\n",
                        app->name, app->usage, app->def_reps);
+            return 1;
+        }
+        if (strcmp(a, "--version") == 0) {
+            char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+            int len;
+            MPI_Get_library_version(lib, &len);
+            lib[strcspn(lib, "\n")] = '\0';
+            if (rank == 0)
+                printf("vmpi-%s (vmpi applications) %s\n%s\n", app->name, VMPI_VERSION, lib);
             return 1;
         }
         if (strcmp(a, "--json") == 0) {

@@ -28,6 +28,25 @@
 #include <string.h>
 #include <unistd.h>
 
+#ifndef VMPI_VERSION
+#define VMPI_VERSION "unknown" /* built by bench/Makefile without VMPI_VERSION= */
+#endif
+
+/* --version anywhere among the arguments: the program, the suite's version
+ * and, when given, the library's line; exits 0 before MPI_Init, so it needs
+ * no launcher. */
+static inline void bench_version(int argc, char **argv, const char *lib)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--version") == 0) {
+            const char *name = strrchr(argv[0], '/');
+            printf("%s (vmpi benchmarks) %s\n", name ? name + 1 : argv[0], VMPI_VERSION);
+            if (lib)
+                printf("%s\n", lib);
+            exit(0);
+        }
+}
+
 /* OSU's boundary between "small" and "large" messages (LARGE_MESSAGE_SIZE). */
 #define BENCH_LARGE_MESSAGE 8192
 /* Largest message the suite sends by default: 4 MiB. */

@@ -27,6 +27,18 @@ static inline void bench_counts_for(const struct bench_opts *o,
     *warmup = o->warmup >= 0 ? o->warmup : (large ? d->warmup_large : d->warmup_small);
 }
 
+/* bench_version with the MPI library's own first line (MPI_Get_library_version
+ * may be called before MPI_Init). */
+static inline void bench_mpi_version(int argc, char **argv)
+{
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+    int len = 0;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--version") == 0 && MPI_Get_library_version(lib, &len) == 0)
+            lib[strcspn(lib, "\n")] = '\0';
+    bench_version(argc, argv, lib);
+}
+
 /*
  * MPI_Init, option parsing and help. Returns -1 if the benchmark should
  * run; otherwise the process exit code (MPI_Finalize has then already been
@@ -38,6 +50,7 @@ static inline int bench_mpi_init(int *argc, char ***argv, const char *usage,
 {
     char err[160];
 
+    bench_mpi_version(*argc, *argv);
     MPI_Init(argc, argv);
     MPI_Comm_rank(MPI_COMM_WORLD, rank);
     MPI_Comm_size(MPI_COMM_WORLD, nranks);

@@ -333,6 +333,7 @@ int main(int argc, char **argv)
     struct clping_opts o = { .core0 = 0, .core1 = 1, .iters = -1, .reps = 11,
                              .warmup = -1, .size = BENCH_MAX_MESSAGE };
 
+    bench_version(argc, argv, NULL);
     if (parse_args(argc, argv, &o) != 0)
         return 2;
     if (o.help) {

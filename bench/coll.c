@@ -345,6 +345,7 @@ int main(int argc, char **argv)
     double *t = NULL, *tsum = NULL;
     size_t slen, rlen;
 
+    bench_mpi_version(argc, argv);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(c.comm, &c.rank);
     MPI_Comm_size(c.comm, &c.nranks);

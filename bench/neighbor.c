@@ -135,6 +135,7 @@ int main(int argc, char **argv)
     int rank, nranks, ndims = 2, full = 0, nrest, kind;
     char err[160], **rest;
 
+    bench_mpi_version(argc, argv);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);

@@ -30,7 +30,7 @@
  * Build:  mpicc -O2 -std=c11 rma_lock.c -o rma_lock
  * Run:    mpiexec -n 8 ./rma_lock [-T SECONDS | -i ITER] [-x WARMUP] [--json]
  */
-#include "bench_common.h"
+#include "bench_mpi.h"
 
 #include <mpi.h>
 
@@ -160,6 +160,7 @@ int main(int argc, char **argv)
     double t_start, deadline, elapsed, lat_sum = 0.0, span, *lat_all = NULL;
     MPI_Win win;
 
+    bench_mpi_version(argc, argv);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);

@@ -2,8 +2,8 @@
  * MPI_Barrier, the last rank's end minus the first rank's start (wall
  * clock: the ranks share one machine), printed as "ranks milliseconds".
  * The launcher's own time before main is not in it. */
-#include <mpi.h>
-#include <stdio.h>
+#include "bench_mpi.h"
+
 #include <time.h>
 
 static double now(void)
@@ -16,6 +16,14 @@ static double now(void)
 int main(int argc, char **argv)
 {
     double t0 = now(), first = 0, last = 0;
+    bench_mpi_version(argc, argv);
+    if (argc > 1) {
+        int help = !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help");
+        fprintf(help ? stdout : stderr, "usage: startup (no options; under a launcher)\n"
+                "prints the job's ranks and the time from the first rank entering main to\n"
+                "the last leaving the first MPI_Barrier, in milliseconds\n");
+        return help ? 0 : 2;
+    }
     MPI_Init(&argc, &argv);
     MPI_Barrier(MPI_COMM_WORLD);
     double t1 = now();

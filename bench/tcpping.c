@@ -581,6 +581,7 @@ int main(int argc, char **argv)
     int nrest = 1, server = 0, bw_mode = 0, bench_args = 0, rc;
     long portnum = DEFAULT_PORT;
 
+    bench_version(argc, argv, NULL);
     /* Our own options first; the rest goes to the shared OSU-style parser. */
     rest = calloc((size_t)argc + 1, sizeof *rest);
     if (rest == NULL)

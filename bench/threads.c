@@ -25,7 +25,8 @@
  * with any MPI's wrapper (vmpi, MPICH, Open MPI).
  */
 #define _POSIX_C_SOURCE 200809L
-#include <mpi.h>
+#include "bench_mpi.h"
+
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -136,9 +137,10 @@ static double threaded(int t, int latency)
 
 int main(int argc, char **argv)
 {
-    const char *mode = argc > 1 ? argv[1] : "";
+    const char *mode = argc > 1 && argv[1][0] != '-' ? argv[1] : "";
     const char *level = "single", *tlist = "1,2,4";
-    for (int i = 2; i < argc; i++) {
+    bench_mpi_version(argc, argv);
+    for (int i = *mode ? 2 : 1; i < argc; i++) {
         if (!strcmp(argv[i], "-l") && i + 1 < argc)
             level = argv[++i];
         else if (!strcmp(argv[i], "-t") && i + 1 < argc)

@@ -22,6 +22,12 @@ run 2 "$out/cxx" | grep -q "No Errors" || fail "the mpicxx-built program failed"
 "$bin/mpic++" -show x.cpp | grep -q -- "-I$build/include -L$build/lib x.cpp .*-lmpi" || fail "mpic++ -show: $("$bin/mpic++" -show x.cpp)"
 [ "$(MPICH_CXX=my-c++ "$bin/mpicxx" -compile-info)" = "my-c++ -I$build/include" ] || fail "MPICH_CXX is ignored"
 [ "$(OMPI_CXX=oc++ "$bin/mpicxx" -compile-info)" = "oc++ -I$build/include" ] || fail "OMPI_CXX is ignored"
+[ "$(MPICH_CC=mcc "$bin/mpicc" --showme:compile)" = "mcc -I$build/include" ] || fail "MPICH_CC is ignored"
+[ "$(OMPI_CC=occ "$bin/mpicc" -showme -c x.c)" = "occ -I$build/include -c x.c" ] || fail "OMPI_CC or -showme"
+# MPICH's -cc= and -show anywhere among the arguments, the others kept in order
+[ "$("$bin/mpicc" -O2 -cc=mycc x.c -show)" = "mycc -I$build/include -L$build/lib -O2 x.c -Wl,-rpath,$build/lib -lmpi" ] ||
+    fail "mpicc -cc= ... -show: $("$bin/mpicc" -O2 -cc=mycc x.c -show)"
+"$bin/mpicc" --showme:link | grep -q -- "-L$build/lib .*-lmpi" || fail "mpicc --showme:link"
 
 if [ -x "$bin/mpifort" ]; then
     for w in mpifort mpif90 mpif77; do

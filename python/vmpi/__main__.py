@@ -73,8 +73,32 @@ def vm_main(argv: list[str]) -> int:
     return 2
 
 
+CLEANUP_USAGE = """\
+usage: vmpi cleanup [-v]
+
+remove the /dev/shm/vmpi-* files, network namespaces and VMs of vmpi jobs
+that are gone (a job that crashed or was killed); -v says what is removed
+or kept
+"""
+
+
+def _version_asked(argv: list[str]) -> bool:
+    """`vmpi SUB --version` (`vmpi study compare|report --version` too); never
+    an argument of a program that vmpi starts."""
+    if argv[:1] == ["study"]:
+        return "--version" in argv[1:3]
+    return argv[:1] in (["info"], ["vm"], ["cleanup"]) and argv[1:2] == ["--version"]
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if (argv and argv[0] == "--version") or _version_asked(argv):
+        from .options import version
+        sys.stdout.write(f"vmpi {version()}\n")
+        return 0
+    if argv[:1] == ["cleanup"] and argv[1:2] in (["-h"], ["--help"]):
+        sys.stdout.write(CLEANUP_USAGE)
+        return 0
     if argv and argv[0] in ("run", "vmpirun", "mpiexec"):
         from .launcher import main as run_main
         return run_main(argv[1:])
@@ -91,10 +115,6 @@ def main(argv=None) -> int:
         return run_main(["--cleanup"] + argv[1:])
     if argv and argv[0] in ("-h", "--help"):
         sys.stdout.write(USAGE)
-        return 0
-    if argv and argv[0] == "--version":
-        from .options import version
-        sys.stdout.write(f"vmpi {version()}\n")
         return 0
     sys.stderr.write(USAGE)
     return 2

@@ -201,6 +201,10 @@ def main(argv: list[str]) -> int:
         print(format_compare(res, o.threshold / 100))
         return 1 if res["slower"] else 0
     if argv[:1] == ["report"]:
+        if argv[1:] in (["-h"], ["--help"]):
+            print("usage: vmpi study report DIR\n\n(re)writes DIR's tables, plots and "
+                  "report.html from DIR/study.json and its results")
+            return 0
         if len(argv) != 2:
             print("usage: vmpi study report DIR", file=sys.stderr)
             return 2
