@@ -16,7 +16,7 @@
  * Spawning: the root opens a port, asks the process manager for the new
  * job with the port's name under PARENT_ROOT_PORT_NAME in that job's
  * key-value space, and accepts; the children's MPI_Init finds the name
- * (PMI_SPAWNED=1 in their environment, as Hydra sets it) and connects.
+ * (the process manager marks them spawned: pmi/) and connects.
  *
  * MPI_Finalize is collective over connected processes: every
  * intercommunicator built here is kept until MPI_Comm_disconnect or
@@ -304,10 +304,8 @@ int vmpi_dyn_spawn(struct vmpi_pmi_spawn *sp, int root, struct vmpi_comm *c,
 
 int vmpi_dyn_init(void)
 {
-    const char *spawned = getenv("PMI_SPAWNED");
     char port[MPI_MAX_PORT_NAME];
-    if (!spawned || strcmp(spawned, "1") || vmpi_pmi_get("PARENT_ROOT_PORT_NAME", port,
-                                                         sizeof port))
+    if (!vmpi_pmi_spawned() || vmpi_pmi_get("PARENT_ROOT_PORT_NAME", port, sizeof port))
         return MPI_SUCCESS;
     int rc = join(port, 0, vmpi_g.world, false, &parent, "MPI_Init (connecting to the parent)");
     if (rc == MPI_SUCCESS)

@@ -156,6 +156,7 @@ int vmpi_pmi_init(int *rank, int *size, int *appnum)
     job.size = 1;
     job.appnum = 0;
     job.universe = 0;
+    job.spawned = false;
     int rc = choose();
     if (rc) {
         vmpi_pmi_wire_close();
@@ -182,6 +183,7 @@ const char *vmpi_pmi_kvsname(void) { return job.kvsname; }
 bool vmpi_pmi_connected(void) { return ops != NULL; }
 int vmpi_pmi_universe_size(void) { return job.universe > 0 ? job.universe : 0; }
 int vmpi_pmi_appnum(void) { return job.appnum; }
+bool vmpi_pmi_spawned(void) { return job.spawned; }
 
 /* Keys and values travel as words: PMI-1 ends them at a space. */
 int vmpi_pmi_put(const char *key, const char *val)
@@ -248,8 +250,9 @@ int vmpi_pmi_spawn(const struct vmpi_pmi_spawn *s, char *err, size_t cap)
 {
     if (ops && ops->spawn)
         return ops->spawn(s, err, cap);
-    snprintf(err, cap, "%s", ops ? "this process manager's interface cannot spawn (PMI-2 "
-                                   "and PMIx spawn are not implemented yet: use vmpirun)"
+    snprintf(err, cap, "%s", ops ? "vmpi cannot spawn through PMIx (srun --mpi=pmix, Open MPI's "
+                                   "mpirun): use PMI-1 or PMI-2 (vmpirun, Hydra, srun "
+                                   "--mpi=pmi2)"
                                  : "a singleton cannot spawn: start the program with vmpirun");
     return -1;
 }

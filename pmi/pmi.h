@@ -30,6 +30,9 @@ bool vmpi_pmi_connected(void);
  * spawn_multiple start (MPI_APPNUM). */
 int vmpi_pmi_universe_size(void);
 int vmpi_pmi_appnum(void);
+/* Whether another job spawned this one (its port is then the key-value
+ * space's PARENT_ROOT_PORT_NAME). */
+bool vmpi_pmi_spawned(void);
 /* Tells the process manager to kill the job with exit code `code`; returns
  * if there is none. */
 void vmpi_pmi_abort(int code, const char *msg);

@@ -225,6 +225,9 @@ int vmpi_pmi1_init(struct vmpi_pmi_job *job, const struct vmpi_pmi_ops **ops)
     if (!call("cmd=get_appnum\n", "appnum", line, sizeof line) &&
         !vmpi_pmi_wire_field(line, "appnum", v, sizeof v) && atoi(v) > 0)
         job->appnum = atoi(v);
+    /* As Hydra and vmpirun mark the processes MPI_Comm_spawn started. */
+    const char *spawned = getenv("PMI_SPAWNED");
+    job->spawned = spawned && !strcmp(spawned, "1");
     *ops = &pmi1_ops;
     return 0;
 }

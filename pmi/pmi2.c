@@ -12,6 +12,12 @@
  *   cmd=kvs-get;jobid=J;srcid=-1;key=K;    -> ...;found=TRUE;value=V;
  *   cmd=abort;isworld=TRUE;msg=M;      (no reply; no exit code in PMI-2)
  *   cmd=finalize;                      -> cmd=finalize-response;rc=0;
+ *   cmd=spawn;ncmds=N;preputcount=P;ppkey0=K;ppval0=V;...  then per command
+ *        subcmd=PROG;maxprocs=M;argc=A;argv0=...;infokeycount=I;infokey0=..;
+ *        infoval0=..;  -> cmd=spawn-response;rc=0;jobid=J;...  (once started)
+ *
+ * The children's fullinit-response names the job that spawned them
+ * (spawner-jobid), and their key-value space holds its preput pairs.
  */
 #include "pmi_impl.h"
 
@@ -44,6 +50,16 @@ static int append(char *b, size_t *n, const char *key, const char *val)
     return 0;
 }
 
+/* Puts the length before the command in b (n bytes with the length's
+ * room) and sends it. */
+static int frame(char *b, size_t n)
+{
+    char len[PMI2_LENLEN + 1];
+    snprintf(len, sizeof len, "%-6d", (int)(n - PMI2_LENLEN));
+    memcpy(b, len, PMI2_LENLEN);
+    return vmpi_pmi_wire_write(b, n);
+}
+
 /* Sends `cmd=NAME;` and the NULL-terminated key, value pairs. */
 static int send_cmd(const char *name, ...)
 {
@@ -55,12 +71,7 @@ static int send_cmd(const char *name, ...)
     for (const char *k; !rc && (k = va_arg(ap, const char *));)
         rc = append(b, &n, k, va_arg(ap, const char *));
     va_end(ap);
-    if (rc)
-        return -1;
-    char len[PMI2_LENLEN + 1];
-    snprintf(len, sizeof len, "%-6d", (int)(n - PMI2_LENLEN));
-    memcpy(b, len, PMI2_LENLEN);
-    return vmpi_pmi_wire_write(b, n);
+    return rc ? -1 : frame(b, n);
 }
 
 /* The value of `key` in a reply body, ";;" read as ';'. */
@@ -165,6 +176,63 @@ static int pmi2_finalize(void)
     return rc ? -1 : 0;
 }
 
+/* `KEYi=value` (i >= 0) or `key=n` (i < 0, an integer value). */
+static int append_at(char *b, size_t *n, const char *key, int i, const char *val, int num)
+{
+    char k[32], v[16];
+    snprintf(k, sizeof k, i >= 0 ? "%s%d" : "%s", key, i);
+    snprintf(v, sizeof v, "%d", num);
+    return append(b, n, k, val ? val : v);
+}
+
+static int pmi2_spawn(const struct vmpi_pmi_spawn *sp, char *err, size_t errcap)
+{
+    /* append() keeps within PMI2_MAX: the preput pairs get that much, and
+     * each command as much again. */
+    char *b = malloc(PMI2_LENLEN + (size_t)(sp->count + 1) * PMI2_MAX), body[PMI2_MAX], why[256];
+    size_t n = PMI2_LENLEN;
+    if (!b) {
+        snprintf(err, errcap, "out of memory");
+        return -1;
+    }
+    int bad = append(b, &n, "cmd", "spawn") | append_at(b, &n, "ncmds", -1, NULL, sp->count) |
+              append_at(b, &n, "preputcount", -1, NULL, sp->npre);
+    for (int j = 0; j < sp->npre; j++)
+        bad |= append_at(b, &n, "ppkey", j, sp->prekeys[j], 0) |
+               append_at(b, &n, "ppval", j, sp->prevals[j], 0);
+    for (int i = 0; i < sp->count && !bad; i++) {
+        int argc = 0;
+        while (sp->argvs && sp->argvs[i] && sp->argvs[i][argc])
+            argc++;
+        size_t start = n;
+        n = 0;
+        char *c = b + start;
+        bad |= append(c, &n, "subcmd", sp->cmds[i]) |
+               append_at(c, &n, "maxprocs", -1, NULL, sp->maxprocs[i]) |
+               append_at(c, &n, "argc", -1, NULL, argc);
+        for (int a = 0; a < argc; a++)
+            bad |= append_at(c, &n, "argv", a, sp->argvs[i][a], 0);
+        bad |= append_at(c, &n, "infokeycount", -1, NULL, sp->ninfo[i]);
+        for (int j = 0; j < sp->ninfo[i]; j++)
+            bad |= append_at(c, &n, "infokey", j, sp->keys[i][j], 0) |
+                   append_at(c, &n, "infoval", j, sp->vals[i][j], 0);
+        n += start;
+    }
+    int rc = -1;
+    if (bad)
+        snprintf(err, errcap, "the command, its arguments or info values are too long for "
+                              "PMI-2");
+    else if (frame(b, n))
+        snprintf(err, errcap, "the connection to the process manager failed");
+    else if (reply("spawn-response", body, sizeof body))
+        snprintf(err, errcap, "the process manager refused: %s",
+                 field(body, "errmsg", why, sizeof why) ? "no reason given" : why);
+    else
+        rc = 0;
+    free(b);
+    return rc;
+}
+
 static const struct vmpi_pmi_ops pmi2_ops = {
     .abort_at_exit = true,
     .put = pmi2_put,
@@ -172,6 +240,7 @@ static const struct vmpi_pmi_ops pmi2_ops = {
     .fence = pmi2_fence,
     .abort = pmi2_abort,
     .finalize = pmi2_finalize,
+    .spawn = pmi2_spawn,
 };
 
 /* fullinit names this process as the server knows it: by PMI_ID in port
@@ -196,6 +265,8 @@ static int fullinit(struct vmpi_pmi_job *job, char *body, size_t cap)
     /* Slurm answers -1 (no MPMD): the first and only application. */
     if (!field(body, "appnum", v, sizeof v) && atoi(v) > 0)
         job->appnum = atoi(v);
+    char spawner[256];
+    job->spawned = !field(body, "spawner-jobid", spawner, sizeof spawner) && *spawner;
     return 0;
 }
 

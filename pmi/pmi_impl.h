@@ -12,6 +12,7 @@
  * file names derive from it). */
 struct vmpi_pmi_job {
     int rank, size, appnum, universe;
+    bool spawned; /* started by MPI_Comm_spawn of another job */
     char kvsname[256];
 };
 

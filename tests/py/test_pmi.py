@@ -231,6 +231,8 @@ class FakeSlurmPMI2(threading.Thread):
             return pmi2_frame(cmd="kvs-get-response", rc=0, found="FALSE")
         if cmd == "finalize":
             return pmi2_frame(cmd="finalize-response", rc=0)
+        if cmd == "spawn":  # as Slurm answers when srun cannot start them
+            return pmi2_frame(cmd="spawn-response", rc=1, errmsg="spawn failed")
         return None  # abort
 
 
@@ -279,6 +281,25 @@ def test_pmi2_abort_reaches_the_server_and_the_rank_exits_with_the_code(prog):
     aborts = [a for c, a in log if c == "abort"]
     assert len(aborts) == 1 and aborts[0]["isworld"] == "TRUE", log
     assert "MPI_Abort(errorcode 9)" in aborts[0]["msg"], aborts
+
+
+@need_build
+def test_pmi2_spawn_request_and_a_refusal(prog):
+    """MPI_Comm_spawn speaks PMI-2's spawn (the preput port name, the
+    command, its arguments); the server's refusal is MPI_ERR_SPAWN (class
+    42, the exit code of the fatal error) with its reason. The spawn itself
+    runs under Slurm: test_slurm.py."""
+    cp, log = run_under_fake(prog, ["spawn", "2"])
+    spawns = [a for c, a in log if c == "spawn"]
+    assert len(spawns) == 1, log
+    s = spawns[0]
+    assert (s["ncmds"], s["preputcount"], s["ppkey0"]) == ("1", "1", "PARENT_ROOT_PORT_NAME"), s
+    assert s["ppval0"].startswith("vmpi-port:"), s
+    assert (s["subcmd"], s["maxprocs"], s["argc"], s["argv0"], s["infokeycount"]) == \
+        (str(prog), "2", "1", "child", "0"), s
+    assert cp.returncode == 42, (cp.returncode, cp.stderr)
+    assert "MPI_Comm_spawn: the process manager cannot start the processes: the process " \
+        "manager refused: spawn failed" in cp.stderr, cp.stderr
 
 
 @need_build

@@ -255,6 +255,19 @@ def test_srun_rank_exits_early(cluster, prog, tmp_path, mpi):
     assert time.monotonic() - t0 < 30, "the job took too long to end"
 
 
+def test_spawn_under_srun_pmi2(cluster, prog, tmp_path):
+    """MPI_Comm_spawn through Slurm's PMI-2 plugin: srun starts the children
+    as another step of the allocation (which must have their CPUs, and the
+    parents' step must not hold all of it: --overlap), they find their
+    parent and both sides talk and merge."""
+    cp = cluster.run("salloc", "-n", 5, "srun", "--overlap", "--mpi=pmi2", "-n", 2, prog,
+                     "spawn", 3, cwd=tmp_path)
+    assert cp.returncode == 0, (cp.returncode, cp.stdout, cp.stderr)
+    assert "spawned 3 5" in cp.stdout.splitlines(), cp.stdout + cp.stderr
+    assert sorted(l for l in cp.stdout.splitlines() if l.startswith("child ")) == \
+        [f"child {r} of 3" for r in range(3)], cp.stdout
+
+
 def test_srun_without_pmi_fails_clearly_not_n_singletons(cluster, prog, tmp_path):
     cp = cluster.run("srun", "--mpi=none", "-n", 2, prog, "check", cwd=tmp_path)
     assert cp.returncode == 1, (cp.returncode, cp.stdout, cp.stderr)

@@ -10,6 +10,11 @@
  *                         the others wait in MPI_Recv
  *   pm_check exit CODE    the last rank exits with CODE without MPI_Finalize,
  *                         the others wait in MPI_Recv
+ *   pm_check spawn N      MPI_Comm_spawn of N copies of itself; every parent
+ *                         and child sends its rank to every process of the
+ *                         other side and checks what comes back, then the
+ *                         merged communicator allreduces; parent rank 0
+ *                         prints "spawned N SUM", each child "child R of N"
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -57,6 +62,30 @@ static void check(void)
         printf("ok %d %ld %d\n", size, sum, max);
 }
 
+/* Both sides of the spawn: ranks both ways, then a merge and its sum. */
+static void talk(MPI_Comm inter, int parents)
+{
+    int rsize, v = -1;
+    MPI_Comm_remote_size(inter, &rsize);
+    for (int r = 0; r < rsize; r++) {
+        int mine = 100 * rank + parents;
+        MPI_Sendrecv(&mine, 1, MPI_INT, r, 3, &v, 1, MPI_INT, r, 3, inter, MPI_STATUS_IGNORE);
+        if (v != 100 * r + !parents)
+            fail("a wrong value from the other side of the spawn");
+    }
+    MPI_Comm merged;
+    int n, one = 1, sum = 0;
+    MPI_Intercomm_merge(inter, !parents, &merged);
+    MPI_Comm_size(merged, &n);
+    MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, merged);
+    if (sum != n || n != size + rsize)
+        fail("the merged communicator's sum is wrong");
+    MPI_Comm_free(&merged);
+    if (parents && rank == 0)
+        printf("spawned %d %d\n", rsize, sum);
+    MPI_Comm_disconnect(&inter);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "check";
@@ -64,7 +93,23 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (!strcmp(mode, "check")) {
+    MPI_Comm parent;
+    MPI_Comm_get_parent(&parent);
+    if (parent != MPI_COMM_NULL) {
+        printf("child %d of %d\n", rank, size);
+        talk(parent, 0);
+    } else if (!strcmp(mode, "spawn")) {
+        char *args[] = {"child", NULL};
+        MPI_Comm kids;
+        int errs[64];
+        if (code < 1 || code > 64)
+            fail("spawn wants 1..64 children");
+        MPI_Comm_spawn(argv[0], args, code, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &kids, errs);
+        for (int i = 0; i < code; i++)
+            if (errs[i] != MPI_SUCCESS)
+                fail("a child did not start");
+        talk(kids, 1);
+    } else if (!strcmp(mode, "check")) {
         check();
     } else if (!strcmp(mode, "abort") || !strcmp(mode, "exit")) {
         MPI_Barrier(MPI_COMM_WORLD);
