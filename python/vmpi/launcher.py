@@ -881,7 +881,8 @@ def run(opts: Options) -> int:
                 job.vms = vms.VMs.create(
                     job.jobid, opts.hosts or 1, opts.vms,
                     opts.ivshmem_size or vms.DEFAULT_IVSHMEM_SIZE, job.shm_dir, unshare,
-                    lambda host: job._preexec(None, host if job.net else None))
+                    lambda host: job._preexec(None, host if job.net else None),
+                    [netns.host_addr(h) for h in range(opts.hosts)] if job.net else None)
             except vms.VMError as exc:
                 job.say(str(exc))
                 return 1

@@ -9,7 +9,11 @@ other VMs of their host but that host's network namespace and its region:
   library's ``shm_open`` segments are per VM;
 * ``/proc`` is mounted for the VM's PID namespace: a rank sees the pids of
   its own VM only (``getpid()`` inside the VM differs from the machine's pid);
-* the hostname is ``h<i>-vm<j>`` (host i, VM j of that host);
+* the hostname is ``h<i>-vm<j>`` (host i, VM j of that host), and every VM's
+  ``/etc/hosts`` (the machine's, bind-mounted over by a copy with lines of
+  its own) resolves the job's VM names: to their host's address with
+  ``--hosts``, else to 127.0.0.1 (all VMs share the machine's network), so
+  a program can reach another VM by its name, as MPI_Comm_join's callers do;
 * :data:`IVSHMEM_PATH` (``/run/vmpi/ivshmem``, on a small tmpfs of the VM) is
   a bind mount of the host's region file, as QEMU exposes one
   memory-backend-file to several guests as an ivshmem device.  The region is
@@ -184,12 +188,16 @@ def _setns(fd: int, nstype: int, what: str) -> None:
 class VMs:
     """The holders, namespaces and regions of one job; :meth:`create` makes them."""
 
-    def __init__(self, jobid: str, nhosts: int, nvms: int, shm_dir: str, unshare: str):
+    def __init__(self, jobid: str, nhosts: int, nvms: int, shm_dir: str, unshare: str,
+                 host_addrs: list[str] | None = None):
         self.jobid = jobid
         self.nvms = nvms
         self.unshare = unshare
         self.names = [vm_name(h, j) for h in range(nhosts) for j in range(nvms)]
         self.regions = [region_path(shm_dir, jobid, h) for h in range(nhosts)]
+        self.hosts_lines = "".join(
+            f"{host_addrs[g // nvms] if host_addrs else '127.0.0.1'}\t{name}\n"
+            for g, name in enumerate(self.names))
         self.holders: list[subprocess.Popen] = []
         self.ns: list[dict[int, int]] = []      # per VM: CLONE_NEW* -> namespace fd
         self.own_pid_ns = -1
@@ -197,14 +205,15 @@ class VMs:
 
     @classmethod
     def create(cls, jobid: str, nhosts: int, nvms: int, size: int, shm_dir: str,
-               unshare: str, preexec) -> VMs:
+               unshare: str, preexec, host_addrs: list[str] | None = None) -> VMs:
         """Make the regions and start the holders; on failure undo all and raise VMError.
 
         ``preexec(host)`` returns the preexec function of host ``host``'s
         holders: it must put them into the host's network namespace and
-        tie their life to the launcher's.
+        tie their life to the launcher's. ``host_addrs`` are the emulated
+        hosts' addresses (None: the VMs are the machine's).
         """
-        vms = cls(jobid, nhosts, nvms, shm_dir, unshare)
+        vms = cls(jobid, nhosts, nvms, shm_dir, unshare, host_addrs)
         try:
             vms._create(size, preexec)
         except BaseException:
@@ -242,7 +251,8 @@ class VMs:
                     [self.unshare, "--pid", "--fork", "--kill-child", "--mount", "--ipc", "--uts",
                      "--mount-proc", "--propagation", "private", "--",
                      sys.executable, "-I", "-S", "-c", boot,
-                     HOLDER_TAG, self.jobid, launcher, name, self.regions[host]],
+                     HOLDER_TAG, self.jobid, launcher, name, self.regions[host],
+                     self.hosts_lines],
                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                     # out of the job's session: a Ctrl-C must not end a VM
                     # before its ranks
@@ -363,18 +373,28 @@ def _mount(source: str, target: str, fstype: str | None, flags: int, data: str |
 
 
 def holder_main(argv: list[str]) -> None:
-    """PID 1 of a VM: ``HOLDER_TAG JOBID LAUNCHER NAME REGION``.
+    """PID 1 of a VM: ``HOLDER_TAG JOBID LAUNCHER NAME REGION HOSTS_LINES``.
 
     Runs in the VM's fresh namespaces (made private by ``unshare``, /proc
     already mounted); prints ``ready`` or one line saying what failed.
     """
-    _tag, _jobid, _launcher, name, region = argv
+    _tag, _jobid, _launcher, name, region, hosts_lines = argv
     try:
+        try:
+            with open("/etc/hosts") as f:
+                machine = f.read()
+        except OSError:
+            machine = ""
         _mount("tmpfs", MOUNT_DIR, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=755,size=64k")
         os.close(os.open(IVSHMEM_PATH, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         # before the tmpfs hides the machine's /dev/shm, where the region is
         _mount(region, IVSHMEM_PATH, None, MS_BIND, None)
         _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+        hosts = os.path.join(MOUNT_DIR, "hosts")
+        with open(hosts, "w") as f:
+            f.write(machine + ("" if machine.endswith("\n") or not machine else "\n")
+                    + hosts_lines)
+        _mount(hosts, "/etc/hosts", None, MS_BIND, None)
         if _libc().sethostname(name.encode(), len(name)) != 0:
             err = ctypes.get_errno()
             raise OSError(err, f"sethostname {name}: {os.strerror(err)}")

@@ -160,7 +160,14 @@ INFO = """\
             "VMPI_LOCAL_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS", "VMPI_IVSHMEM_PATH",
             "FI_TCP_IFACE"]
     path = os.environ.get("VMPI_IVSHMEM_PATH")
+    resolved = {}
+    for name in ("h0-vm0", "h0-vm1", "h1-vm0", "h1-vm1"):
+        try:
+            resolved[name] = socket.gethostbyname(name)
+        except OSError:
+            pass
     print(json.dumps({
+        "resolved": resolved,
         "rank": R, "env": {k: os.environ.get(k) for k in keys}, "ns": ns(),
         "hostname": socket.gethostname(), "seen": sorted(seen), "pid": os.getpid(),
         "region": os.stat(path).st_size if path else None,
@@ -203,6 +210,9 @@ def test_8_ranks_on_2_hosts_of_2_vms(tmp_path, monkeypatch):
             "VMPI_IVSHMEM_PATH": "/run/vmpi/ivshmem", "FI_TCP_IFACE": "vmpi0"}, r
         assert row["region"] == 1 << 30       # the default --ivshmem-size
         assert row["ns"]["net"] != own_ns()["net"]
+        # every VM's name resolves to its host's address, in every VM
+        assert row["resolved"] == {f"h{a}-vm{b}": f"198.18.0.{a + 1}"
+                                   for a in range(2) for b in range(2)}, r
 
 
 @needs_vms
@@ -223,6 +233,7 @@ def test_uneven_vms_without_hosts(tmp_path, monkeypatch):
             "VMPI_IVSHMEM_PATH": "/run/vmpi/ivshmem", "FI_TCP_IFACE": None}, r
         # without --hosts the one host is the machine's network namespace
         assert row["ns"]["net"] == own_ns()["net"]
+        assert row["resolved"] == {"h0-vm0": "127.0.0.1", "h0-vm1": "127.0.0.1"}, r
 
 
 @pytest.mark.parametrize("n,h,v,starts", [
