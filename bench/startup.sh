@@ -1,9 +1,11 @@
 #!/bin/sh
 # Start-up time side by side: MPI_Init to the first barrier (bench/startup.c)
 # at N ranks on this machine's cores (oversubscribed beyond them), vmpi in
-# one VM and in 4 emulated VMs (2 at 2 ranks; a 4 GiB host region, which
-# 32 ranks need), Debian's MPICH and Open MPI (as shipped and
-# with yield when idle), medians of interleaved runs (bench/compare.py).
+# one VM, in 4 emulated VMs (2 at 2 ranks; a 4 GiB host region, which
+# 32 ranks need), on 2 emulated hosts and under Hydra (Debian's
+# mpiexec.hydra starting vmpi's program), Debian's MPICH and Open MPI (as
+# shipped and with yield when idle), medians of interleaved runs
+# (bench/compare.py).
 #   sh bench/startup.sh [BUILD_DIR]   (REPS=N, RANKS="2 8 32")
 set -e
 . "$(dirname "$0")/setup.sh"
@@ -15,6 +17,8 @@ for n in ${RANKS:-2 8 32}; do
     python3 "$here/compare.py" --reps "$reps" \
         --run vmpi="$build/bin/vmpirun -n $n $build/bench/startup" \
         --run vmpi-vms="$build/bin/vmpirun -n $n --vms $v --ivshmem-size 4G $build/bench/startup" \
+        --run vmpi-2hosts="$build/bin/vmpirun -n $n --hosts 2 $build/bench/startup" \
+        --run vmpi-hydra="mpiexec.hydra -n $n $build/bench/startup" \
         --run mpich="mpiexec.mpich -n $n $ext/mpich/startup" \
         --run openmpi="mpiexec.openmpi -n $n --oversubscribe $ext/openmpi/startup" \
         --run openmpi-yield="mpiexec.openmpi -n $n --oversubscribe --mca mpi_yield_when_idle 1 $ext/openmpi/startup"
