@@ -186,6 +186,27 @@ int PMPI_File_sync(MPI_File fh)
 }
 VMPI_WEAK(File_sync);
 
+/* A user-defined data representation (13.5.3): set_view then takes its
+ * name. Its errors go to MPI_FILE_NULL's handler (no file is involved). */
+int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
+                          MPI_Datarep_conversion_function *write_conversion_fn,
+                          MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
+{
+    static const char fn[] = "MPI_Register_datarep";
+    VMPI_ENTER(fn);
+    struct vmpi_comm *nc = vmpi_io_errcomm(NULL);
+    PTR_ARG(datarep, nc, fn, "datarep");
+    size_t len = strnlen(datarep, MPI_MAX_DATAREP_STRING);
+    VMPI_CHECK(len > 0 && len < MPI_MAX_DATAREP_STRING, nc, MPI_ERR_ARG,
+               "%s: datarep is %s (it takes 1 to %d characters)", fn,
+               len ? "too long" : "empty", MPI_MAX_DATAREP_STRING - 1);
+    PTR_ARG(dtype_file_extent_fn, nc, fn, "dtype_file_extent_fn");
+    return vmpi_err_handle(nc, vmpi_io_datarep_register(datarep, read_conversion_fn,
+                                                        write_conversion_fn,
+                                                        dtype_file_extent_fn, extra_state, fn));
+}
+VMPI_WEAK(Register_datarep);
+
 /* ---- error handlers ------------------------------------------------------------ */
 
 int PMPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn,

@@ -104,7 +104,11 @@ static int rw_check(struct vmpi_file *f, bool write, int how, const void *buf, i
     else
         VMPI_CHECK(!(f->amode & MPI_MODE_WRONLY), ec, MPI_ERR_ACCESS,
                    "%s: the file was opened MPI_MODE_WRONLY", fn);
-    MPI_Offset sz = vmpi_io_stream_size(f, *dt);
+    MPI_Offset sz;
+    if (f->rep)
+        TRY(vmpi_err_handle(ec, vmpi_io_datarep_size(f->rep, *dt, &sz, fn)));
+    else
+        sz = vmpi_io_stream_size(f, *dt);
     VMPI_CHECK(sz >= 0 && sz % f->esize == 0, ec, MPI_ERR_TYPE,
                "%s: the datatype's size (%ld bytes in the file) is not a multiple of the "
                "etype's (%ld)", fn, (long)sz, (long)f->esize);
@@ -257,7 +261,9 @@ VMPI_WEAK(File_get_byte_offset);
 /* In "native" and "internal" a type takes in the file what it takes in
  * memory; in "external32" its external32 size when it has no holes (a
  * predefined type, or one whose data is one block), else its memory
- * extent when its types are as large in external32 as in memory. */
+ * extent when its types are as large in external32 as in memory; in a
+ * user's representation its extent laid out with the file extents of
+ * its predefined types (13.5.3). */
 int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent)
 {
     static const char fn[] = "MPI_File_get_type_extent";
@@ -267,6 +273,8 @@ int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *exte
     struct vmpi_dtype *dt = vmpi_dtype_get(datatype);
     VMPI_CHECK(dt, f->comm, MPI_ERR_TYPE, "%s: datatype is not a valid datatype (%#x)", fn,
                (unsigned)datatype);
+    if (f->rep)
+        return vmpi_err_handle(f->comm, vmpi_io_datarep_extent(f->rep, dt, extent, fn));
     MPI_Aint x32 = f->ext32 ? vmpi_dtype_ext32_size(dt) : vmpi_dtype_size(dt);
     bool dense = dt->builtin || (vmpi_dtype_is_contig(dt) && vmpi_dtype_extent(dt) ==
                                                                  vmpi_dtype_size(dt));

@@ -157,6 +157,11 @@ VMPI_API(int, MPI_File_write_ordered_end, (MPI_File fh, const void *buf, MPI_Sta
 /* --- File interoperability and consistency (13.5, 13.6) ------------------ */
 VMPI_API(int, MPI_File_get_type_extent, (MPI_File fh, MPI_Datatype datatype,
                                          MPI_Aint *extent))
+VMPI_API(int, MPI_Register_datarep, (const char *datarep,
+                                     MPI_Datarep_conversion_function *read_conversion_fn,
+                                     MPI_Datarep_conversion_function *write_conversion_fn,
+                                     MPI_Datarep_extent_function *dtype_file_extent_fn,
+                                     void *extra_state))
 VMPI_API(int, MPI_File_set_atomicity, (MPI_File fh, int flag))
 VMPI_API(int, MPI_File_get_atomicity, (MPI_File fh, int *flag))
 VMPI_API(int, MPI_File_sync, (MPI_File fh))

@@ -90,10 +90,8 @@ static ssize_t sieve_read(int fd, const struct range *r, int nr, char *tmp)
     return moved;
 }
 
-/* Moves len stream bytes starting at pos between mem and the file;
- * *moved: the bytes done. Returns 0 or an errno. */
-static int view_rw(const struct vmpi_file *f, bool write, char *mem, MPI_Offset pos,
-                   MPI_Offset len, MPI_Offset *moved)
+int vmpi_io_view_rw(const struct vmpi_file *f, bool write, char *mem, MPI_Offset pos,
+                    MPI_Offset len, MPI_Offset *moved)
 {
     struct range r[SIEVE_RUNS];
     char *tmp = NULL;
@@ -151,7 +149,7 @@ static int rw_ext32(struct vmpi_file *f, bool write, MPI_Offset pos, void *buf,
         return ENOMEM;
     if (write)
         vmpi_dtype_ext32_pack(tmp, buf, count, dt);
-    int e = view_rw(f, write, tmp, pos, total, moved);
+    int e = vmpi_io_view_rw(f, write, tmp, pos, total, moved);
     if (!write)
         vmpi_dtype_ext32_unpack(buf, *moved / esz, dt, tmp);
     *bytes = *moved / esz * vmpi_dtype_size(dt);
@@ -162,8 +160,12 @@ static int rw_ext32(struct vmpi_file *f, bool write, MPI_Offset pos, void *buf,
 int vmpi_io_rw(struct vmpi_file *f, bool write, MPI_Offset offset, void *buf, MPI_Count count,
                struct vmpi_dtype *dt, MPI_Count *done, MPI_Count *bytes, const char *fn)
 {
-    MPI_Offset total = count * vmpi_io_stream_size(f, dt), pos = offset * f->esize, moved = 0;
+    MPI_Offset total, pos = offset * f->esize, moved = 0;
+    int rc = f->rep ? vmpi_io_datarep_size(f->rep, dt, &total, fn) : MPI_SUCCESS;
     *done = *bytes = 0;
+    if (rc != MPI_SUCCESS)
+        return rc;
+    total = count * (f->rep ? total : vmpi_io_stream_size(f, dt));
     if (total == 0)
         return MPI_SUCCESS;
     if (f->fsize == 0) {
@@ -178,10 +180,17 @@ int vmpi_io_rw(struct vmpi_file *f, bool write, MPI_Offset offset, void *buf, MP
                              "data can be accessed, not bytes %ld to %ld", fn, (long)f->fsize,
                              (long)pos, (long)(pos + total));
     int e = f->atomic ? vmpi_io_lock_file(f->fd, write ? F_WRLCK : F_RDLCK) : 0;
+    if (!e && f->rep) {
+        rc = vmpi_io_datarep_rw(f, write, pos, buf, count, dt, done, bytes, fn);
+        if (f->atomic)
+            vmpi_io_lock_file(f->fd, F_UNLCK);
+        return rc;
+    }
     if (!e && f->ext32) {
         e = rw_ext32(f, write, pos, buf, count, dt, &moved, bytes);
     } else if (!e && vmpi_dtype_is_contig(dt)) {
-        e = view_rw(f, write, vmpi_dtype_addr(buf, vmpi_dtype_true_lb(dt)), pos, total, &moved);
+        e = vmpi_io_view_rw(f, write, vmpi_dtype_addr(buf, vmpi_dtype_true_lb(dt)), pos, total,
+                            &moved);
     } else if (!e) {
         MPI_Offset cap = total < PACK_CHUNK ? total : PACK_CHUNK;
         char *tmp = malloc((size_t)cap);
@@ -191,7 +200,7 @@ int vmpi_io_rw(struct vmpi_file *f, bool write, MPI_Offset offset, void *buf, MP
             MPI_Offset n = total - moved < cap ? total - moved : cap, got;
             if (write)
                 vmpi_dtype_pack(tmp, buf, count, dt, (size_t)moved, (size_t)n);
-            e = view_rw(f, write, tmp, pos + moved, n, &got);
+            e = vmpi_io_view_rw(f, write, tmp, pos + moved, n, &got);
             if (!write)
                 vmpi_dtype_unpack(buf, count, dt, (size_t)moved, tmp, (size_t)got);
             moved += got;

@@ -134,6 +134,8 @@ static void file_free(struct vmpi_file *f)
         vmpi_dtype_unref(f->etype);
     if (f->ftype)
         vmpi_dtype_unref(f->ftype);
+    if (f->flay)
+        vmpi_dtype_unref(f->flay);
     free(f->name);
     free(f);
 }
@@ -159,7 +161,7 @@ static int file_new(struct vmpi_comm *c, const char *name, int amode, struct vmp
     f->handle = VMPI_HMAKE(VMPI_HK_INDIRECT, VMPI_IO_OBJ_FILE, idx);
     vmpi_errh_set(f->comm, null_comm.errh);
     f->comm->errh_obj = f->handle;
-    f->etype = f->ftype = vmpi_dtype_lookup(MPI_BYTE);
+    f->etype = f->ftype = f->flay = vmpi_dtype_lookup(MPI_BYTE);
     f->esize = f->fsize = f->fext = 1;
     strcpy(f->datarep, "native");
     *out = f;
@@ -312,6 +314,14 @@ int vmpi_io_set_atomicity(struct vmpi_file *f, bool atomic)
     if (rc == MPI_SUCCESS)
         f->atomic = atomic;
     return rc;
+}
+
+int64_t vmpi_io_hint_int(const struct vmpi_file *f, const char *key, int64_t def)
+{
+    const char *v = f->hints ? vmpi_info_find(f->hints, key) : NULL;
+    char *end;
+    long long x = v ? strtoll(v, &end, 10) : 0;
+    return v && *v && !*end && x > 0 ? x : def;
 }
 
 int vmpi_io_add_hints(struct vmpi_file *f, const struct vmpi_info *info, const char *fn)

@@ -22,6 +22,15 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+/* A representation of MPI_Register_datarep (datarep.c). */
+struct vmpi_io_datarep {
+    struct vmpi_io_datarep *next;
+    char name[MPI_MAX_DATAREP_STRING];
+    MPI_Datarep_conversion_function *read, *write; /* NULL: the data is native */
+    MPI_Datarep_extent_function *extent;
+    void *extra;
+};
+
 /* MPICH's object number for files: handles look like the others (kind 3,
  * object 4, index), and MPI_File is that int in a pointer. */
 #define VMPI_IO_OBJ_FILE 4
@@ -39,10 +48,14 @@ struct vmpi_file {
     /* The view (13.3): data is the filetype tiled from disp, in etypes. */
     MPI_Offset disp;
     struct vmpi_dtype *etype, *ftype; /* referenced */
-    MPI_Offset esize;                 /* etype size, > 0 */
-    MPI_Offset fsize, fext;           /* filetype size and extent */
+    /* The filetype as laid out in the file (referenced): ftype, or in a
+     * user's representation (rep) ftype with its types' file extents. */
+    struct vmpi_dtype *flay;
+    MPI_Offset esize;                 /* etype size in the file, > 0 */
+    MPI_Offset fsize, fext;           /* flay's size and extent */
     char datarep[MPI_MAX_DATAREP_STRING];
     bool ext32; /* "external32": data in the file is big-endian (view.c) */
+    const struct vmpi_io_datarep *rep; /* a user's representation, else NULL */
     bool one_tile; /* the filetype's data spans more than its extent (view.c) */
     MPI_Offset fp; /* individual file pointer, in etypes of the view */
     bool atomic;
@@ -85,6 +98,8 @@ int vmpi_io_set_size(struct vmpi_file *f, MPI_Offset size, bool prealloc, const 
 int vmpi_io_get_size(struct vmpi_file *f, MPI_Offset *size, const char *fn);
 int vmpi_io_sync(struct vmpi_file *f);
 int vmpi_io_set_atomicity(struct vmpi_file *f, bool atomic);
+/* The hint key of f as a positive integer, else def. */
+int64_t vmpi_io_hint_int(const struct vmpi_file *f, const char *key, int64_t def);
 /* Adds (replaces) the hints of info to f's. */
 int vmpi_io_add_hints(struct vmpi_file *f, const struct vmpi_info *info, const char *fn);
 /* Whole-file fcntl lock (F_RDLCK, F_WRLCK) or unlock (F_UNLCK) of fd,
@@ -105,15 +120,45 @@ int vmpi_io_set_view(struct vmpi_file *f, MPI_Offset disp, struct vmpi_dtype *et
  * stream bytes from pos on follow it contiguously in the file (to the end
  * of its run of the filetype). */
 MPI_Offset vmpi_io_byte_of(const struct vmpi_file *f, MPI_Offset pos, MPI_Offset *left);
-/* Bytes one element of dt takes in the view's data stream: its size, or
- * its external32 size. */
+/* Bytes one element of dt takes in the view's data stream: its size, its
+ * external32 size, or its size in the user's representation (-1 if that
+ * representation's dtype_file_extent_fn fails). */
+static inline MPI_Offset vmpi_io_stream_size(const struct vmpi_file *f,
+                                             const struct vmpi_dtype *dt);
+/* Bytes of the view's data stream that lie before file byte `off`. */
+MPI_Offset vmpi_io_stream_before(const struct vmpi_file *f, MPI_Offset off);
+
+/* ---- user-defined data representations (datarep.c) ----------------------- */
+int vmpi_io_datarep_register(const char *name, MPI_Datarep_conversion_function *read,
+                             MPI_Datarep_conversion_function *write,
+                             MPI_Datarep_extent_function *extent, void *extra, const char *fn);
+/* The representation registered as name, or NULL. */
+const struct vmpi_io_datarep *vmpi_io_datarep_find(const char *name);
+/* dt laid out in the file in rep: a type only io/ holds (no handle, one
+ * reference: vmpi_dtype_unref it). */
+int vmpi_io_datarep_layout(const struct vmpi_io_datarep *rep, const struct vmpi_dtype *dt,
+                           struct vmpi_dtype **out, const char *fn);
+/* MPI_File_get_type_extent in rep. */
+int vmpi_io_datarep_extent(const struct vmpi_io_datarep *rep, const struct vmpi_dtype *dt,
+                           MPI_Aint *extent, const char *fn);
+/* The file bytes of one element of dt's data in rep (-1 on error). */
+int vmpi_io_datarep_size(const struct vmpi_io_datarep *rep, const struct vmpi_dtype *dt,
+                         MPI_Offset *size, const char *fn);
+/* vmpi_io_rw of a view in f->rep, from stream byte pos: the data converted
+ * a chunk at a time. *done: stream bytes moved; *bytes: the native bytes
+ * of the items moved whole. */
+int vmpi_io_datarep_rw(struct vmpi_file *f, bool write, MPI_Offset pos, void *buf,
+                       MPI_Count count, struct vmpi_dtype *dt, MPI_Count *done,
+                       MPI_Count *bytes, const char *fn);
+
 static inline MPI_Offset vmpi_io_stream_size(const struct vmpi_file *f,
                                              const struct vmpi_dtype *dt)
 {
+    MPI_Offset sz;
+    if (f->rep)
+        return vmpi_io_datarep_size(f->rep, dt, &sz, "") == MPI_SUCCESS ? sz : -1;
     return f->ext32 ? vmpi_dtype_ext32_size(dt) : vmpi_dtype_size(dt);
 }
-/* Bytes of the view's data stream that lie before file byte `off`. */
-MPI_Offset vmpi_io_stream_before(const struct vmpi_file *f, MPI_Offset off);
 
 /* ---- the shared file pointer (shared.c) ------------------------------------- */
 /* At open: the name of the pointer's file, from rank 0's id. */
@@ -139,6 +184,11 @@ void vmpi_io_shared_remove(struct vmpi_file *f);
  * bytes of dt's data they hold (what a status counts) to *bytes. */
 int vmpi_io_rw(struct vmpi_file *f, bool write, MPI_Offset offset, void *buf, MPI_Count count,
                struct vmpi_dtype *dt, MPI_Count *done, MPI_Count *bytes, const char *fn);
+/* Moves len stream bytes of the view from pos on between mem and the
+ * file; *moved: the bytes done (fewer at the end of the file). Returns 0
+ * or an errno. */
+int vmpi_io_view_rw(const struct vmpi_file *f, bool write, char *mem, MPI_Offset pos,
+                    MPI_Offset len, MPI_Offset *moved);
 /* pread or pwrite of all n bytes, short only at the end of the file
  * (reads). Returns the bytes moved, or -errno. */
 ssize_t vmpi_io_full(int fd, bool write, char *mem, size_t n, MPI_Offset off);

@@ -75,15 +75,6 @@ static int ranges_of(const struct vmpi_file *f, MPI_Offset pos, MPI_Offset len, 
     return 0;
 }
 
-/* A positive integer hint, else def. */
-static int64_t hint_int(const struct vmpi_file *f, const char *key, int64_t def)
-{
-    const char *v = f->hints ? vmpi_info_find(f->hints, key) : NULL;
-    char *end;
-    long long x = v ? strtoll(v, &end, 10) : 0;
-    return v && *v && !*end && x > 0 ? x : def;
-}
-
 /* The aggregators, in the order their file domains follow each other. */
 static int choose_aggregators(const struct vmpi_file *f, int *aggr)
 {
@@ -96,7 +87,7 @@ static int choose_aggregators(const struct vmpi_file *f, int *aggr)
         if (q == n)
             aggr[n++] = r;
     }
-    int64_t want = hint_int(f, "cb_nodes", n);
+    int64_t want = vmpi_io_hint_int(f, "cb_nodes", n);
     if (want > c->size)
         want = c->size;
     for (int r = 0; n < want && r < c->size; r++) {
@@ -313,7 +304,7 @@ static bool tp_init(struct tp *t, MPI_Offset pos, MPI_Offset len)
         return false;
     t->sdis = t->scnt + n, t->rcnt = t->sdis + n, t->rdis = t->rcnt + n;
     t->naggr = choose_aggregators(t->f, t->aggr);
-    t->cb = hint_int(t->f, "cb_buffer_size", CB_DEFAULT);
+    t->cb = vmpi_io_hint_int(t->f, "cb_buffer_size", CB_DEFAULT);
     if (t->cb > INT_MAX / 2)
         t->cb = INT_MAX / 2; /* alltoallv counts are ints */
     t->me = -1;
@@ -345,11 +336,12 @@ int vmpi_io_rw_all(struct vmpi_file *f, bool write, MPI_Offset offset, void *buf
                    const char *fn)
 {
     struct vmpi_comm *c = f->comm;
-    MPI_Offset total = count * vmpi_io_stream_size(f, dt), pos = offset * f->esize;
+    MPI_Offset total = f->rep ? 0 : count * vmpi_io_stream_size(f, dt), pos = offset * f->esize;
     const char *cbh = f->hints ? vmpi_info_find(f->hints, write ? "romio_cb_write"
                                                                : "romio_cb_read") : NULL;
-    bool able = !f->atomic && !f->ext32 && !f->one_tile && (f->fsize > 0 || total == 0) &&
-                !(cbh && !strcmp(cbh, "disable")) && c->size > 1;
+    /* Converted accesses (a user's representation) are each rank's own. */
+    bool able = !f->atomic && !f->ext32 && !f->rep && !f->one_tile &&
+                (f->fsize > 0 || total == 0) && !(cbh && !strcmp(cbh, "disable")) && c->size > 1;
     MPI_Offset size;
     if (able && !write && total > 0) { /* reads stop at the end of the file */
         able = vmpi_io_get_size(f, &size, fn) == MPI_SUCCESS;

@@ -35,67 +35,95 @@ static bool monotone(const struct vmpi_dtype *ft, bool overlap, bool tiles)
     return !tiles || ft->nblk == 0 || start - ft->blk[0].off <= vmpi_dtype_ext(ft);
 }
 
+/* The problem of a view (disp, etype, filetype laid out as lay, their
+ * sizes in the file), as an error code, or MPI_SUCCESS. */
+static int view_problem(bool ro, bool ext32, MPI_Offset disp, const struct vmpi_dtype *etype,
+                        const struct vmpi_dtype *ftype, const struct vmpi_dtype *lay,
+                        MPI_Offset esize, const char *fn)
+{
+    MPI_Offset fsize = vmpi_dtype_size(lay);
+    if (ext32 && (vmpi_dtype_ext32_size(etype) != esize ||
+                  vmpi_dtype_ext32_size(ftype) != fsize))
+        return vmpi_err_make(MPI_ERR_UNSUPPORTED_DATAREP,
+                             "%s: an \"external32\" view whose etype or filetype holds types "
+                             "of another size in external32 than in memory (such as MPI_LONG) "
+                             "is not supported",
+                             fn);
+    if (disp < 0)
+        return vmpi_err_make(MPI_ERR_ARG, "%s: displacement %ld is negative", fn, (long)disp);
+    if (esize <= 0)
+        return vmpi_err_make(MPI_ERR_TYPE, "%s: etype %#x holds no data", fn,
+                             (unsigned)etype->handle);
+    if (fsize % esize != 0)
+        return vmpi_err_make(MPI_ERR_ARG,
+                             "%s: the filetype's size (%ld bytes) is not a multiple of the "
+                             "etype's (%ld bytes)%s",
+                             fn, (long)fsize, (long)esize, lay != ftype ? " in the file" : "");
+    /* MPI_ERR_IO for a layout a file cannot have, as MPICH reports it. */
+    if (!monotone(etype, ro, false) ||
+        (fsize > 0 && (!monotone(lay, ro, false) || vmpi_dtype_ext(lay) <= 0)))
+        return vmpi_err_make(MPI_ERR_IO,
+                             "%s: the %s's displacements are not non-negative and "
+                             "monotonically non-decreasing%s",
+                             fn, monotone(etype, ro, false) ? "filetype" : "etype",
+                             ro ? "" : " (or overlap in a file opened for writing)");
+    return MPI_SUCCESS;
+}
+
 int vmpi_io_set_view(struct vmpi_file *f, MPI_Offset disp, struct vmpi_dtype *etype,
                      struct vmpi_dtype *ftype, const char *datarep, const char *fn)
 {
     int local = MPI_SUCCESS;
     bool ro = f->amode & MPI_MODE_RDONLY;
-    MPI_Offset esize = vmpi_dtype_size(etype), fsize = vmpi_dtype_size(ftype);
     /* "internal" is native here: the layout vmpi itself reads back on any
      * of its processes (all of one architecture). "external32" keeps the
      * native layout of the view when its types take as many bytes in
      * external32 as in memory (int, double, char, ...: their displacements
-     * and extents are then the same), and converts the data. */
+     * and extents are then the same), and converts the data. A user's
+     * representation lays the filetype out with its file extents. */
     bool ext32 = !strcmp(datarep, "external32");
-    if (strcmp(datarep, "native") && strcmp(datarep, "internal") && !ext32)
+    const struct vmpi_io_datarep *rep = NULL;
+    struct vmpi_dtype *lay = ftype;
+    MPI_Offset esize = vmpi_dtype_size(etype);
+    if (strcmp(datarep, "native") && strcmp(datarep, "internal") && !ext32 &&
+        !(rep = vmpi_io_datarep_find(datarep)))
         local = vmpi_err_make(MPI_ERR_UNSUPPORTED_DATAREP,
                               "%s: data representation '%s' is not supported (\"native\", "
-                              "\"internal\" and \"external32\" are)",
+                              "\"internal\", \"external32\" and those registered with "
+                              "MPI_Register_datarep are)",
                               fn, datarep);
-    else if (ext32 && (vmpi_dtype_ext32_size(etype) != esize ||
-                       vmpi_dtype_ext32_size(ftype) != fsize))
-        local = vmpi_err_make(MPI_ERR_UNSUPPORTED_DATAREP,
-                              "%s: an \"external32\" view whose etype or filetype holds types "
-                              "of another size in external32 than in memory (such as MPI_LONG) "
-                              "is not supported",
-                              fn);
-    else if (disp < 0)
-        local = vmpi_err_make(MPI_ERR_ARG, "%s: displacement %ld is negative", fn, (long)disp);
-    else if (esize <= 0)
-        local = vmpi_err_make(MPI_ERR_TYPE, "%s: etype %#x holds no data", fn,
-                              (unsigned)etype->handle);
-    else if (fsize % esize != 0)
-        local = vmpi_err_make(MPI_ERR_ARG,
-                              "%s: the filetype's size (%ld bytes) is not a multiple of the "
-                              "etype's (%ld bytes)",
-                              fn, (long)fsize, (long)esize);
-    /* MPI_ERR_IO for a layout a file cannot have, as MPICH reports it. */
-    else if (!monotone(etype, ro, false) ||
-             (fsize > 0 && (!monotone(ftype, ro, false) || vmpi_dtype_ext(ftype) <= 0)))
-        local = vmpi_err_make(MPI_ERR_IO,
-                              "%s: the %s's displacements are not non-negative and "
-                              "monotonically non-decreasing%s",
-                              fn, monotone(etype, ro, false) ? "filetype" : "etype",
-                              ro ? "" : " (or overlap in a file opened for writing)");
+    if (local == MPI_SUCCESS && rep &&
+        (local = vmpi_io_datarep_size(rep, etype, &esize, fn)) == MPI_SUCCESS)
+        local = vmpi_io_datarep_layout(rep, ftype, &lay, fn);
+    if (local == MPI_SUCCESS)
+        local = view_problem(ro, ext32, disp, etype, ftype, lay, esize, fn);
     int rc = vmpi_io_agree(f->comm, local, fn);
-    if (rc != MPI_SUCCESS)
+    if (rc != MPI_SUCCESS) {
+        if (lay != ftype && lay)
+            vmpi_dtype_unref(lay);
         return rc;
+    }
+    if (lay == ftype)
+        vmpi_dtype_ref(lay);
     vmpi_dtype_ref(etype);
     vmpi_dtype_ref(ftype);
     vmpi_dtype_unref(f->etype);
     vmpi_dtype_unref(f->ftype);
+    vmpi_dtype_unref(f->flay);
     f->etype = etype;
     f->ftype = ftype;
+    f->flay = lay;
     f->disp = disp;
     f->esize = esize;
-    f->fsize = fsize;
-    f->fext = vmpi_dtype_ext(ftype);
+    f->fsize = vmpi_dtype_size(lay);
+    f->fext = vmpi_dtype_ext(lay);
     snprintf(f->datarep, sizeof f->datarep, "%s", datarep);
     f->ext32 = ext32;
+    f->rep = rep;
     /* HDF5's chunked datasets make such filetypes (a struct of resized
      * hyperslab types: its lb is the least resized lb, above its first
      * data); like ROMIO, accept them for the one tile that is accessed. */
-    f->one_tile = fsize > 0 && !monotone(ftype, ro, true);
+    f->one_tile = f->fsize > 0 && !monotone(lay, ro, true);
     f->fp = 0;
     return vmpi_io_shared_reset(f, fn);
 }
@@ -116,7 +144,7 @@ static const struct vmpi_dblk *block_of(const struct vmpi_dtype *ft, MPI_Offset 
 
 MPI_Offset vmpi_io_byte_of(const struct vmpi_file *f, MPI_Offset pos, MPI_Offset *left)
 {
-    const struct vmpi_dtype *ft = f->ftype;
+    const struct vmpi_dtype *ft = f->flay;
     if (f->fsize == 0 || (f->fsize == f->fext && vmpi_dtype_is_contig(ft))) {
         *left = INT64_MAX; /* the view is the file from disp (and lb) on */
         return f->disp + (f->fsize ? vmpi_dtype_true_lb(ft) : 0) + pos;
@@ -153,8 +181,8 @@ MPI_Offset vmpi_io_stream_before(const struct vmpi_file *f, MPI_Offset off)
     if (f->fsize == 0)
         return 0;
     /* Tile k's data lies in [k * fext + base, k * fext + base + fext). */
-    MPI_Offset base = f->ftype->blk[0].off, rel = off - f->disp - base;
+    MPI_Offset base = f->flay->blk[0].off, rel = off - f->disp - base;
     if (rel <= 0)
         return 0;
-    return rel / f->fext * f->fsize + tile_before(f->ftype, rel % f->fext + base);
+    return rel / f->fext * f->fsize + tile_before(f->flay, rel % f->fext + base);
 }

@@ -50,13 +50,14 @@ HAND = {
     "MPI_Address", "MPI_Type_hvector", "MPI_Type_hindexed", "MPI_Type_struct",
     "MPI_Type_extent", "MPI_Type_lb", "MPI_Type_ub", "MPI_Errhandler_create",
     "MPI_Errhandler_set", "MPI_Errhandler_get", "MPI_Comm_spawn", "MPI_Comm_spawn_multiple",
+    "MPI_Register_datarep",
 }
 # Fortran-only procedures the hand-written files add (callbacks.c).
 FORTRAN_ONLY = [
     "MPI_NULL_COPY_FN", "MPI_NULL_DELETE_FN", "MPI_DUP_FN", "MPI_COMM_NULL_COPY_FN",
     "MPI_COMM_NULL_DELETE_FN", "MPI_COMM_DUP_FN", "MPI_TYPE_NULL_COPY_FN",
     "MPI_TYPE_NULL_DELETE_FN", "MPI_TYPE_DUP_FN", "MPI_WIN_NULL_COPY_FN",
-    "MPI_WIN_NULL_DELETE_FN", "MPI_WIN_DUP_FN", "MPI_F_SYNC_REG",
+    "MPI_WIN_NULL_DELETE_FN", "MPI_WIN_DUP_FN", "MPI_F_SYNC_REG", "MPI_CONVERSION_FN_NULL",
 ]
 
 # ---------------------------------------------------------------- mpi.h
@@ -202,7 +203,7 @@ def mpif_h(f):
 
 
 def callback_externals():
-    ext = [n for n in FORTRAN_ONLY if n.endswith("_FN")]
+    ext = [n for n in FORTRAN_ONLY if "_FN" in n]
     return [fixed("EXTERNAL " + ", ".join(ext[i:i + 2])) for i in range(0, len(ext), 2)]
 
 
@@ -402,7 +403,7 @@ def mpi_f08_module(f, bound):
             "  common /mpiprivc/ MPI_ARGVS_NULL, MPI_ARGV_NULL",
             "  save /mpifcmb5/, /mpifcmb9/, /mpipriv1/, /mpipriv2/, /mpiprivc/",
             "  ! The predefined attribute callbacks (api/fortran/callbacks.c)."]
-    out += ["  external :: " + n for n in FORTRAN_ONLY if n.endswith("_FN")]
+    out += ["  external :: " + n for n in FORTRAN_ONLY if "_FN" in n]
     ops = []
     for t in HANDLE_TYPES:
         ops += ["  interface operator(==)", f"    module procedure {t.lower()}_eq", "  end interface",

@@ -25,6 +25,7 @@
 #undef MPI_WIN_NULL_COPY_FN
 #undef MPI_WIN_NULL_DELETE_FN
 #undef MPI_WIN_DUP_FN
+#undef MPI_CONVERSION_FN_NULL
 
 typedef void vf_copy_fn(MPI_Fint *, MPI_Fint *, MPI_Aint *, MPI_Aint *, MPI_Aint *, MPI_Fint *,
                         MPI_Fint *);
@@ -282,6 +283,88 @@ void pmpi_grequest_start_(vf_query_fn *query, vf_free_fn *free_fn, vf_cancel_fn 
         free(g);
 }
 VF_NAMES(grequest_start, GREQUEST_START)
+
+/* User data representations: the Fortran functions take every argument
+ * by reference (extra_state, an INTEGER(KIND=MPI_ADDRESS_KIND), a copy
+ * the binding keeps) and return their error in a last argument. Passing
+ * MPI_CONVERSION_FN_NULL (the procedure below) means no conversion, as
+ * C's MPI_CONVERSION_FN_NULL (NULL). The records live as long as the registrations: the process. */
+typedef void vf_conv_fn(void *, MPI_Fint *, MPI_Fint *, void *, MPI_Offset *, MPI_Aint *,
+                        MPI_Fint *);
+typedef void vf_extent_fn(MPI_Fint *, MPI_Aint *, MPI_Aint *, MPI_Fint *);
+struct vf_datarep {
+    vf_conv_fn *read, *write;
+    vf_extent_fn *extent;
+    MPI_Aint extra;
+};
+
+VF_EXPORT void pmpi_conversion_fn_null_(void *userbuf, MPI_Fint *datatype, MPI_Fint *count,
+                                        void *filebuf, MPI_Offset *position, MPI_Aint *extra,
+                                        MPI_Fint *ierror);
+void pmpi_conversion_fn_null_(void *userbuf, MPI_Fint *datatype, MPI_Fint *count,
+                              void *filebuf, MPI_Offset *position, MPI_Aint *extra,
+                              MPI_Fint *ierror)
+{
+    (void)userbuf, (void)datatype, (void)count, (void)filebuf, (void)position, (void)extra;
+    *ierror = MPI_SUCCESS;
+}
+VF_NAMES(conversion_fn_null, CONVERSION_FN_NULL)
+
+static int vf_convert(vf_conv_fn *fn, void *userbuf, MPI_Datatype datatype, int count,
+                      void *filebuf, MPI_Offset position, struct vf_datarep *d)
+{
+    MPI_Fint type = MPI_Type_c2f(datatype), n = count, ierr = MPI_SUCCESS;
+    fn(userbuf, &type, &n, filebuf, &position, &d->extra, &ierr);
+    return ierr;
+}
+
+static int vf_datarep_read(void *userbuf, MPI_Datatype datatype, int count, void *filebuf,
+                           MPI_Offset position, void *extra)
+{
+    struct vf_datarep *d = extra;
+    return vf_convert(d->read, userbuf, datatype, count, filebuf, position, d);
+}
+
+static int vf_datarep_write(void *userbuf, MPI_Datatype datatype, int count, void *filebuf,
+                            MPI_Offset position, void *extra)
+{
+    struct vf_datarep *d = extra;
+    return vf_convert(d->write, userbuf, datatype, count, filebuf, position, d);
+}
+
+static int vf_datarep_extent(MPI_Datatype datatype, MPI_Aint *extent, void *extra)
+{
+    struct vf_datarep *d = extra;
+    MPI_Fint type = MPI_Type_c2f(datatype), ierr = MPI_SUCCESS;
+    d->extent(&type, extent, &d->extra, &ierr);
+    return ierr;
+}
+
+VF_EXPORT void pmpi_register_datarep_(const char *datarep, vf_conv_fn *read, vf_conv_fn *write,
+                                      vf_extent_fn *extent, MPI_Aint *extra, MPI_Fint *ierror,
+                                      size_t datarep_len);
+void pmpi_register_datarep_(const char *datarep, vf_conv_fn *read, vf_conv_fn *write,
+                            vf_extent_fn *extent, MPI_Aint *extra, MPI_Fint *ierror,
+                            size_t datarep_len)
+{
+    char *name = vf_str_in(datarep, datarep_len, 0);
+    struct vf_datarep *d = malloc(sizeof *d);
+    if (!name || !d) {
+        free(name);
+        free(d);
+        *ierror = vf_nomem();
+        return;
+    }
+    vf_conv_fn *none = pmpi_conversion_fn_null_;
+    *d = (struct vf_datarep){read, write, extent, *extra};
+    *ierror = MPI_Register_datarep(name, read == none ? NULL : vf_datarep_read,
+                                   write == none ? NULL : vf_datarep_write,
+                                   extent ? vf_datarep_extent : NULL, d);
+    if (*ierror != MPI_SUCCESS)
+        free(d);
+    free(name);
+}
+VF_NAMES(register_datarep, REGISTER_DATAREP)
 
 /* Fortran cannot use the detached buffer's address: it is dropped, as in
  * MPICH; the size is returned. */

@@ -580,6 +580,7 @@ module mpi
        EXTERNAL MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN
        EXTERNAL MPI_TYPE_DUP_FN, MPI_WIN_NULL_COPY_FN
        EXTERNAL MPI_WIN_NULL_DELETE_FN, MPI_WIN_DUP_FN
+       EXTERNAL MPI_CONVERSION_FN_NULL
 interface
    subroutine MPI_ABORT(COMM, ERRORCODE, IERROR)
      import
@@ -5551,6 +5552,28 @@ interface
      integer :: COMM
      integer :: IERROR
    end subroutine PMPI_REDUCE_SCATTER_BLOCK
+   subroutine MPI_REGISTER_DATAREP(DATAREP, READ_CONVERSION_FN, WRITE_CONVERSION_FN, &
+        DTYPE_FILE_EXTENT_FN, EXTRA_STATE, IERROR)
+     import
+     implicit none
+     character(len=*) :: DATAREP
+     external :: READ_CONVERSION_FN
+     external :: WRITE_CONVERSION_FN
+     external :: DTYPE_FILE_EXTENT_FN
+     integer(kind=mpi_address_kind) :: EXTRA_STATE
+     integer :: IERROR
+   end subroutine MPI_REGISTER_DATAREP
+   subroutine PMPI_REGISTER_DATAREP(DATAREP, READ_CONVERSION_FN, WRITE_CONVERSION_FN, &
+        DTYPE_FILE_EXTENT_FN, EXTRA_STATE, IERROR)
+     import
+     implicit none
+     character(len=*) :: DATAREP
+     external :: READ_CONVERSION_FN
+     external :: WRITE_CONVERSION_FN
+     external :: DTYPE_FILE_EXTENT_FN
+     integer(kind=mpi_address_kind) :: EXTRA_STATE
+     integer :: IERROR
+   end subroutine PMPI_REGISTER_DATAREP
    subroutine MPI_REQUEST_FREE(REQUEST, IERROR)
      import
      implicit none

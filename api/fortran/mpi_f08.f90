@@ -337,6 +337,7 @@ module mpi_f08
   external :: MPI_WIN_NULL_COPY_FN
   external :: MPI_WIN_NULL_DELETE_FN
   external :: MPI_WIN_DUP_FN
+  external :: MPI_CONVERSION_FN_NULL
   interface operator(==)
     module procedure mpi_comm_eq
   end interface
@@ -2586,6 +2587,15 @@ module mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, INTENT(OUT) :: ierror
     end subroutine mpi_reduce_scatter_block_
+    subroutine mpi_register_datarep_(datarep, read_conversion_fn, write_conversion_fn, &
+      dtype_file_extent_fn, extra_state, ierror)
+      import
+      character(len=*), INTENT(IN) :: datarep
+      external :: read_conversion_fn, write_conversion_fn
+      external :: dtype_file_extent_fn
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extra_state
+      INTEGER, INTENT(OUT) :: ierror
+    end subroutine mpi_register_datarep_
     subroutine mpi_request_free_(request, ierror)
       import
       TYPE(MPI_Request), INTENT(INOUT) :: request
@@ -3686,6 +3696,7 @@ module mpi_f08
   private :: mpi_reduce_local_
   private :: mpi_reduce_scatter_
   private :: mpi_reduce_scatter_block_
+  private :: mpi_register_datarep_
   private :: mpi_request_free_
   private :: mpi_request_get_status_
   private :: mpi_rget_
@@ -9737,6 +9748,32 @@ contains
     call mpi_reduce_scatter_block_(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror_)
     if (present(ierror)) ierror = ierror_
   end subroutine PMPI_Reduce_scatter_block
+
+  subroutine MPI_Register_datarep(datarep, read_conversion_fn, write_conversion_fn, &
+      dtype_file_extent_fn, extra_state, ierror)
+    character(len=*), INTENT(IN) :: datarep
+    external :: read_conversion_fn, write_conversion_fn
+    external :: dtype_file_extent_fn
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extra_state
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_register_datarep_(datarep, read_conversion_fn, write_conversion_fn, &
+      dtype_file_extent_fn, extra_state, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine MPI_Register_datarep
+
+  subroutine PMPI_Register_datarep(datarep, read_conversion_fn, write_conversion_fn, &
+      dtype_file_extent_fn, extra_state, ierror)
+    character(len=*), INTENT(IN) :: datarep
+    external :: read_conversion_fn, write_conversion_fn
+    external :: dtype_file_extent_fn
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extra_state
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    integer :: ierror_
+    call mpi_register_datarep_(datarep, read_conversion_fn, write_conversion_fn, &
+      dtype_file_extent_fn, extra_state, ierror_)
+    if (present(ierror)) ierror = ierror_
+  end subroutine PMPI_Register_datarep
 
   subroutine MPI_Request_free(request, ierror)
     TYPE(MPI_Request), INTENT(INOUT) :: request
