@@ -98,6 +98,16 @@ def fmt_value(v: float | None) -> str:
     return f"{v:.2f}" if abs(v) >= 10 else f"{v:.3f}"
 
 
+
+def checked_runs(ap: argparse.ArgumentParser, args) -> tuple[list[str], dict[str, str]]:
+    """--reps and the --run pairs checked: the labels in order, their commands."""
+    if args.reps < 1:
+        ap.error("--reps must be >= 1")
+    labels = [label for label, _ in args.run]
+    if len(set(labels)) != len(labels):
+        ap.error("labels must be unique")
+    return labels, dict(args.run)
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description="Run OSU-style benchmarks interleaved; print per-size "
@@ -119,13 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--json-out", metavar="FILE", help="write the medians as JSON")
     args = ap.parse_args(argv)
-
-    if args.reps < 1:
-        ap.error("--reps must be >= 1")
-    labels = [label for label, _ in args.run]
-    if len(set(labels)) != len(labels):
-        ap.error("labels must be unique")
-    cmds = dict(args.run)
+    labels, cmds = checked_runs(ap, args)
 
     runs: dict[str, list[dict[int, float]]] = {label: [] for label in labels}
     started = time.time()

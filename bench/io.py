@@ -26,7 +26,7 @@ import statistics
 import subprocess
 import sys
 
-from compare import parse_run  # bench/compare.py, next to this file
+from compare import checked_runs, parse_run  # bench/compare.py, next to this file
 
 
 def run_once(label: str, cmd: str) -> dict[tuple[str, int, str], float]:
@@ -67,12 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--title", default="", help="a line printed above the table")
     ap.add_argument("--json-out", metavar="FILE", help="write medians and every run as JSON")
     args = ap.parse_args(argv)
-    if args.reps < 1:
-        ap.error("--reps must be >= 1")
-    labels = [label for label, _ in args.run]
-    if len(set(labels)) != len(labels):
-        ap.error("labels must be unique")
-    cmds = dict(args.run)
+    labels, cmds = checked_runs(ap, args)
 
     runs: dict[str, list[dict]] = {label: [] for label in labels}
     for rep in range(args.reps):
