@@ -19,7 +19,15 @@
  * so the exchange moves data over shared memory into it; the hint cb_nodes
  * asks for fewer (the first domains) or more (then further ranks in order).
  * Hints honoured: cb_nodes, cb_buffer_size (default 16 MiB), romio_cb_write
- * and romio_cb_read ("disable": each rank does its own access).
+ * and romio_cb_read ("disable": each rank does its own access; "enable":
+ * two-phase whenever it can; otherwise automatic, below).
+ *
+ * Automatic: on a file system of the machine (ext4, xfs, btrfs, tmpfs),
+ * whose page cache merges neighbouring writes anyway, ranks whose runs are
+ * all large (CB_RUN_MIN on average) do their own access: funnelling every
+ * byte through one aggregator per VM costs a copy and leaves the other
+ * ranks idle (bench/io: 1.4-5.4x faster on 2D blocks of 16 KiB rows and
+ * more). Small runs, and shared file systems (NFS, Lustre), keep two-phase.
  *
  * Used when every rank's view keeps its data in file order within one tile
  * ("native"/"internal", not one_tile), outside atomic mode: decided
@@ -32,8 +40,10 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
 
-enum { CB_DEFAULT = 16 << 20 };
+enum { CB_DEFAULT = 16 << 20, CB_RUN_MIN = 16 << 10 };
+
 
 struct piece {
     int64_t off, len;
@@ -331,6 +341,19 @@ static int two_phase(struct tp *t, int64_t gmin, int64_t gmax)
     return rc;
 }
 
+/* Whether automatic collective buffering wants two-phase for this rank. */
+static bool wants_two_phase(const struct vmpi_file *f, const struct access *a, int64_t total)
+{
+    static const long local_fs[] = {0xEF53, 0x58465342, 0x9123683E, 0x01021994};
+    struct statfs s;
+    if (a->n == 0 || fstatfs(f->fd, &s))
+        return a->n > 0;
+    for (size_t i = 0; i < sizeof local_fs / sizeof local_fs[0]; i++)
+        if ((long)s.f_type == local_fs[i])
+            return total / (int64_t)a->n < CB_RUN_MIN;
+    return true;
+}
+
 int vmpi_io_rw_all(struct vmpi_file *f, bool write, MPI_Offset offset, void *buf,
                    MPI_Count count, struct vmpi_dtype *dt, MPI_Count *done, MPI_Count *bytes,
                    const char *fn)
@@ -355,19 +378,23 @@ int vmpi_io_rw_all(struct vmpi_file *f, bool write, MPI_Offset offset, void *buf
     char *tmp = able && !contig && total > 0 ? malloc((size_t)total) : NULL;
     able = able && (contig || total == 0 || tmp);
     t.a.data = contig ? vmpi_dtype_addr(buf, vmpi_dtype_true_lb(dt)) : tmp;
-    int64_t me[3] = {able, t.a.n ? t.a.r[0].off : INT64_MAX,
+    /* me[0]: 0 unable, 1 able, 3 able and wanting two-phase */
+    bool want = able && ((cbh && !strcmp(cbh, "enable")) || wants_two_phase(f, &t.a, total));
+    int64_t me[3] = {able ? 1 + 2 * want : 0, t.a.n ? t.a.r[0].off : INT64_MAX,
                      t.a.n ? t.a.r[t.a.n - 1].off + t.a.r[t.a.n - 1].len : 0};
     int64_t *all = malloc(sizeof(int64_t) * 3 * c->size);
     int rc = all ? vmpi_coll_allgather(me, all, 3, vmpi_dtype_lookup(MPI_INT64_T), c)
                  : vmpi_err_make(MPI_ERR_NO_MEM, "%s: out of memory", fn);
     int64_t gmin = INT64_MAX, gmax = 0;
+    bool wanted = false;
     for (int q = 0; rc == MPI_SUCCESS && q < c->size; q++) {
         able = able && all[3 * q];
+        wanted = wanted || all[3 * q] == 3;
         gmin = all[3 * q + 1] < gmin ? all[3 * q + 1] : gmin;
         gmax = all[3 * q + 2] > gmax ? all[3 * q + 2] : gmax;
     }
     free(all);
-    if (rc != MPI_SUCCESS || !able) {
+    if (rc != MPI_SUCCESS || !able || !wanted) {
         free(tmp);
         tp_free(&t);
         if (rc != MPI_SUCCESS)
