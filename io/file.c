@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -168,6 +169,18 @@ static int file_new(struct vmpi_comm *c, const char *name, int amode, struct vmp
     return MPI_SUCCESS;
 }
 
+static bool on_local_fs(int fd)
+{
+    static const long local[] = {0xEF53, 0x58465342, 0x9123683E, 0x01021994};
+    struct statfs s;
+    if (fstatfs(fd, &s))
+        return false;
+    for (size_t i = 0; i < sizeof local / sizeof local[0]; i++)
+        if ((long)s.f_type == local[i])
+            return true;
+    return false;
+}
+
 int vmpi_io_open(struct vmpi_comm *c, const char *name, int amode, struct vmpi_info *hints,
                  struct vmpi_file **out)
 {
@@ -208,6 +221,8 @@ int vmpi_io_open(struct vmpi_comm *c, const char *name, int amode, struct vmpi_i
             local = vmpi_io_errno(errno, "%s: cannot open '%s'", fn, name);
         rc = vmpi_io_agree(fc, local, fn);
     }
+    if (rc == MPI_SUCCESS)
+        f->local_fs = on_local_fs(f->fd);
     if (rc == MPI_SUCCESS && (amode & MPI_MODE_APPEND)) {
         /* The file pointers start at the end of the file (13.2.1). */
         struct stat st;

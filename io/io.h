@@ -59,6 +59,10 @@ struct vmpi_file {
     bool one_tile; /* the filetype's data spans more than its extent (view.c) */
     MPI_Offset fp; /* individual file pointer, in etypes of the view */
     bool atomic;
+    /* On a file system of this machine (ext4, xfs, btrfs, tmpfs: fstatfs
+     * at open), whose page cache merges neighbouring writes: automatic
+     * collective buffering leaves large runs to each rank (two_phase.c). */
+    bool local_fs;
     /* The shared file pointer (shared.c): its file, fd (-1 until used),
      * and its value while that file is empty. */
     char *shfp_name;

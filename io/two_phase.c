@@ -40,10 +40,8 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/vfs.h>
 
 enum { CB_DEFAULT = 16 << 20, CB_RUN_MIN = 16 << 10 };
-
 
 struct piece {
     int64_t off, len;
@@ -344,14 +342,7 @@ static int two_phase(struct tp *t, int64_t gmin, int64_t gmax)
 /* Whether automatic collective buffering wants two-phase for this rank. */
 static bool wants_two_phase(const struct vmpi_file *f, const struct access *a, int64_t total)
 {
-    static const long local_fs[] = {0xEF53, 0x58465342, 0x9123683E, 0x01021994};
-    struct statfs s;
-    if (a->n == 0 || fstatfs(f->fd, &s))
-        return a->n > 0;
-    for (size_t i = 0; i < sizeof local_fs / sizeof local_fs[0]; i++)
-        if ((long)s.f_type == local_fs[i])
-            return total / (int64_t)a->n < CB_RUN_MIN;
-    return true;
+    return a->n > 0 && (!f->local_fs || total / (int64_t)a->n < CB_RUN_MIN);
 }
 
 int vmpi_io_rw_all(struct vmpi_file *f, bool write, MPI_Offset offset, void *buf,

@@ -83,8 +83,10 @@ or kept
 
 
 def _version_asked(argv: list[str]) -> bool:
-    """`vmpi SUB --version` (`vmpi study compare|report --version` too); never
-    an argument of a program that vmpi starts."""
+    """`vmpi --version`, `vmpi SUB --version` (`vmpi study compare|report
+    --version` too); never an argument of a program that vmpi starts."""
+    if argv[:1] == ["--version"]:
+        return True
     if argv[:1] == ["study"]:
         return "--version" in argv[1:3]
     return argv[:1] in (["info"], ["vm"], ["cleanup"]) and argv[1:2] == ["--version"]
@@ -92,7 +94,7 @@ def _version_asked(argv: list[str]) -> bool:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if (argv and argv[0] == "--version") or _version_asked(argv):
+    if _version_asked(argv):
         from .options import version
         sys.stdout.write(f"vmpi {version()}\n")
         return 0
