@@ -12,7 +12,9 @@
  * side ANDs its members' free bitmaps on its local intracommunicator, the
  * two leaders swap their results, and each leader broadcasts the AND of
  * both to its side, with the other side's size, members and high flag.
- * Instance numbers travel the same way (comm/comm.c explains both). */
+ * Instance numbers travel the same way (comm/comm.c explains both). The
+ * private local communicator takes the twin of the id and the next
+ * instance (twin_new). */
 #include "comm.h"
 #include "../coll/coll.h"
 
@@ -204,27 +206,43 @@ static int agree_sides(struct vmpi_comm *errc, struct vmpi_comm *local, int high
     }
     if (rc == MPI_SUCCESS) {
         rc = vmpi_comm_ctx_pick(errc, mine->mask, mine->inst, ctx, inst, fn);
-        if (rc != MPI_SUCCESS)
+        if (rc != MPI_SUCCESS) {
             free(*world);
-        else
+        } else {
             vmpi_comm_ctx_hold(*ctx, true);
+            vmpi_comm_inst_saw(*inst + 1); /* the twin's (twin_new) */
+        }
     }
     vmpi_comm_ctx_turn_end(&turn);
     return rc;
 }
 
+/* An intercommunicator's private local communicator over g (reference
+ * taken): the twin of the intercommunicator's id ctx (VMPI_CTX_TWIN) and
+ * the instance after its inst, both reserved by agree_sides, so it needs
+ * no agreement of its own. One would have to wait for the turn while a
+ * member's holder of the turn waits for this process in the next
+ * intercommunicator agreement: threads that built intercommunicators at
+ * once livelocked so (t_thread_comm). MPICH derives its local
+ * communicators' ids from the intercommunicator's likewise. */
+static struct vmpi_comm *twin_new(struct vmpi_group *g, uint32_t ctx, uint32_t inst,
+                                  MPI_Errhandler errh)
+{
+    return vmpi_comm_new(g, ctx | VMPI_CTX_TWIN, inst + 1, errh);
+}
+
 /* The intercommunicator over `lgroup` (reference taken) and the remote
- * members `world` (taken), with a private duplicate of `local`. */
+ * members `world` (taken), with the twin of `local` as its own. */
 static int inter_build(struct vmpi_comm *local, struct vmpi_group *lgroup, int *world,
                        int rsize, uint32_t ctx, uint32_t inst, MPI_Errhandler errh,
                        const char *fn, struct vmpi_comm **out)
 {
-    struct vmpi_comm *priv = NULL;
-    int rc = vmpi_comm_create(local, local->group, &priv);
-    if (rc != MPI_SUCCESS) {
+    vmpi_group_retain(local->group);
+    struct vmpi_comm *priv = twin_new(local->group, ctx, inst, local->errh);
+    if (!priv) {
         free(world);
         vmpi_comm_ctx_hold(ctx, false);
-        return rc;
+        return no_mem(local, fn);
     }
     struct vmpi_group *rgroup = vmpi_group_new(rsize, world);
     vmpi_group_retain(lgroup);
@@ -363,20 +381,33 @@ int vmpi_comm_inter_split(struct vmpi_comm *c, int color, int key, struct vmpi_c
                                INTER_TAG, c, 1, MPI_STATUS_IGNORE);
     if (rc == MPI_SUCCESS)
         rc = vmpi_coll_bcast(rck, 2 * rsize, it, 0, c->local);
-    struct vmpi_comm *newlocal = NULL;
-    if (rc == MPI_SUCCESS)
-        rc = vmpi_comm_split(c->local, color, key, &newlocal);
-    int n = 0;
+    int n = 0, nl = 0;
     for (int j = 0; rc == MPI_SUCCESS && color != MPI_UNDEFINED && j < rsize; j++)
         if (rck[2 * j] == color)
             sel[n++] = (struct split_key){rck[2 * j + 1], j, c->peers->world[j]};
     int *rworld = n ? malloc(sizeof(int) * (size_t)n) : NULL;
-    if (n && !rworld)
+    int *lworld = n ? malloc(sizeof(int) * (size_t)lsize) : NULL;
+    struct split_key *lsel = n ? malloc(sizeof *lsel * (size_t)lsize) : NULL;
+    if (n && (!rworld || !lworld || !lsel))
         rc = no_mem(c, fn);
-    if (rc == MPI_SUCCESS && n && newlocal) {
+    struct vmpi_comm *newlocal = NULL;
+    if (rc == MPI_SUCCESS && n) {
+        for (int j = 0; j < lsize; j++)
+            if (lck[2 * j] == color)
+                lsel[nl++] = (struct split_key){lck[2 * j + 1], j, c->group->world[j]};
         qsort(sel, (size_t)n, sizeof *sel, split_key_cmp);
+        qsort(lsel, (size_t)nl, sizeof *lsel, split_key_cmp);
         for (int i = 0; i < n; i++)
             rworld[i] = sel[i].world;
+        for (int i = 0; i < nl; i++)
+            lworld[i] = lsel[i].world;
+        struct vmpi_group *lgroup = vmpi_group_new(nl, lworld);
+        lworld = NULL;
+        newlocal = lgroup ? twin_new(lgroup, ctx, inst, c->local->errh) : NULL;
+        if (!newlocal)
+            rc = no_mem(c, fn);
+    }
+    if (rc == MPI_SUCCESS && newlocal) {
         struct vmpi_group *rgroup = vmpi_group_new(n, rworld);
         rworld = NULL;
         vmpi_group_retain(newlocal->group);
@@ -398,6 +429,8 @@ int vmpi_comm_inter_split(struct vmpi_comm *c, int color, int key, struct vmpi_c
     if (!*out)
         vmpi_comm_ctx_hold(ctx, false);
     free(rworld);
+    free(lworld);
+    free(lsel);
     free(lck);
     free(rck);
     free(sel);

@@ -24,7 +24,7 @@ static int comm_ready;
 
 static void ctx_mark(uint32_t ctx, int used)
 {
-    uint32_t slot = ctx / 2;
+    uint32_t slot = (ctx & ~VMPI_CTX_TWIN) / 2;
     if (slot >= CTX_SLOTS)
         return;
     if (used)
@@ -231,7 +231,8 @@ void vmpi_comm_make_inter(struct vmpi_comm *c, struct vmpi_group *remote,
 
 static void comm_destroy(struct vmpi_comm *c)
 {
-    ctx_mark(c->ctx, 0);
+    if (!c->local || !(c->local->ctx & VMPI_CTX_TWIN)) /* else the twin frees it */
+        ctx_mark(c->ctx, 0);
     slots_free(c);
     if (c->local) {
         vmpi_group_release(c->peers);

@@ -87,6 +87,11 @@ struct vmpi_comm *vmpi_comm_new(struct vmpi_group *g, uint32_t ctx, uint32_t ins
                                 MPI_Errhandler errh);
 /* Makes c (just made by vmpi_comm_new) an intercommunicator: it takes the
  * reference on `remote` and owns `local`, whose handle goes away. */
+/* An intercommunicator's private local communicator may take the
+ * intercommunicator's id with this bit set instead of agreeing on one of
+ * its own (comm/inter.c says why): a twin id. It holds the plain id until
+ * the twin goes, so the id outlives requests that still use the twin. */
+#define VMPI_CTX_TWIN (1u << 30)
 void vmpi_comm_make_inter(struct vmpi_comm *c, struct vmpi_group *remote,
                           struct vmpi_comm *local);
 /* Context ids: this process's bitmap of free ids (bit i of word w: id
