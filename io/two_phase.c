@@ -253,15 +253,20 @@ static int round_trip(struct tp *t, int64_t round)
                                  c);
     if (rc != MPI_SUCCESS)
         return rc;
-    /* Data counts: what the pieces hold, per rank, both ways. */
+    /* Data counts: what the pieces hold, per rank, both ways. Data go in
+     * the pieces' order: the aggregators' order for those sent (not rank
+     * order when cb_nodes adds ranks after each domain's first), rank
+     * order for those received. */
     int *sdc = t->scnt, *rdc = t->rcnt;
-    int64_t sd = 0, rd = 0;
+    int64_t rd = 0;
     for (int q = 0; q < c->size; q++) {
-        int sn = data_of((struct piece *)((char *)t->sp + t->sdis[q]), t->scnt[q]);
+        sdc[q] = data_of((struct piece *)((char *)t->sp + t->sdis[q]), t->scnt[q]);
         int rn = data_of((struct piece *)((char *)t->rp + t->rdis[q]), t->rcnt[q]);
-        sdc[q] = sn, t->sdis[q] = (int)sd, sd += sn;
         rdc[q] = rn, t->rdis[q] = (int)rd, rd += rn;
     }
+    int64_t sd = 0;
+    for (int a = 0; a < t->naggr; a++)
+        t->sdis[t->aggr[a]] = (int)sd, sd += sdc[t->aggr[a]];
     char *rdata = realloc(t->rdata, rd ? (size_t)rd : 1);
     if (!rdata)
         return vmpi_err_make(MPI_ERR_NO_MEM, "two-phase I/O: out of memory");

@@ -1,5 +1,5 @@
 /* np: 1 2 4 */
-/* vms: v2 */
+/* vms: v2 h2v2 */
 /* MPI-IO basics on the default view (bytes) and a contiguous int view,
  * every rank against a reference it computes:
  *  - open/close with CREATE|RDWR, write_at / read_at of every rank's

@@ -1,5 +1,5 @@
 /* np: 4 1 8 */
-/* vms: v2 */
+/* vms: v2 h2v2 */
 /* darray and indexed filetypes as views, against references computed here
  * (8 ranks in one VM, 4 across two VMs):
  *  - darray: an R x C int array, rows in blocks and columns cyclic in

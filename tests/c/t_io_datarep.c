@@ -1,5 +1,5 @@
 /* np: 1 2 4 */
-/* vms: v2 */
+/* vms: v2 h2v2 */
 /* User-defined data representations (MPI_Register_datarep, MPI-3.1
  * 13.5.3). "be8" stores MPI_INT as 8 bytes big-endian (sign-extended),
  * MPI_DOUBLE as its 8 bytes big-endian then 4 bytes 0xd0, MPI_BYTE as

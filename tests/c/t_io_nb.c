@@ -1,5 +1,5 @@
 /* np: 1 2 4 */
-/* vms: v2 */
+/* vms: v2 h2v2 */
 /* Nonblocking and split collective MPI-IO, against a reference computed
  * here: each rank's block of N ints through iwrite_at, iwrite (pointer),
  * iwrite_all, iwrite_at_all and iwrite_shared, completed with MPI_Wait,

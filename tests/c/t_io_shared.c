@@ -1,5 +1,5 @@
 /* np: 1 2 4 */
-/* vms: v2 */
+/* vms: v2 h2v2 */
 /* The shared file pointer, against a reference computed here:
  *  - write_shared under concurrency: every rank writes ROUNDS chunks of
  *    N ints; each chunk lands whole and once (the pointer is moved under

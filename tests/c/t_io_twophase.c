@@ -1,5 +1,5 @@
 /* np: 4 2 */
-/* vms: v2 */
+/* vms: v2 h2v2 */
 /* Two-phase collective buffering (io/two_phase.c) against the independent
  * path: the same accesses through write_at_all (two-phase, with several
  * cb_buffer_size and cb_nodes hints, so windows split runs and rounds

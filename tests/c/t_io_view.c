@@ -1,5 +1,5 @@
 /* np: 1 2 4 */
-/* vms: v2 */
+/* vms: v2 h2v2 */
 /* Non-contiguous file views, each checked against a reference computed
  * here:
  *  - vector: rank r owns every size-th block of B ints (interleaved),
