@@ -1,5 +1,6 @@
 /* Environment: init and finalize, time, versions, errors, memory. */
 #include "api.h"
+#include "../io/io.h"
 #include "../locality/locality.h"
 
 #include <pthread.h>
@@ -82,6 +83,7 @@ int PMPI_Finalize(void)
      * that in MPI_Wait. */
     vmpi_attr_finalize_comms();
     vmpi_dyn_finalize();
+    vmpi_io_tp_finalize();
     int rc = vmpi_coll_barrier(vmpi_g.world);
     if (rc != MPI_SUCCESS)
         return vmpi_err_handle(vmpi_g.world, rc);

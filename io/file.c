@@ -221,8 +221,12 @@ int vmpi_io_open(struct vmpi_comm *c, const char *name, int amode, struct vmpi_i
             local = vmpi_io_errno(errno, "%s: cannot open '%s'", fn, name);
         rc = vmpi_io_agree(fc, local, fn);
     }
-    if (rc == MPI_SUCCESS)
-        f->local_fs = on_local_fs(f->fd);
+    if (rc == MPI_SUCCESS) {
+        /* Collective buffering decides by it (io/two_phase.c): all alike. */
+        int mine = on_local_fs(f->fd), all = 0;
+        rc = vmpi_coll_allreduce(&mine, &all, 1, vmpi_dtype_lookup(MPI_INT), MPI_MIN, fc);
+        f->local_fs = all;
+    }
     if (rc == MPI_SUCCESS && (amode & MPI_MODE_APPEND)) {
         /* The file pointers start at the end of the file (13.2.1). */
         struct stat st;

@@ -204,5 +204,7 @@ ssize_t vmpi_io_full(int fd, bool write, char *mem, size_t n, MPI_Offset off);
 int vmpi_io_rw_all(struct vmpi_file *f, bool write, MPI_Offset offset, void *buf,
                    MPI_Count count, struct vmpi_dtype *dt, MPI_Count *done, MPI_Count *bytes,
                    const char *fn);
+/* At MPI_Finalize: frees the buffers kept between collective accesses. */
+void vmpi_io_tp_finalize(void);
 
 #endif
