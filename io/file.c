@@ -181,6 +181,54 @@ static bool on_local_fs(int fd)
     return false;
 }
 
+/* This kernel's boot id, hashed (0 if unknown): processes with the same
+ * see the same device numbers. */
+static uint64_t boot_id(void)
+{
+    static uint64_t id;
+    if (id)
+        return id;
+    FILE *fp = fopen("/proc/sys/kernel/random/boot_id", "r");
+    int ch;
+    id = 14695981039346656037ull; /* FNV-1a */
+    while (fp && (ch = fgetc(fp)) != EOF && ch != '\n')
+        id = (id ^ (unsigned char)ch) * 1099511628211ull;
+    if (fp)
+        fclose(fp);
+    return id;
+}
+
+/* After every rank opened f: whether all opened one file (the same inode
+ * number everywhere, and the same device under one kernel: a shared file
+ * system gives every client the server's inode numbers, while a directory
+ * of one VM or host gives each its own file), and whether it is on a file
+ * system of the machine (f->local_fs, which collective buffering decides
+ * by and so must be alike everywhere). */
+static int same_file(struct vmpi_file *f, const char *fn)
+{
+    struct vmpi_comm *c = f->comm;
+    struct stat st;
+    uint64_t me[4] = {on_local_fs(f->fd), boot_id(), 0, 0};
+    if (fstat(f->fd, &st) == 0)
+        me[2] = (uint64_t)st.st_dev, me[3] = (uint64_t)st.st_ino;
+    uint64_t *all = malloc(sizeof me * (size_t)c->size);
+    if (!all)
+        return vmpi_err_make(MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    int rc = vmpi_coll_allgather(me, all, 4, vmpi_dtype_lookup(MPI_UINT64_T), c);
+    f->local_fs = true;
+    for (int r = 0; rc == MPI_SUCCESS && r < c->size; r++) {
+        const uint64_t *q = all + 4 * r;
+        f->local_fs = f->local_fs && q[0];
+        if (q[3] != all[3] || (q[1] == all[1] && q[2] != all[2]))
+            rc = vmpi_err_make(MPI_ERR_NOT_SAME,
+                               "%s: '%s' is another file on rank %d than on rank 0: its "
+                               "directory is not shared between them (a disk of one VM or host?)",
+                               fn, f->name, r);
+    }
+    free(all);
+    return rc;
+}
+
 int vmpi_io_open(struct vmpi_comm *c, const char *name, int amode, struct vmpi_info *hints,
                  struct vmpi_file **out)
 {
@@ -218,15 +266,14 @@ int vmpi_io_open(struct vmpi_comm *c, const char *name, int amode, struct vmpi_i
         if (f->fd < 0)
             f->fd = open(name, open_flags(amode));
         if (f->fd < 0)
-            local = vmpi_io_errno(errno, "%s: cannot open '%s'", fn, name);
+            local = vmpi_io_errno(errno, "%s: cannot open '%s'%s", fn, name,
+                                  errno == ENOENT && (amode & MPI_MODE_CREATE)
+                                      ? " that rank 0 created (is its directory shared?)"
+                                      : "");
         rc = vmpi_io_agree(fc, local, fn);
     }
-    if (rc == MPI_SUCCESS) {
-        /* Collective buffering decides by it (io/two_phase.c): all alike. */
-        int mine = on_local_fs(f->fd), all = 0;
-        rc = vmpi_coll_allreduce(&mine, &all, 1, vmpi_dtype_lookup(MPI_INT), MPI_MIN, fc);
-        f->local_fs = all;
-    }
+    if (rc == MPI_SUCCESS)
+        rc = same_file(f, fn);
     if (rc == MPI_SUCCESS && (amode & MPI_MODE_APPEND)) {
         /* The file pointers start at the end of the file (13.2.1). */
         struct stat st;

@@ -3,7 +3,7 @@ spawns) PMI-1.
 
 Usage::
 
-    vmpirun -n N [--hosts H] [--vms V [--ivshmem-size SIZE]] [--bind core|none]
+    vmpirun -n N [--hosts H] [--vms V [--ivshmem-size SIZE] [--vm-disk DIR]] [--bind core|none]
             [--tag-output] [-x NAME[=VALUE]]... [--env NAME[=VALUE]]...
             [--timeout SECONDS] PROGRAM [ARGS...]
     vmpirun --cleanup [-v]
@@ -882,7 +882,8 @@ def run(opts: Options) -> int:
                     job.jobid, opts.hosts or 1, opts.vms,
                     opts.ivshmem_size or vms.DEFAULT_IVSHMEM_SIZE, job.shm_dir, unshare,
                     lambda host: job._preexec(None, host if job.net else None),
-                    [netns.host_addr(h) for h in range(opts.hosts)] if job.net else None)
+                    [netns.host_addr(h) for h in range(opts.hosts)] if job.net else None,
+                    opts.vm_disk)
             except vms.VMError as exc:
                 job.say(str(exc))
                 return 1

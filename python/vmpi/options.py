@@ -51,6 +51,10 @@ options:
                          per host, on a virtio network; needs qemu-system-x86
                          and the guest image (vmpi vm image; README, "Real
                          VMs") (needs root)
+  --vm-disk DIR          with --vms: DIR is each VM's own disk (a fresh tmpfs
+                         in every VM, as a cloud VM's local disk: files one
+                         VM writes there the others do not see); DIR must
+                         exist
   --ivshmem-size SIZE    size of each host's region with --vms or
                          --vm-guests, in bytes or with a K, M or G suffix
                          (default 1G with --vms, 256M with --vm-guests, which
@@ -132,6 +136,7 @@ class Options:
     vms: int | None = None
     vm_guests: int | None = None
     ivshmem_size: int | None = None
+    vm_disk: str | None = None
     bind: str = "core"
     report_bindings: bool = False
     tag: str = ""            # "": none, "ompi": [1,r]<stdout>:, "rank": [r]
@@ -271,6 +276,12 @@ def parse_args(argv: list[str]) -> Options:
             o.vms = count("VMs per host")
         elif name == "--vm-guests":
             o.vm_guests = count("guests per host")
+        elif name == "--vm-disk":
+            v = value()
+            if not os.path.isabs(v) or not os.path.isdir(v) or os.path.realpath(v) == "/":
+                raise UsageError(f"--vm-disk: {v!r} is not an existing directory given by its "
+                                 "absolute path (nor /)")
+            o.vm_disk = os.path.realpath(v)
         elif name == "--ivshmem-size":
             v = value()
             try:
@@ -395,5 +406,7 @@ def _check(o: Options) -> None:
                                            or o.ivshmem_size < cloud.MIN_SIZE):
             raise UsageError("--ivshmem-size: with --vm-guests, a power of two (ivshmem-plain's "
                              f"rule) of at least {cloud.MIN_SIZE >> 20}M (vmpi's smallest region)")
+    if o.vm_disk is not None and o.vms is None:
+        raise UsageError("--vm-disk needs --vms")
     if o.ivshmem_size is not None and o.vms is None and o.vm_guests is None:
         raise UsageError("--ivshmem-size needs --vms or --vm-guests")

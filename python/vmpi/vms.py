@@ -19,7 +19,9 @@ other VMs of their host but that host's network namespace and its region:
   memory-backend-file to several guests as an ivshmem device.  The region is
   ``vmpi-<jobid>-ivshmem-h<i>`` in the launcher's shared-memory directory
   (:func:`vmpi.shm.default_shm_dir`), a sparse file of ``--ivshmem-size``
-  bytes, so the job's file cleanup removes it like any other job file.
+  bytes, so the job's file cleanup removes it like any other job file;
+* with ``--vm-disk DIR``, DIR is a fresh tmpfs of the VM: a local disk that
+  the VM's ranks share and no other VM sees, as a cloud VM's.
 
 The namespaces live as long as a *holder*: per VM, util-linux ``unshare
 --pid --fork --kill-child --mount --ipc --uts --mount-proc --propagation
@@ -189,8 +191,9 @@ class VMs:
     """The holders, namespaces and regions of one job; :meth:`create` makes them."""
 
     def __init__(self, jobid: str, nhosts: int, nvms: int, shm_dir: str, unshare: str,
-                 host_addrs: list[str] | None = None):
+                 host_addrs: list[str] | None = None, disk: str | None = None):
         self.jobid = jobid
+        self.disk = disk or ""
         self.nvms = nvms
         self.unshare = unshare
         self.names = [vm_name(h, j) for h in range(nhosts) for j in range(nvms)]
@@ -205,15 +208,17 @@ class VMs:
 
     @classmethod
     def create(cls, jobid: str, nhosts: int, nvms: int, size: int, shm_dir: str,
-               unshare: str, preexec, host_addrs: list[str] | None = None) -> VMs:
+               unshare: str, preexec, host_addrs: list[str] | None = None,
+               disk: str | None = None) -> VMs:
         """Make the regions and start the holders; on failure undo all and raise VMError.
 
         ``preexec(host)`` returns the preexec function of host ``host``'s
         holders: it must put them into the host's network namespace and
         tie their life to the launcher's. ``host_addrs`` are the emulated
-        hosts' addresses (None: the VMs are the machine's).
+        hosts' addresses (None: the VMs are the machine's). ``disk``: the
+        directory that is each VM's own (``--vm-disk``), or None.
         """
-        vms = cls(jobid, nhosts, nvms, shm_dir, unshare, host_addrs)
+        vms = cls(jobid, nhosts, nvms, shm_dir, unshare, host_addrs, disk)
         try:
             vms._create(size, preexec)
         except BaseException:
@@ -251,8 +256,8 @@ class VMs:
                     [self.unshare, "--pid", "--fork", "--kill-child", "--mount", "--ipc", "--uts",
                      "--mount-proc", "--propagation", "private", "--",
                      sys.executable, "-I", "-S", "-c", boot,
-                     HOLDER_TAG, self.jobid, launcher, name, self.regions[host],
-                     self.hosts_lines],
+                     *holder_args(self.jobid, launcher, name, self.regions[host],
+                                  self.hosts_lines, self.disk)],
                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                     # out of the job's session: a Ctrl-C must not end a VM
                     # before its ranks
@@ -372,13 +377,19 @@ def _mount(source: str, target: str, fstype: str | None, flags: int, data: str |
         raise OSError(err, f"mount {source} on {target}: {os.strerror(err)}")
 
 
+def holder_args(jobid: str, launcher: str, name: str, region: str, hosts_lines: str,
+                disk: str) -> list[str]:
+    """A holder's arguments, as :func:`holder_main` and :func:`_holders` read them."""
+    return [HOLDER_TAG, jobid, launcher, name, region, hosts_lines, disk]
+
+
 def holder_main(argv: list[str]) -> None:
-    """PID 1 of a VM: ``HOLDER_TAG JOBID LAUNCHER NAME REGION HOSTS_LINES``.
+    """PID 1 of a VM: ``HOLDER_TAG JOBID LAUNCHER NAME REGION HOSTS_LINES DISK``.
 
     Runs in the VM's fresh namespaces (made private by ``unshare``, /proc
     already mounted); prints ``ready`` or one line saying what failed.
     """
-    _tag, _jobid, _launcher, name, region, hosts_lines = argv
+    _tag, _jobid, _launcher, name, region, hosts_lines, disk = argv
     try:
         try:
             with open("/etc/hosts") as f:
@@ -395,6 +406,8 @@ def holder_main(argv: list[str]) -> None:
             f.write(machine + ("" if machine.endswith("\n") or not machine else "\n")
                     + hosts_lines)
         _mount(hosts, "/etc/hosts", None, MS_BIND, None)
+        if disk:
+            _mount("tmpfs", disk, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
         if _libc().sethostname(name.encode(), len(name)) != 0:
             err = ctypes.get_errno()
             raise OSError(err, f"sethostname {name}: {os.strerror(err)}")
@@ -444,7 +457,8 @@ def _holders() -> dict[str, list[tuple[int, str, str]]]:
         if HOLDER_TAG not in argv:
             continue
         rest = argv[argv.index(HOLDER_TAG) + 1:]
-        if len(rest) == 4 and _JOBID_RE.match(rest[0]) and _LAUNCHER_RE.match(rest[1]):
+        if (len(rest) == len(holder_args(*[""] * 6)) - 1 and _JOBID_RE.match(rest[0])
+                and _LAUNCHER_RE.match(rest[1])):
             found.setdefault(rest[0], []).append((pid, rest[1], rest[2]))
     return found
 

@@ -256,6 +256,72 @@ def test_without_vms_nothing_changes(tmp_path, monkeypatch):
         assert row["env"]["VMPI_LOCAL_SIZE"] == "2"
 
 
+# --- --vm-disk: a directory that is each VM's own -----------------------------
+
+VM_DISK = """\
+    disk = sys.argv[1]
+    open(f"{disk}/from-{R}", "w").close()
+    barrier("wrote")
+    print(json.dumps({"rank": R, "seen": sorted(os.listdir(disk))}))
+"""
+
+
+@needs_vms
+def test_vm_disk_is_each_vms_own(tmp_path):
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    (disk / "machine").touch()
+    rows = run_ranks(tmp_path, "-n", 5, "--vms", 2, "--vm-disk", disk,
+                     *rank_py(VM_DISK, disk))
+    # ranks 0-2 are VM 0, 3-4 VM 1: each sees its VM's files only, on a
+    # fresh disk (not the machine's directory), which stays as it was
+    for r, row in rows.items():
+        mine = range(3) if r < 3 else range(3, 5)
+        assert row["seen"] == [f"from-{q}" for q in mine], r
+    assert sorted(os.listdir(disk)) == ["machine"]
+
+
+def build_io_vmdisk(tmp_path):
+    build = Path(os.environ.get("VMPI_BUILD", ROOT / "build")).resolve()
+    prog = tmp_path / "io_vmdisk"
+    cp = subprocess.run([str(build / "bin" / "mpicc"), "-O1", "-o", str(prog),
+                         str(Path(__file__).parent / "progs" / "io_vmdisk.c")],
+                        capture_output=True, text=True, timeout=120)
+    assert cp.returncode == 0, cp.stderr
+    return prog
+
+
+@needs_vms
+@needs_hosts
+def test_mpi_io_on_vm_disks(tmp_path):
+    """MPI-IO on a directory no two VMs share: a collective open across VMs
+    fails with the right class on every rank (the file is missing, or is
+    another file in each VM), and a communicator per VM reads back what it
+    wrote (tests/py/progs/io_vmdisk.c)."""
+    prog = build_io_vmdisk(tmp_path)
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    cp, _ = run_vmpirun("-n", 6, "--hosts", 2, "--vms", 2, "--vm-disk", disk, prog, disk,
+                        timeout=120)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert cp.stdout == "io_vmdisk ok 4\n"
+    assert os.listdir(disk) == []
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["-n", 2, "--vm-disk", "/tmp"], "--vm-disk needs --vms"),
+    (["-n", 2, "--vms", 2, "--vm-disk", "relative"],
+     "--vm-disk: 'relative' is not an existing directory given by its absolute path (nor /)"),
+    (["-n", 2, "--vms", 2, "--vm-disk", "/nonexistent/dir"],
+     "--vm-disk: '/nonexistent/dir' is not an existing directory given by its absolute path "
+     "(nor /)"),
+])
+def test_bad_vm_disk_is_a_usage_error(args, msg):
+    cp, _ = run_vmpirun(*args, "true")
+    assert cp.returncode == 2
+    assert cp.stderr.startswith(f"vmpirun: {msg}\nusage:")
+
+
 # --- /dev/shm and the region ---------------------------------------------------
 
 SHM = """\
@@ -584,7 +650,8 @@ def test_cleanup_after_the_launcher_was_killed(tmp_path):
 def fake_holder(jobid, launcher_id, name):
     """A process whose command line is that of a VM holder (it only sleeps)."""
     return subprocess.Popen([sys.executable, "-S", "-c", "import time; time.sleep(60)",
-                             vms.HOLDER_TAG, jobid, launcher_id, name, "/dev/null"])
+                             *vms.holder_args(jobid, launcher_id, name, "/dev/null",
+                                              "127.0.0.1\th0-vm0\n", "")])
 
 
 def test_cleanup_stops_holders_of_dead_launchers_only(tmp_path):
