@@ -880,7 +880,8 @@ def run(opts: Options) -> int:
             try:
                 job.vms = vms.VMs.create(
                     job.jobid, opts.hosts or 1, opts.vms,
-                    opts.ivshmem_size or vms.DEFAULT_IVSHMEM_SIZE, job.shm_dir, unshare,
+                    opts.ivshmem_size or vms.region_size(-(-job.n // (opts.hosts or 1))),
+                    job.shm_dir, unshare,
                     lambda host: job._preexec(None, host if job.net else None),
                     [netns.host_addr(h) for h in range(opts.hosts)] if job.net else None,
                     opts.vm_disk)

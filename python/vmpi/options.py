@@ -57,8 +57,10 @@ options:
                          exist
   --ivshmem-size SIZE    size of each host's region with --vms or
                          --vm-guests, in bytes or with a K, M or G suffix
-                         (default 1G with --vms, 256M with --vm-guests, which
-                         needs a power of two)
+                         (default with --vms 1G, or for hosts of 16 ranks
+                         and more what their channels need, e.g. 4G for
+                         32 ranks (sparse: only what is used costs); 256M
+                         with --vm-guests, which needs a power of two)
   --bind core|socket|none
                          pin rank r to the r-th allowed CPU (core) or to the
                          CPUs of the r-th socket (socket), modulo their number

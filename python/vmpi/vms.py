@@ -73,6 +73,7 @@ __all__ = [
     "DEFAULT_IVSHMEM_SIZE",
     "VMError",
     "parse_size",
+    "region_size",
     "vm_name",
     "region_path",
     "check_usable",
@@ -84,6 +85,12 @@ __all__ = [
 MOUNT_DIR = "/run/vmpi"             # a tmpfs inside each VM, hiding the machine's
 IVSHMEM_PATH = MOUNT_DIR + "/ivshmem"
 DEFAULT_IVSHMEM_SIZE = 1 << 30
+# Bounds of a job's area in a host's region (channel/ivshmem/ivshmem.c lays
+# it out): per ordered pair of the host's ranks its ring and bulk slots
+# (652 KiB with the default VMPI_IVSHMEM_* knobs), per rank its collective
+# slot and at least 16 MiB of heap.
+PAIR_BOUND = 1 << 20
+RANK_BOUND = 17 << 20
 HOLDER_TAG = "vmpi-vm-holder"       # marks a holder's command line for --cleanup
 READY_TIMEOUT = 10.0                # seconds for the holders to set their VMs up
 STOP_GRACE = 2.0                    # seconds for holders to end before SIGKILL
@@ -121,6 +128,15 @@ _LAUNCHER_RE = re.compile(r"^([0-9]+):([0-9]+)$")
 
 class VMError(Exception):
     """The VMs cannot be made; the text is a one-line reason."""
+
+
+def region_size(nlocal: int) -> int:
+    """The region of a host whose job has ``nlocal`` ranks, when no
+    ``--ivshmem-size`` is given: DEFAULT_IVSHMEM_SIZE, or twice a bound of
+    the job's area in whole GiB if larger (a job's heap is half the region
+    less its channels; the file is sparse, so only what is used costs)."""
+    need = 2 * (nlocal * nlocal * PAIR_BOUND + nlocal * RANK_BOUND)
+    return max(DEFAULT_IVSHMEM_SIZE, -(-need >> 30) << 30)
 
 
 def parse_size(text: str) -> int:

@@ -702,6 +702,20 @@ def test_bad_vms_is_a_usage_error(args, msg):
     assert cp.stderr.startswith(f"vmpirun: {msg}\nusage:")
 
 
+@pytest.mark.parametrize("nlocal,gib", [(1, 1), (15, 1), (16, 2), (32, 4), (80, 16)])
+def test_region_size_grows_with_the_ranks_of_a_host(nlocal, gib):
+    assert vms.region_size(nlocal) == gib << 30
+
+
+@needs_vms
+def test_32_ranks_in_4_vms_fit_the_default_region(tmp_path):
+    """Their channels need more than 1 GiB of the region: vmpirun sizes it."""
+    build = Path(os.environ.get("VMPI_BUILD", ROOT / "build")).resolve()
+    cp, _ = run_vmpirun("-n", 32, "--vms", 4,
+                        build / "tests" / "t_comm_basic", timeout=300)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+
+
 @pytest.mark.parametrize("text,size", [("4096", 4096), ("64K", 65536), ("256m", 256 << 20),
                                        ("2G", 2 << 30)])
 def test_parse_size(text, size):
