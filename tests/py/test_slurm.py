@@ -1,9 +1,10 @@
 """vmpi jobs under a real Slurm: srun --mpi=pmi2, --mpi=pmix, --mpi=none, sbatch.
 
-The module starts a one-machine cluster of its own: munged, slurmctld and
-slurmd (Debian's slurm-wlm and munge) in the foreground, configured in a
-temporary directory (their own ports, munge socket, state and spool), and
-stops them at the end whatever happened, cancelling what still runs. It
+The module starts a one-machine cluster of its own (vmpi.slurm_local):
+munged, slurmctld and slurmd (Debian's slurm-wlm and munge) in the
+foreground, configured in a temporary directory (their own ports, munge
+socket, state and spool), and stops them at the end whatever happened,
+cancelling what still runs. It
 skips, saying why, where that cannot be (not root, Slurm or munge not
 installed); CI runs as root with tools/deps.sh's packages, so there it
 runs, and a daemon that does not come up there fails with its log.
@@ -16,173 +17,27 @@ and the PMIx plugin returns the status given to PMIx_Abort; so under
 status, while under --mpi=pmi2, whose abort kills the other tasks with
 SIGKILL and carries no code, srun exits 137 and names the rank's code.
 """
-import os
-import shutil
-import signal
-import socket
-import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
 import pmjob
+from vmpi import slurm_local
 
-DAEMONS = ["munged", "mungekey", "slurmctld", "slurmd", "srun", "sbatch", "sinfo", "squeue",
-           "scancel"]
-START_TIMEOUT = 30   # seconds for the daemons to come up and the node to be idle
 JOB_TIMEOUT = 60     # seconds for one srun/sbatch
 
 
 def _why_not():
     if not pmjob.have_build():
         return pmjob.NO_BUILD
-    if os.geteuid() != 0:
-        return "starting slurmd and munged needs root"
-    missing = [d for d in DAEMONS if not shutil.which(d)]
-    if missing:
-        return f"{', '.join(missing)} not installed (Debian: slurm-wlm, munge)"
-    return None
+    return slurm_local.why_not()
 
 
 pytestmark = pytest.mark.skipif(_why_not() is not None, reason=str(_why_not()))
 
 
-def _free_ports(n):
-    socks = [socket.socket() for _ in range(n)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
-
-CONF = """\
-ClusterName=vmpitest
-SlurmctldHost={node}(127.0.0.1)
-SlurmctldPort={ctld_port}
-SlurmdPort={d_port}
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-CredType=cred/munge
-AuthInfo=socket={d}/munge/sock
-StateSaveLocation={d}/state
-SlurmdSpoolDir={d}/spool
-SlurmctldPidFile={d}/slurmctld.pid
-SlurmdPidFile={d}/slurmd.pid
-SlurmctldLogFile={d}/log/slurmctld.log
-SlurmdLogFile={d}/log/slurmd.log
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
-SwitchType=switch/none
-MpiDefault=none
-SchedulerType=sched/builtin
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-SlurmdParameters=config_overrides
-ReturnToService=2
-InactiveLimit=0
-KillWait=2
-MinJobAge=2
-NodeName={node} NodeAddr=127.0.0.1 CPUs=8 Sockets=1 CoresPerSocket=8 ThreadsPerCore=1 \
-RealMemory=1000 State=UNKNOWN
-PartitionName=test Nodes={node} Default=YES MaxTime=10 State=UP OverSubscribe=FORCE:8
-"""
-
-
-class Cluster:
-    """munged, slurmctld and slurmd of this test module."""
-
-    def __init__(self, d):
-        self.d = d
-        self.node = socket.gethostname().split(".")[0]
-        self.procs = []
-        self.env = dict(os.environ, SLURM_CONF=str(d / "slurm.conf"))
-        for k in list(self.env):
-            # a job of this cluster must not see an outer launcher's variables
-            if k.startswith(("SLURM_", "PMI_", "PMIX_", "OMPI_")) and k != "SLURM_CONF":
-                del self.env[k]
-
-    def _start(self, name, *args):
-        out = open(self.d / "log" / f"{name}.out", "w")
-        p = subprocess.Popen([name, *args], stdout=out, stderr=subprocess.STDOUT,
-                             env=self.env, start_new_session=True)
-        out.close()
-        self.procs.append(p)
-        return p
-
-    def logs(self):
-        text = []
-        for f in sorted((self.d / "log").iterdir()):
-            lines = f.read_text(errors="replace").splitlines()[-15:]
-            text.append(f"--- {f.name}\n" + "\n".join(lines))
-        return "\n".join(text)
-
-    def start(self):
-        d = self.d
-        for sub in ("munge", "state", "spool", "log"):
-            (d / sub).mkdir(mode=0o700)
-        key = d / "munge" / "munge.key"
-        subprocess.run(["mungekey", "-c", "-k", str(key)], check=True, capture_output=True,
-                       timeout=30)
-        key.chmod(0o400)
-        self._start("munged", "-F", "-f", f"--socket={d}/munge/sock", f"--key-file={key}",
-                    f"--log-file={d}/log/munged.log", f"--pid-file={d}/munge/pid",
-                    f"--seed-file={d}/munge/seed")
-        self._wait(lambda: (d / "munge" / "sock").exists(), "munged's socket")
-        ctld, slurmd = _free_ports(2)
-        (d / "slurm.conf").write_text(CONF.format(node=self.node, d=d, ctld_port=ctld,
-                                                  d_port=slurmd))
-        self._start("slurmctld", "-D", "-i", "-f", str(d / "slurm.conf"))
-        self._start("slurmd", "-D", "-N", self.node, "-f", str(d / "slurm.conf"))
-        self._wait(self._idle, "the node to be idle in sinfo")
-
-    def _idle(self):
-        cp = subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True,
-                            env=self.env, timeout=10)
-        return cp.returncode == 0 and cp.stdout.strip() == "idle"
-
-    def _wait(self, ready, what):
-        deadline = time.monotonic() + START_TIMEOUT
-        while not ready():
-            dead = [p.args[0] for p in self.procs if p.poll() is not None]
-            if dead or time.monotonic() > deadline:
-                # root with everything installed: a cluster that cannot start
-                # is a failure to look at, not a skip
-                self.stop()
-                why = f"{', '.join(dead)} exited" if dead else f"{START_TIMEOUT} s passed"
-                pytest.fail(f"Slurm did not start: {why} waiting for {what}\n{self.logs()}")
-            time.sleep(0.1)
-
-    def stop(self):
-        """Cancel every job, then end the daemons (slurmd last of Slurm's, so
-        it can still kill its steps), each of them by its own process id."""
-        if any(p.poll() is None for p in self.procs[1:]):
-            subprocess.run(["scancel", "--full", "-u", "root"], capture_output=True,
-                           env=self.env, timeout=30)
-            deadline = time.monotonic() + 10
-            while time.monotonic() < deadline and self._steps():
-                time.sleep(0.1)
-        for p in reversed(self.procs):
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-                try:
-                    p.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
-        self.procs = []
-
-    def _steps(self):
-        cp = subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True,
-                            env=self.env, timeout=10)
-        return cp.returncode == 0 and cp.stdout.strip()
+class Cluster(slurm_local.Cluster):
+    """The module's cluster (vmpi.slurm_local), running jobs with a time limit."""
 
     def run(self, *cmd, cwd=None):
         return pmjob.run(cmd, timeout=JOB_TIMEOUT, env=self.env, cwd=cwd)
@@ -192,7 +47,12 @@ class Cluster:
 def cluster(tmp_path_factory):
     c = Cluster(tmp_path_factory.mktemp("slurm"))
     try:
-        c.start()
+        try:
+            c.start()
+        except slurm_local.SlurmError as exc:
+            # root with everything installed: a cluster that cannot start
+            # is a failure to look at, not a skip
+            pytest.fail(str(exc))
         yield c
     finally:
         c.stop()
@@ -203,16 +63,11 @@ def prog(tmp_path_factory):
     return pmjob.build(tmp_path_factory.mktemp("slurmprog"))
 
 
-def _plugins(cluster):
-    cp = cluster.run("srun", "--mpi=list")
-    return (cp.stdout + cp.stderr).split()
-
-
 PMIX = "pmix"
 
 
 def need_pmix(cluster):
-    if PMIX not in _plugins(cluster):
+    if PMIX not in cluster.plugins():
         pytest.skip("this Slurm has no pmix plugin (srun --mpi=list; Debian's slurm-wlm "
                     "22.05 has it)")
 
@@ -280,7 +135,7 @@ def test_srun_without_pmi_fails_clearly_not_n_singletons(cluster, prog, tmp_path
 def test_sbatch_script_runs_steps_and_reports_their_exit_code(cluster, prog, tmp_path):
     """A batch script as users write them: two steps that must work, then
     one that aborts with 5; sbatch --wait exits with the job's exit code."""
-    if PMIX in _plugins(cluster):
+    if PMIX in cluster.plugins():
         mpi_abort = PMIX
     else:
         mpi_abort = None
