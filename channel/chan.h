@@ -19,6 +19,9 @@
 
 #include <assert.h>
 
+/* The most bytes of a process's address for other jobs (all channels'). */
+#define VMPI_ADDR_MAX 52
+
 enum vmpi_pkt_type {
     VMPI_PKT_EAGER = 1, /* payload: the packed message ([cookie] first if SYNC) */
     VMPI_PKT_RTS = 2,   /* payload: the channel's rendezvous info */
@@ -166,8 +169,10 @@ struct vmpi_chan {
      * bytes); its length, 0 if it does not fit (opens the channel if the
      * job did not use it). connect: adds world rank `world` (beyond the
      * job's), rank `rank` of job `job`, at that address; its state as from
-     * add_peer, NULL if the address is refused. greet: the first words
-     * (at most 256 bytes) to such a peer, under port number `port`;
+     * add_peer, NULL if the address is refused (a channel that shares
+     * memory refuses processes outside its reach, deciding as the other
+     * end will). A network channel also has greet: the first words (at
+     * most 256 bytes) to such a peer, under port number `port`; and
      * greeting: one that arrived for `port` (copied into msg, cap bytes;
      * its length), or 0 while none has. */
     size_t (*address)(void *buf, size_t cap);

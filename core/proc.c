@@ -15,6 +15,15 @@ bool vmpi_proc_card(struct vmpi_card *c)
     return c->alen != 0;
 }
 
+/* Progress polls the channels locality/ started polling since `before`. */
+static void poll_new(int before)
+{
+    const struct vmpi_locality_chan *ch;
+    int after = vmpi_locality_active(&ch);
+    for (int i = before; i < after; i++)
+        vmpi_progress_add(ch[i].chan->poll, ch[i].poll_mask, 0);
+}
+
 int vmpi_proc_add(const struct vmpi_card *c)
 {
     if (c->job == vmpi_locality_job())
@@ -26,9 +35,7 @@ int vmpi_proc_add(const struct vmpi_card *c)
     int w = vmpi_locality_connect(c->job, c->rank, c->addr, c->alen);
     if (w < 0)
         return -1;
-    int after = vmpi_locality_active(&ch);
-    for (int i = before; i < after; i++)
-        vmpi_progress_add(ch[i].chan->poll, ch[i].poll_mask, 0);
+    poll_new(before);
     if (vmpi_p2p_init(vmpi_locality_procs()))
         vmpi_fatal("out of memory");
     return w;
@@ -46,7 +53,10 @@ uint32_t vmpi_proc_job(void)
 
 void vmpi_proc_greet(int w, uint32_t port, const void *msg, size_t len)
 {
+    const struct vmpi_locality_chan *ch;
+    int before = vmpi_locality_active(&ch);
     vmpi_locality_greet(w, port, msg, len);
+    poll_new(before);
 }
 
 size_t vmpi_proc_greeting(uint32_t port, void *msg, size_t cap)

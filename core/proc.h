@@ -6,6 +6,8 @@
 #ifndef VMPI_CORE_PROC_H
 #define VMPI_CORE_PROC_H
 
+#include "../channel/chan.h"
+
 #include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -15,7 +17,7 @@ struct vmpi_card {
     uint32_t job;
     int32_t rank;
     uint32_t alen; /* bytes of addr in use */
-    uint8_t addr[52];
+    uint8_t addr[VMPI_ADDR_MAX];
 };
 static_assert(sizeof(struct vmpi_card) == 64, "a card is 64 bytes");
 

@@ -19,10 +19,15 @@
 struct vmpi_peer *vmpi_locality_peers;
 
 /* Processes of other jobs, by world rank beyond the job's (dynamic.c's
- * numbering): their job and rank there. */
+ * numbering): their job and rank there, and, when a shared-memory channel
+ * carries their data, their network address and state on the network
+ * channel, which greetings take (vmpi_locality_greet). */
 static struct other {
     uint32_t job;
     int rank;
+    uint8_t net[VMPI_ADDR_MAX];
+    size_t netlen;
+    void *netcs;
 } *others;
 static int nothers;
 
@@ -461,25 +466,72 @@ uint32_t vmpi_locality_job(void)
     return h ? h : 1;
 }
 
-/* The allowed channel that reaches other jobs, or NULL. */
+/* The started channel that reaches other jobs (it greets), or NULL. */
 static const struct vmpi_chan *net_chan(int *k)
 {
     for (*k = 0; vmpi_channels[*k]; (*k)++)
-        if ((started & (1u << *k)) && vmpi_channels[*k]->connect)
+        if ((started & (1u << *k)) && vmpi_channels[*k]->greet)
             return vmpi_channels[*k];
     return NULL;
 }
 
+/* An address for other jobs is one record per started channel that can
+ * connect to them, in the channels' order: channel index, length, the
+ * channel's own address. A process connecting takes the first channel
+ * whose record both have and whose connect accepts, so both ends of a
+ * pair choose alike (a shared-memory channel accepts a process of its own
+ * VM, and decides from both addresses alone). Without a network channel
+ * there is none: greetings need one. */
 size_t vmpi_locality_address(void *buf, size_t cap)
 {
-    int k;
-    const struct vmpi_chan *ch = net_chan(&k);
-    return ch ? ch->address(buf, cap) : 0;
+    int net;
+    if (!net_chan(&net))
+        return 0;
+    uint8_t *b = buf;
+    size_t n = 0;
+    /* The network's record first: it must fit, the others if they do. */
+    for (int i = -1; i == -1 || vmpi_channels[i]; i++) {
+        int k = i < 0 ? net : i;
+        const struct vmpi_chan *ch = vmpi_channels[k];
+        if ((i >= 0 && k == net) || !(started & (1u << k)) || !ch->address || n + 2 > cap)
+            continue;
+        size_t len = ch->address(b + n + 2, cap - n - 2 < 255 ? cap - n - 2 : 255);
+        if (!len && k == net)
+            return 0;
+        if (len) {
+            b[n] = (uint8_t)k;
+            b[n + 1] = (uint8_t)len;
+            n += 2 + len;
+        }
+    }
+    return n;
+}
+
+/* Channel k's record in addr (from another job: checked), or NULL. */
+static const uint8_t *record(const void *addr, size_t alen, int k, size_t *len)
+{
+    const uint8_t *b = addr;
+    for (size_t i = 0; i + 2 <= alen && (size_t)b[i + 1] <= alen - i - 2; i += 2 + b[i + 1])
+        if (b[i] == k) {
+            *len = b[i + 1];
+            return b + i + 2;
+        }
+    return NULL;
 }
 
 int vmpi_locality_procs(void)
 {
     return vmpi_job.size + nothers;
+}
+
+/* Polls channel ch from now on (it has a peer now). */
+static void activate(const struct vmpi_chan *ch)
+{
+    for (int i = 0; i < nactive; i++)
+        if (active[i].chan == ch)
+            return;
+    active[nactive++] = (struct vmpi_locality_chan){ch, 0};
+    set_poll_masks();
 }
 
 int vmpi_locality_connect(uint32_t job, int rank, const void *addr, size_t alen)
@@ -489,25 +541,39 @@ int vmpi_locality_connect(uint32_t job, int rank, const void *addr, size_t alen)
     for (int i = 0; i < nothers; i++)
         if (others[i].job == job && others[i].rank == rank)
             return vmpi_job.size + i;
-    int k, world = vmpi_job.size + nothers;
-    const struct vmpi_chan *ch = net_chan(&k);
+    int net, world = vmpi_job.size + nothers;
+    size_t netlen = 0;
+    const uint8_t *netrec = net_chan(&net) ? record(addr, alen, net, &netlen) : NULL;
     struct other *o = realloc(others, sizeof *o * (size_t)(nothers + 1));
     others = o ? o : others;
     struct vmpi_peer *p = o ? realloc(vmpi_locality_peers, sizeof *p * (size_t)(world + 1)) : NULL;
     if (!p)
         vmpi_fatal("out of memory");
     vmpi_locality_peers = p;
-    p[world] = (struct vmpi_peer){.chan = ch};
-    if (!ch || !(p[world].cstate = ch->connect(world, job, rank, addr, alen, &p[world].eager_max)))
+    if (!netrec || netlen > VMPI_ADDR_MAX)
         return -1;
-    others[nothers++] = (struct other){job, rank};
-    bool on = false;
-    for (int i = 0; i < nactive; i++)
-        on |= active[i].chan == ch;
-    if (!on) {
-        active[nactive++] = (struct vmpi_locality_chan){ch, 0};
-        set_poll_masks();
+    /* A channel both addresses have a record of: the other end sees the
+     * same two (making this one also sets the channels up for it). */
+    uint8_t mine[VMPI_ADDR_MAX];
+    size_t minelen = vmpi_locality_address(mine, sizeof mine), len;
+    const struct vmpi_chan *ch = NULL;
+    for (int k = 0; vmpi_channels[k] && !ch; k++) {
+        const uint8_t *rec = record(addr, alen, k, &len);
+        if (!rec || !record(mine, minelen, k, &(size_t){0}) || !(started & (1u << k)) ||
+            !vmpi_channels[k]->connect)
+            continue;
+        p[world] = (struct vmpi_peer){.chan = vmpi_channels[k]};
+        p[world].cstate = vmpi_channels[k]->connect(world, job, rank, rec, len,
+                                                    &p[world].eager_max);
+        if (p[world].cstate)
+            ch = vmpi_channels[k];
     }
+    if (!ch)
+        return -1;
+    o = &others[nothers++];
+    *o = (struct other){job, rank, {0}, netlen, ch == vmpi_channels[net] ? p[world].cstate : NULL};
+    memcpy(o->net, netrec, netlen);
+    activate(ch);
     return world;
 }
 
@@ -520,8 +586,20 @@ void vmpi_locality_name(int world, uint32_t *job, int *rank)
 
 void vmpi_locality_greet(int world, uint32_t port, const void *msg, size_t len)
 {
-    struct vmpi_peer *p = &vmpi_locality_peers[world];
-    p->chan->greet(p->cstate, port, msg, len);
+    struct other *o = &others[world - vmpi_job.size];
+    int net;
+    const struct vmpi_chan *ch = net_chan(&net);
+    if (!o->netcs) {
+        size_t eager;
+        /* Its data go over shared memory: the network channel knows it for
+         * greetings only. */
+        o->netcs = ch->connect(world, o->job, o->rank, o->net, o->netlen, &eager);
+        if (!o->netcs)
+            vmpi_fatal("rank %d of job %08x cannot be greeted over %s", o->rank, o->job,
+                       ch->name);
+        activate(ch);
+    }
+    ch->greet(o->netcs, port, msg, len);
 }
 
 size_t vmpi_locality_greeting(uint32_t port, void *msg, size_t cap)

@@ -95,12 +95,15 @@ void vmpi_locality_rdma_get(int world, void *buf, size_t len, const struct vmpi_
 
 /* ---- processes of other jobs (dynamic processes) --------------------------
  * They get world ranks after the job's own, in the order they connect, and
- * the network channel (the one with `connect`). job(): this job's name for
- * them. address(): this process's network address for them (0 when no
- * channel reaches other jobs). connect(): the world rank of rank `rank` of
- * job `job` at that address (an existing one if known; a rank of this
- * job's own when it is this job), -1 when it cannot be reached. procs():
- * how many world ranks there are now. greet()/greeting(): the channel's. */
+ * the first channel that takes them: smp for a process of this VM, else
+ * the network channel (the one that greets). job(): this job's name for
+ * them. address(): this process's address for them, one record per
+ * channel that connects (0 when no network channel reaches other jobs).
+ * connect(): the world rank of rank `rank` of job `job` at that address
+ * (an existing one if known; a rank of this job's own when it is this
+ * job), -1 when it cannot be reached. procs(): how many world ranks there
+ * are now. greet()/greeting(): the network channel's, whichever channel
+ * carries the peer's data. */
 uint32_t vmpi_locality_job(void);
 size_t vmpi_locality_address(void *buf, size_t cap);
 int vmpi_locality_connect(uint32_t job, int rank, const void *addr, size_t alen);

@@ -457,40 +457,78 @@ __attribute__((noinline)) static int drain(struct vmpi_pair_peer *p)
 
 /* The idle path is a few loads per peer, so a waiting rank notices a new
  * record soon after it lands; the work is in the functions above. */
+static inline int poll_peer(struct vmpi_pair_peer *p)
+{
+    int n = 0;
+    if (vmpi_ring_ready(&p->rx))
+        n += drain(p);
+    if (VMPI_UNLIKELY(p->bl_head || p->out_stream || p->in_stream))
+        n += poll_other(p);
+    return n;
+}
+
 int vmpi_pair_poll(struct vmpi_pair_inst *in)
 {
     int n = 0;
-    for (int i = 0; i < in->npeers; i++) {
-        struct vmpi_pair_peer *p = &in->peers[i];
-        if (vmpi_ring_ready(&p->rx))
-            n += drain(p);
-        if (VMPI_UNLIKELY(p->bl_head || p->out_stream || p->in_stream))
-            n += poll_other(p);
-    }
+    for (int i = 0; i < in->npeers; i++)
+        n += poll_peer(&in->peers[i]);
+    for (int i = 0; VMPI_UNLIKELY(i < in->nextra); i++)
+        n += poll_peer(in->extra[i]);
     return n;
+}
+
+static bool peer_busy(const struct vmpi_pair_peer *p)
+{
+    return p->bl_head || p->out_stream || p->in_stream || p->nsplit;
 }
 
 bool vmpi_pair_busy(const struct vmpi_pair_inst *in)
 {
-    for (int i = 0; i < in->npeers; i++) {
-        const struct vmpi_pair_peer *p = &in->peers[i];
-        if (p->bl_head || p->out_stream || p->in_stream || p->nsplit)
+    for (int i = 0; i < in->npeers; i++)
+        if (peer_busy(&in->peers[i]))
             return true;
-    }
+    for (int i = 0; i < in->nextra; i++)
+        if (peer_busy(in->extra[i]))
+            return true;
     return false;
+}
+
+struct vmpi_pair_peer *vmpi_pair_new_peer(struct vmpi_pair_inst *in)
+{
+    struct vmpi_pair_peer *p = calloc(1, sizeof *p);
+    struct vmpi_pair_peer **e = p ? realloc(in->extra, sizeof *e * (size_t)(in->nextra + 1))
+                                  : NULL;
+    if (!e) {
+        free(p);
+        return NULL;
+    }
+    in->extra = e;
+    in->extra[in->nextra++] = p;
+    return p;
+}
+
+static void peer_drop(struct vmpi_pair_peer *p)
+{
+    while (p->bl_head) {
+        struct vmpi_pair_ctl *c = p->bl_head;
+        p->bl_head = c->next;
+        free(c);
+    }
 }
 
 void vmpi_pair_finalize(struct vmpi_pair_inst *in)
 {
     for (int i = 0; i < in->npeers; i++)
-        while (in->peers[i].bl_head) {
-            struct vmpi_pair_ctl *c = in->peers[i].bl_head;
-            in->peers[i].bl_head = c->next;
-            free(c);
-        }
+        peer_drop(&in->peers[i]);
+    for (int i = 0; i < in->nextra; i++) {
+        peer_drop(in->extra[i]);
+        free(in->extra[i]);
+    }
     free(in->peers);
+    free(in->extra);
     in->peers = NULL;
-    in->npeers = 0;
+    in->extra = NULL;
+    in->npeers = in->nextra = 0;
 }
 
 uint64_t vmpi_pair_stride(uint32_t ncells, uint32_t nslots, uint64_t slot_bytes)

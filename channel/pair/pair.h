@@ -70,6 +70,10 @@ struct vmpi_pair_inst {
     const char *where; /* for error messages: "smp", "ivshmem region <path>" */
     struct vmpi_pair_peer *peers;
     int npeers;
+    /* Peers added after init (processes of other jobs), each allocated on
+     * its own so their addresses stay put (vmpi_pair_new_peer). */
+    struct vmpi_pair_peer **extra;
+    int nextra;
     uint32_t ncells, nslots;
     size_t slot_bytes;
     size_t split_min; /* smallest transfer shared by both sides */
@@ -117,6 +121,9 @@ void vmpi_pair_clear(char *base, uint32_t ncells, uint32_t nslots, uint64_t slot
  * with eager messages up to eager_max bytes (less if the ring is smaller). */
 void vmpi_pair_attach(struct vmpi_pair_inst *in, struct vmpi_pair_peer *p, int world, char *out,
                       char *inb, size_t eager_max);
+/* A zeroed peer added to in's peers after init (attach it next), or NULL
+ * if out of memory. */
+struct vmpi_pair_peer *vmpi_pair_new_peer(struct vmpi_pair_inst *in);
 /* The channel's add_peer: the attached peer of world rank `world`. */
 void *vmpi_pair_add_peer(struct vmpi_pair_inst *in, int world, size_t *eager_max);
 

@@ -13,10 +13,17 @@
 #include "../../shm/seg.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Segment layout:
@@ -75,6 +82,46 @@ static size_t seg_size;
 static int *seg_worlds; /* local index -> world rank */
 static int seg_nlocal;
 
+#define POOL_MAGIC 0x766d70692d706f6full /* "vmpi-poo" */
+#define POOL_SLOTS 64
+enum { CLAIM_INIT = 1, CLAIM_READY = 2 };
+
+/* Pool layout: this header (one page), then slot i's two pair blocks at
+ * POOL_HDR + stride * 2i (owner to other) and + stride (other to owner).
+ * claim[i]: 0 free, else the other's name << 8 | CLAIM_INIT or READY. */
+struct pool_hdr {
+    uint64_t magic, nonce;
+    uint32_t geom, nslots;
+    uint64_t stride;
+    _Atomic uint64_t claim[POOL_SLOTS];
+    char pad[4096 - 32 - 8 * POOL_SLOTS];
+};
+static_assert(sizeof(struct pool_hdr) == 4096, "pool header is one page");
+#define POOL_HDR sizeof(struct pool_hdr)
+
+/* What the address holds: its VM, pair geometry and pool. */
+struct dyn_addr {
+    uint64_t vm, nonce;
+    int32_t pid, fd;
+    uint32_t geom;
+} __attribute__((packed));
+static_assert(sizeof(struct dyn_addr) == 28, "smp address is 28 bytes");
+
+static struct {
+    struct dyn_addr me;
+    struct pool_hdr *pool;  /* this process's, or NULL before its address */
+    size_t pool_bytes;
+    struct dyn_map {        /* pools of others mapped here */
+        int32_t pid;
+        uint64_t nonce;
+        struct pool_hdr *h;
+    } *maps;
+    int nmaps;
+    size_t eager_max;
+    bool cma;
+    uint32_t job; /* this job's name for other jobs */
+} dyn;
+
 static int smp_poll(void)
 {
     return vmpi_pair_poll(&inst);
@@ -85,9 +132,12 @@ static bool smp_busy(void)
     return vmpi_pair_busy(&inst);
 }
 
+static void dyn_finalize(void);
+
 static void smp_finalize(void)
 {
     vmpi_pair_finalize(&inst);
+    dyn_finalize();
     vmpi_shm_detach(seg, seg_size);
     seg = NULL;
     free(seg_worlds);
@@ -126,6 +176,9 @@ static void smp_init(const struct vmpi_chan_up *up, const struct vmpi_chan_setup
     bool cma = vmpi_knob_num("VMPI_SMP_CMA") != 0;
     inst.split_min = vmpi_knob_num("VMPI_SMP_SPLIT_MIN");
     size_t eager_max = vmpi_knob_num("VMPI_SMP_EAGER_MAX");
+    dyn.eager_max = eager_max;
+    dyn.cma = cma;
+    dyn.job = s->job;
 
     char name[128];
     if (vmpi_shm_name(name, sizeof name, vmpi_job.id, "smp") ||
@@ -208,11 +261,189 @@ static void smp_init(const struct vmpi_chan_up *up, const struct vmpi_chan_setup
     }
 }
 
+/* ---- processes of other jobs in this VM (dynamic processes) ----------------
+ * A process's address for other jobs carries its pool: a memfd of
+ * POOL_SLOTS pair slots, made with the address and kept open until
+ * MPI_Finalize, which others of its VM (same kernel, namespaces and user)
+ * map through /proc/<pid>/fd/<fd> (nothing named, so nothing is left
+ * behind). Two processes of different jobs in one VM talk through a slot
+ * of the pool of the one with the lower name (job, rank). Either may claim
+ * the slot, found by probing from a hash of the other's name, so both find
+ * the same one in whatever order they come and neither waits for the other
+ * to arrive, only for a claim being set up. Both decide from the two
+ * addresses alone (same VM, same pair geometry) and from the pool, whose
+ * slots are never given back: a full pool sends both to the network. */
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    for (const unsigned char *c = p; n--; c++)
+        h = (h ^ *c) * 0x100000001b3ull;
+    return h;
+}
+
+static uint64_t ns_ino(const char *ns)
+{
+    char path[64];
+    struct stat st;
+    snprintf(path, sizeof path, "/proc/self/ns/%s", ns);
+    return stat(path, &st) ? 0 : (uint64_t)st.st_ino;
+}
+
+/* Processes with the same value share /dev/shm, System V IPC, pids and a
+ * user: the kernel's boot id and the namespaces' inodes. */
+static uint64_t vm_id(void)
+{
+    char boot[64] = "";
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f) {
+        if (!fgets(boot, sizeof boot, f))
+            boot[0] = '\0';
+        fclose(f);
+    }
+    uint64_t h = fnv(0xcbf29ce484222325ull, boot, strlen(boot));
+    uint64_t ids[4] = {ns_ino("mnt"), ns_ino("ipc"), ns_ino("pid"), (uint64_t)getuid()};
+    h = fnv(h, ids, sizeof ids);
+    return h ? h : 1;
+}
+
+static size_t smp_address(void *buf, size_t cap)
+{
+    if (cap < sizeof dyn.me)
+        return 0;
+    if (!dyn.pool) {
+        uint64_t stride = vmpi_pair_stride(inst.ncells, inst.nslots, inst.slot_bytes);
+        uint32_t g[4] = {inst.ncells, inst.nslots, (uint32_t)inst.slot_bytes,
+                         (uint32_t)(inst.slot_bytes >> 32)};
+        size_t bytes = POOL_HDR + 2 * POOL_SLOTS * stride;
+        int fd = memfd_create("vmpi-smp-pool", MFD_CLOEXEC);
+        void *m = fd < 0 || ftruncate(fd, (off_t)bytes)
+                      ? MAP_FAILED
+                      : mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (m == MAP_FAILED) {
+            if (fd >= 0)
+                close(fd);
+            return 0;
+        }
+        dyn.pool = m;
+        dyn.pool_bytes = bytes;
+        dyn.me = (struct dyn_addr){.vm = vm_id(), .pid = (int32_t)getpid(), .fd = fd,
+                                   .geom = (uint32_t)fnv(0xcbf29ce484222325ull, g, sizeof g)};
+        if (getrandom(&dyn.me.nonce, sizeof dyn.me.nonce, 0) != (ssize_t)sizeof dyn.me.nonce)
+            dyn.me.nonce = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+        dyn.pool->magic = POOL_MAGIC;
+        dyn.pool->nonce = dyn.me.nonce;
+        dyn.pool->geom = dyn.me.geom;
+        dyn.pool->nslots = POOL_SLOTS;
+        dyn.pool->stride = stride;
+    }
+    memcpy(buf, &dyn.me, sizeof dyn.me);
+    return sizeof dyn.me;
+}
+
+/* The pool of the process at a (checked against what a says), mapped. */
+static struct pool_hdr *pool_of(const struct dyn_addr *a)
+{
+    for (int i = 0; i < dyn.nmaps; i++)
+        if (dyn.maps[i].pid == a->pid && dyn.maps[i].nonce == a->nonce)
+            return dyn.maps[i].h;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)a->pid, (int)a->fd);
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    struct stat st;
+    void *m = MAP_FAILED;
+    if (fd >= 0 && fstat(fd, &st) == 0 && (size_t)st.st_size == dyn.pool_bytes)
+        m = mmap(NULL, dyn.pool_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    int err = errno;
+    if (fd >= 0)
+        close(fd);
+    struct pool_hdr *h = m == MAP_FAILED ? NULL : m;
+    if (!h || h->magic != POOL_MAGIC || h->nonce != a->nonce || h->geom != dyn.me.geom ||
+        h->nslots != POOL_SLOTS || h->stride != dyn.pool->stride)
+        vmpi_fatal("smp: cannot use the pair pool of process %d of this VM (%s): %s", (int)a->pid,
+                   path, !h ? strerror(err) : "it is not the one its address names");
+    struct dyn_map *mp = realloc(dyn.maps, sizeof *mp * (size_t)(dyn.nmaps + 1));
+    if (!mp)
+        vmpi_fatal("smp: out of memory");
+    dyn.maps = mp;
+    dyn.maps[dyn.nmaps++] = (struct dyn_map){a->pid, a->nonce, h};
+    return h;
+}
+
+/* The slot of `other` (a 56-bit name) in pool h, claimed and set up by
+ * whichever end comes first; -1 when the pool is full. */
+static int claim(struct pool_hdr *h, uint64_t other)
+{
+    uint32_t first = (uint32_t)(fnv(0xcbf29ce484222325ull, &other, sizeof other) % POOL_SLOTS);
+    for (uint32_t k = 0; k < POOL_SLOTS; k++) {
+        uint32_t i = (first + k) % POOL_SLOTS;
+        uint64_t v = atomic_load_explicit(&h->claim[i], memory_order_acquire);
+        if (v == 0 && atomic_compare_exchange_strong(&h->claim[i], &v, other << 8 | CLAIM_INIT)) {
+            char *b = (char *)h + POOL_HDR + h->stride * 2 * i;
+            vmpi_pair_clear(b, inst.ncells, inst.nslots, inst.slot_bytes);
+            vmpi_pair_clear(b + h->stride, inst.ncells, inst.nslots, inst.slot_bytes);
+            atomic_store_explicit(&h->claim[i], other << 8 | CLAIM_READY, memory_order_release);
+            return (int)i;
+        }
+        if (v >> 8 != other)
+            continue;
+        for (unsigned n = 0; (v & 0xff) != CLAIM_READY; n++) {
+            if (n > 10000000u)
+                vmpi_fatal("smp: pair slot %u of a pool was never set up", i);
+            sched_yield();
+            v = atomic_load_explicit(&h->claim[i], memory_order_acquire);
+        }
+        return (int)i;
+    }
+    return -1;
+}
+
+static void *smp_connect(int world, uint32_t job, int rank, const void *addr, size_t alen,
+                         size_t *eager_max)
+{
+    struct dyn_addr a;
+    if (!dyn.pool || alen != sizeof a || rank < 0 || rank >= 1 << 24)
+        return NULL;
+    memcpy(&a, addr, sizeof a);
+    if (a.vm != dyn.me.vm || a.geom != dyn.me.geom || a.pid <= 0 || a.fd < 0)
+        return NULL;
+    uint64_t me = (uint64_t)dyn.job << 24 | (uint32_t)vmpi_job.rank,
+             them = (uint64_t)job << 24 | (uint32_t)rank;
+    bool owner = me < them;
+    struct pool_hdr *h = owner ? dyn.pool : pool_of(&a);
+    int i = claim(h, owner ? them : me);
+    if (i < 0)
+        return NULL;
+    struct vmpi_pair_peer *p = vmpi_pair_new_peer(&inst);
+    if (!p)
+        vmpi_fatal("smp: out of memory");
+    char *b = (char *)h + POOL_HDR + h->stride * 2 * (uint64_t)i;
+    p->pid = a.pid;
+    p->single = dyn.cma;
+    vmpi_pair_attach(&inst, p, world, owner ? b : b + h->stride, owner ? b + h->stride : b,
+                     dyn.eager_max);
+    *eager_max = p->eager_max;
+    return p;
+}
+
+static void dyn_finalize(void)
+{
+    for (int i = 0; i < dyn.nmaps; i++)
+        munmap(dyn.maps[i].h, dyn.pool_bytes);
+    free(dyn.maps);
+    if (dyn.pool) {
+        munmap(dyn.pool, dyn.pool_bytes);
+        close(dyn.me.fd);
+    }
+    memset(&dyn, 0, sizeof dyn);
+}
+
 const struct vmpi_chan vmpi_smp_chan = {
     .name = "smp",
     .reach = VMPI_REACH_VM,
     .init = smp_init,
     .add_peer = smp_add_peer,
+    .address = smp_address,
+    .connect = smp_connect,
     VMPI_PAIR_CHAN_OPS,
     .poll = smp_poll,
     .busy = smp_busy,
