@@ -250,10 +250,7 @@ int vmpi_pmi_spawn(const struct vmpi_pmi_spawn *s, char *err, size_t cap)
 {
     if (ops && ops->spawn)
         return ops->spawn(s, err, cap);
-    snprintf(err, cap, "%s", ops ? "vmpi cannot spawn through PMIx (srun --mpi=pmix, Open MPI's "
-                                   "mpirun): use PMI-1 or PMI-2 (vmpirun, Hydra, srun "
-                                   "--mpi=pmi2)"
-                                 : "a singleton cannot spawn: start the program with vmpirun");
+    snprintf(err, cap, "a singleton cannot spawn: start the program with vmpirun");
     return -1;
 }
 

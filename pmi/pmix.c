@@ -10,7 +10,11 @@
  * fences travel as one string, PMIx_Put as "vmpi-kvs-<fence number>"; the
  * fence (PMIx_Commit, PMIx_Fence collecting the data) brings everyone's to
  * every rank, and the first get after it copies them all into the local
- * key-value space, where the gets look. */
+ * key-value space, where the gets look.
+ *
+ * Spawn (pmix_spawn): PMIx_Spawn, with the pairs the new job must find in
+ * its key-value space carried in its environment (PMIx has no preput).
+ * Slurm's pmix plugin refuses it, Open MPI's mpirun serves it. */
 #include "pmi_impl.h"
 #include "pmix_abi.h"
 #include "../base/base.h"
@@ -142,6 +146,105 @@ static int pmix_finalize(void)
     return px.finalize(NULL, 0) == VMPIX_SUCCESS ? 0 : -1;
 }
 
+/* PMIx_Spawn has no preput: the pairs for the new job travel in its
+ * environment as PRE_ENV<key>=<value>, which its processes move into their
+ * key-value space at init and take out of their environment. */
+#define PRE_ENV "VMPI_PMIX_PRE_"
+
+/* Each command with its arguments behind it (PMIx's argv[0] is the
+ * command), the preput pairs as environment, info keys "host"/"hosts" as
+ * PMIX_HOST and "wdir" as the working directory; other keys are not
+ * PMIx's and are left out, as MPI lets an implementation do. */
+static int pmix_spawn(const struct vmpi_pmi_spawn *sp, char *err, size_t errcap)
+{
+    vmpix_app_t *apps = calloc((size_t)sp->count, sizeof *apps);
+    char **env = calloc((size_t)sp->npre + 1, sizeof *env);
+    int rc = apps && env ? 0 : -1;
+    for (int j = 0; rc == 0 && j < sp->npre; j++)
+        if (asprintf(&env[j], "%s%s=%s", PRE_ENV, sp->prekeys[j], sp->prevals[j]) < 0) {
+            env[j] = NULL;
+            rc = -1;
+        }
+    for (int i = 0; rc == 0 && i < sp->count; i++) {
+        vmpix_app_t *a = &apps[i];
+        int argc = 0;
+        while (sp->argvs && sp->argvs[i] && sp->argvs[i][argc])
+            argc++;
+        a->cmd = sp->cmds[i];
+        a->argv = calloc((size_t)argc + 2, sizeof *a->argv);
+        a->info = calloc((size_t)sp->ninfo[i] + 1, sizeof *a->info);
+        a->env = env;
+        a->maxprocs = sp->maxprocs[i];
+        if (!a->argv || !a->info) {
+            rc = -1;
+            break;
+        }
+        a->argv[0] = sp->cmds[i];
+        for (int k = 0; k < argc; k++)
+            a->argv[k + 1] = sp->argvs[i][k];
+        for (int j = 0; j < sp->ninfo[i]; j++) {
+            const char *k = sp->keys[i][j];
+            if (!strcmp(k, "wdir")) {
+                a->cwd = sp->vals[i][j];
+            } else if (!strcmp(k, "host") || !strcmp(k, "hosts")) {
+                vmpix_info_t *in = &a->info[a->ninfo++];
+                snprintf(in->key, sizeof in->key, "%s", VMPIX_HOST);
+                in->value.type = VMPIX_STRING;
+                in->value.data.string = sp->vals[i][j];
+            }
+        }
+        if (!a->ninfo) { /* libpmix packs an info array that is not NULL, whatever ninfo says */
+            free(a->info);
+            a->info = NULL;
+        }
+    }
+    char nspace[VMPIX_MAX_NSLEN + 1] = "";
+    if (rc)
+        snprintf(err, errcap, "out of memory");
+    vmpix_status_t st = rc ? VMPIX_SUCCESS : px.spawn(NULL, 0, apps, (size_t)sp->count, nspace);
+    if (!rc && st != VMPIX_SUCCESS) {
+        snprintf(err, errcap, "the process manager refused (PMIx_Spawn: %s)%s",
+                 px.error_string(st),
+                 st == VMPIX_ERR_NOT_SUPPORTED && getenv("SLURM_JOB_ID")
+                     ? "; Slurm's pmix plugin does not spawn, its pmi2 plugin does (srun "
+                       "--mpi=pmi2)"
+                     : "");
+        rc = -1;
+    }
+    for (int i = 0; apps && i < sp->count; i++) {
+        free(apps[i].argv);
+        free(apps[i].info);
+    }
+    for (int j = 0; env && j < sp->npre; j++)
+        free(env[j]);
+    free(env);
+    free(apps);
+    return rc;
+}
+
+/* The pairs a spawning job left in the environment (pmix_spawn). */
+static int pre_pairs(struct vmpi_pmi_job *job)
+{
+    extern char **environ;
+    for (int i = 0; environ[i];) {
+        char *e = environ[i], *eq = strchr(e, '=');
+        if (strncmp(e, PRE_ENV, sizeof PRE_ENV - 1) || !eq) {
+            i++;
+            continue;
+        }
+        char key[256];
+        snprintf(key, sizeof key, "%.*s", (int)(eq - e - (sizeof PRE_ENV - 1)),
+                 e + sizeof PRE_ENV - 1);
+        if (vmpi_pmi_local_put(key, eq + 1))
+            return -1;
+        job->spawned = true;
+        char name[sizeof key + sizeof PRE_ENV];
+        snprintf(name, sizeof name, "%s%s", PRE_ENV, key);
+        unsetenv(name); /* environ[i] is now the next one */
+    }
+    return 0;
+}
+
 static const struct vmpi_pmi_ops pmix_ops = {
     .abort_at_exit = true,
     .put = pmix_put,
@@ -149,6 +252,7 @@ static const struct vmpi_pmi_ops pmix_ops = {
     .fence = pmix_fence,
     .abort = pmix_abort,
     .finalize = pmix_finalize,
+    .spawn = pmix_spawn,
 };
 
 /* An error code whose message says which process manager started us and
@@ -183,7 +287,7 @@ static int load(void)
         {(void **)&px.put, "PMIx_Put"},                 {(void **)&px.commit, "PMIx_Commit"},
         {(void **)&px.fence, "PMIx_Fence"},             {(void **)&px.get, "PMIx_Get"},
         {(void **)&px.value_destruct, "PMIx_Value_destruct"},
-        {(void **)&px.error_string, "PMIx_Error_string"},
+        {(void **)&px.error_string, "PMIx_Error_string"}, {(void **)&px.spawn, "PMIx_Spawn"},
     };
     for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++)
         if (!(*syms[i].fn = dlsym(h, syms[i].name)))
@@ -213,6 +317,10 @@ int vmpi_pmix_init(struct vmpi_pmi_job *job, const struct vmpi_pmi_ops **ops)
     get_int(me.rank, VMPIX_APPNUM, &job->appnum);
     get_int(VMPIX_RANK_WILDCARD, VMPIX_UNIV_SIZE, &job->universe);
     snprintf(job->kvsname, sizeof job->kvsname, "%s", me.nspace);
+    if (pre_pairs(job)) {
+        px.finalize(NULL, 0);
+        return refuse("the pairs of the job that spawned this one do not fit");
+    }
     *ops = &pmix_ops;
     return 0;
 }

@@ -24,6 +24,7 @@
 
 #define VMPIX_SUCCESS 0
 #define VMPIX_ERR_NOT_FOUND (-46)
+#define VMPIX_ERR_NOT_SUPPORTED (-47)
 
 /* pmix_data_type_t values */
 #define VMPIX_BOOL 1
@@ -44,6 +45,7 @@
 #define VMPIX_UNIV_SIZE "pmix.univ.size"
 #define VMPIX_APPNUM "pmix.appnum"
 #define VMPIX_COLLECT_DATA "pmix.collect"
+#define VMPIX_HOST "pmix.host"
 
 typedef int vmpix_status_t;
 
@@ -76,7 +78,20 @@ typedef struct {
     vmpix_value_t value;
 } vmpix_info_t;
 
+/* pmix_app_t: one command of a PMIx_Spawn. */
+typedef struct {
+    char *cmd;
+    char **argv; /* argv[0] is the command, NULL-terminated */
+    char **env;  /* NAME=VALUE strings set in its processes, NULL-terminated */
+    char *cwd;
+    int maxprocs;
+    vmpix_info_t *info;
+    size_t ninfo;
+} vmpix_app_t;
+
 static_assert(sizeof(vmpix_proc_t) == 260, "pmix_proc_t is 260 bytes");
+static_assert(sizeof(vmpix_app_t) == 56 && offsetof(vmpix_app_t, info) == 40,
+              "pmix_app_t is 56 bytes, its info at 40");
 static_assert(sizeof(vmpix_value_t) == 32, "pmix_value_t is 32 bytes");
 static_assert(sizeof(vmpix_info_t) == 552 && offsetof(vmpix_info_t, value) == 520,
               "pmix_info_t is 552 bytes, its value at 520");
@@ -94,6 +109,9 @@ struct vmpix_api {
     vmpix_status_t (*get)(const vmpix_proc_t *proc, const char key[], const vmpix_info_t info[],
                           size_t ninfo, vmpix_value_t **val);
     void (*value_destruct)(vmpix_value_t *val);
+    vmpix_status_t (*spawn)(const vmpix_info_t job_info[], size_t ninfo,
+                            const vmpix_app_t apps[], size_t napps,
+                            char nspace[VMPIX_MAX_NSLEN + 1]);
     const char *(*error_string)(vmpix_status_t status);
 };
 

@@ -58,6 +58,18 @@ def test_exit_before_finalize_ends_the_job_with_its_code(prog):
 
 
 @need_ompi
+def test_spawn_under_open_mpi_mpirun(prog):
+    """MPI_Comm_spawn through PMIx_Spawn: Open MPI's mpirun starts the
+    children, which find their parent's port in the pairs the spawn passed
+    and talk and merge with it."""
+    cp = mpirun(2, prog, "spawn", 3)
+    assert cp.returncode == 0, (cp.returncode, cp.stdout, cp.stderr)
+    assert "spawned 3 5" in cp.stdout.splitlines(), cp.stdout + cp.stderr
+    assert sorted(l for l in cp.stdout.splitlines() if l.startswith("child ")) == \
+        [f"child {r} of 3" for r in range(3)], cp.stdout
+
+
+@need_ompi
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"),
                     reason="hiding libpmix from the ranks needs root and unshare")
 def test_missing_libpmix_is_an_error_at_init_from_every_rank(prog):
@@ -113,6 +125,7 @@ SAME(VMPIX_RANK_UNDEF, PMIX_RANK_UNDEF);
 SAME(VMPIX_RANK_WILDCARD, PMIX_RANK_WILDCARD);
 SAME(VMPIX_SUCCESS, PMIX_SUCCESS);
 SAME(VMPIX_ERR_NOT_FOUND, PMIX_ERR_NOT_FOUND);
+SAME(VMPIX_ERR_NOT_SUPPORTED, PMIX_ERR_NOT_SUPPORTED);
 SAME(VMPIX_BOOL, PMIX_BOOL);
 SAME(VMPIX_STRING, PMIX_STRING);
 SAME(VMPIX_SIZE, PMIX_SIZE);
@@ -130,11 +143,19 @@ SAME(offsetof(vmpix_value_t, data), offsetof(pmix_value_t, data));
 SAME(sizeof(vmpix_info_t), sizeof(pmix_info_t));
 SAME(offsetof(vmpix_info_t, flags), offsetof(pmix_info_t, flags));
 SAME(offsetof(vmpix_info_t, value), offsetof(pmix_info_t, value));
+SAME(sizeof(vmpix_app_t), sizeof(pmix_app_t));
+SAME(offsetof(vmpix_app_t, argv), offsetof(pmix_app_t, argv));
+SAME(offsetof(vmpix_app_t, env), offsetof(pmix_app_t, env));
+SAME(offsetof(vmpix_app_t, cwd), offsetof(pmix_app_t, cwd));
+SAME(offsetof(vmpix_app_t, maxprocs), offsetof(pmix_app_t, maxprocs));
+SAME(offsetof(vmpix_app_t, info), offsetof(pmix_app_t, info));
+SAME(offsetof(vmpix_app_t, ninfo), offsetof(pmix_app_t, ninfo));
 int main(void)
 {
     /* the attribute names */
     return strcmp(VMPIX_JOB_SIZE, PMIX_JOB_SIZE) || strcmp(VMPIX_UNIV_SIZE, PMIX_UNIV_SIZE) ||
-           strcmp(VMPIX_APPNUM, PMIX_APPNUM) || strcmp(VMPIX_COLLECT_DATA, PMIX_COLLECT_DATA);
+           strcmp(VMPIX_APPNUM, PMIX_APPNUM) || strcmp(VMPIX_COLLECT_DATA, PMIX_COLLECT_DATA) ||
+           strcmp(VMPIX_HOST, PMIX_HOST);
 }
 """
 

@@ -123,6 +123,20 @@ def test_spawn_under_srun_pmi2(cluster, prog, tmp_path):
         [f"child {r} of 3" for r in range(3)], cp.stdout
 
 
+def test_spawn_under_srun_pmix_is_refused_clearly(cluster, prog, tmp_path):
+    """vmpi asks PMIx_Spawn; Slurm's pmix plugin does not spawn, and the
+    error says so and where spawning works."""
+    need_pmix(cluster)
+    cp = cluster.run("salloc", "-n", 5, "srun", "--overlap", "--mpi=pmix", "-n", 2, prog,
+                     "spawn", 3, cwd=tmp_path)
+    assert cp.returncode == 42, (cp.returncode, cp.stdout, cp.stderr)  # MPI_ERR_SPAWN
+    for r in range(2):
+        assert (f"vmpi: rank {r}: MPI_Comm_spawn: the process manager cannot start the "
+                "processes: the process manager refused (PMIx_Spawn: NOT-SUPPORTED); Slurm's "
+                "pmix plugin does not spawn, its pmi2 plugin does (srun --mpi=pmi2)"
+                in cp.stderr), cp.stderr
+
+
 def test_srun_without_pmi_fails_clearly_not_n_singletons(cluster, prog, tmp_path):
     cp = cluster.run("srun", "--mpi=none", "-n", 2, prog, "check", cwd=tmp_path)
     assert cp.returncode == 1, (cp.returncode, cp.stdout, cp.stderr)
