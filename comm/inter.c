@@ -169,6 +169,20 @@ static int sides_swap(struct vmpi_comm *local, int leader, struct vmpi_comm *via
     return MPI_SUCCESS;
 }
 
+/* The key of an agreement between two jobs: both leaders' whole names
+ * (job and rank) and the tag, the same on both sides whichever is which,
+ * and different for two spawns at once. Ranks alone gave every spawn the
+ * same key (rank 0 on both sides); with equal keys each process breaks the
+ * tie by its own list order, so two threads' spawns could each hold the
+ * turn on one side and lack it on the other, round after round. */
+static uint64_t pair_key(uint64_t a, uint64_t b, int tag)
+{
+    uint64_t k = (a < b ? a : b) * 0x9e3779b97f4a7c15ull ^ (a < b ? b : a);
+    k = (k ^ (uint32_t)tag ^ (k >> 31)) * 0xbf58476d1ce4e5b9ull;
+    k ^= k >> 29;
+    return k == UINT64_MAX ? k - 1 : k;
+}
+
 /* Both sides' agreement on a context id (side_local, then sides_swap,
  * arguments as there; high < 0: no merge order; coll < 0: the sides are
  * in different jobs, coll == 0: MPI_Intercomm_create), run again while a
@@ -197,10 +211,8 @@ static int agree_sides(struct vmpi_comm *errc, struct vmpi_comm *local, int high
             rc = sides_swap(local, leader, via, other, tag, coll, mine, remote, world, fn);
         if (rc != MPI_SUCCESS || !mine->lacked || vmpi_comm_ctx_any(mine->mask))
             break;
-        if (coll <= 0) {
-            uint64_t a = (uint32_t)mine->leader, b = (uint32_t)remote->leader;
-            turn.key = (uint64_t)(uint32_t)tag << 40 | (a < b ? a : b) << 20 | (a < b ? b : a);
-        }
+        if (coll <= 0)
+            turn.key = pair_key(mine->leader, remote->leader, tag);
         free(*world);
         vmpi_comm_ctx_turn_pass(&turn);
     }
