@@ -2,7 +2,7 @@
  * provides. Errors and fatal exits, environment knobs, the message-path
  * copy, hex text, handle tables, and who this process is in the job.
  * Prefix: vmpi_ followed by the facility (vmpi_err_, vmpi_env_, vmpi_hex_,
- * vmpi_htab_, vmpi_job), and vmpi_fatal / vmpi_copy. Includes nothing of
+ * vmpi_htab_, vmpi_job, vmpi_fnv, vmpi_self_), and vmpi_fatal / vmpi_copy. Includes nothing of
  * vmpi but <mpi.h>. */
 #ifndef VMPI_BASE_BASE_H
 #define VMPI_BASE_BASE_H
@@ -134,5 +134,21 @@ static inline void *vmpi_htab_get(const struct vmpi_htab *t, uint32_t idx)
     return idx < t->used ? t->slot[idx] : NULL;
 }
 void vmpi_htab_destroy(struct vmpi_htab *t);
+
+/* ---- hashes and this process's kernel (base/self.c) --------------------------
+ * vmpi_fnv: FNV-1a over n bytes at p, continuing from h (VMPI_FNV_BASIS to
+ * start), for names and identities processes must compute alike.
+ * vmpi_self_boot: this kernel's boot id, hashed; equal values see the same
+ * devices, pids and memory. vmpi_self_ns: the inode of this process's
+ * namespace ns ("mnt", "ipc", "pid", "net"), 0 if unknown. */
+#define VMPI_FNV_BASIS 0xcbf29ce484222325ull
+static inline uint64_t vmpi_fnv(uint64_t h, const void *p, size_t n)
+{
+    for (const unsigned char *c = p; n--; c++)
+        h = (h ^ *c) * 0x100000001b3ull;
+    return h;
+}
+uint64_t vmpi_self_boot(void);
+uint64_t vmpi_self_ns(const char *ns);
 
 #endif

@@ -181,23 +181,6 @@ static bool on_local_fs(int fd)
     return false;
 }
 
-/* This kernel's boot id, hashed (0 if unknown): processes with the same
- * see the same device numbers. */
-static uint64_t boot_id(void)
-{
-    static uint64_t id;
-    if (id)
-        return id;
-    FILE *fp = fopen("/proc/sys/kernel/random/boot_id", "r");
-    int ch;
-    id = 14695981039346656037ull; /* FNV-1a */
-    while (fp && (ch = fgetc(fp)) != EOF && ch != '\n')
-        id = (id ^ (unsigned char)ch) * 1099511628211ull;
-    if (fp)
-        fclose(fp);
-    return id;
-}
-
 /* After every rank opened f: whether all opened one file (the same inode
  * number everywhere, and the same device under one kernel: a shared file
  * system gives every client the server's inode numbers, while a directory
@@ -208,7 +191,7 @@ static int same_file(struct vmpi_file *f, const char *fn)
 {
     struct vmpi_comm *c = f->comm;
     struct stat st;
-    uint64_t me[4] = {on_local_fs(f->fd), boot_id(), 0, 0};
+    uint64_t me[4] = {on_local_fs(f->fd), vmpi_self_boot(), 0, 0};
     if (fstat(f->fd, &st) == 0)
         me[2] = (uint64_t)st.st_dev, me[3] = (uint64_t)st.st_ino;
     uint64_t *all = malloc(sizeof me * (size_t)c->size);

@@ -31,14 +31,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static unsigned long ns_inode(const char *ns)
-{
-    char path[64];
-    struct stat st;
-    snprintf(path, sizeof path, "/proc/self/ns/%s", ns);
-    return stat(path, &st) ? 0 : (unsigned long)st.st_ino;
-}
-
 /* PMI values cannot hold spaces or '=', and '|' separates card fields. */
 static void card_safe(char *s)
 {
@@ -58,12 +50,13 @@ static void identities(char *vm, char *host, char *boot, size_t cap, uint64_t re
         fclose(f);
         boot[strcspn(boot, "\n")] = '\0';
     }
-    unsigned long net = ns_inode("net");
+    unsigned long net = (unsigned long)vmpi_self_ns("net");
     const char *env = vmpi_knob_str("VMPI_VM_ID");
     if (env && *env)
         snprintf(vm, cap, "%s", env);
     else
-        snprintf(vm, cap, "%s:%lu:%lu:%lu", boot, ns_inode("ipc"), ns_inode("mnt"), net);
+        snprintf(vm, cap, "%s:%lu:%lu:%lu", boot, (unsigned long)vmpi_self_ns("ipc"),
+                 (unsigned long)vmpi_self_ns("mnt"), net);
     env = vmpi_knob_str("VMPI_HOST_ID");
     if (env && *env)
         snprintf(host, cap, "%s", env);
@@ -94,9 +87,7 @@ static char *field(char **s)
 
 static uint64_t fnv1a(const char *s)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    uint64_t h = vmpi_fnv(VMPI_FNV_BASIS, s, strlen(s));
     return h ? h : 1;
 }
 

@@ -274,35 +274,13 @@ static void smp_init(const struct vmpi_chan_up *up, const struct vmpi_chan_setup
  * addresses alone (same VM, same pair geometry) and from the pool, whose
  * slots are never given back: a full pool sends both to the network. */
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-    for (const unsigned char *c = p; n--; c++)
-        h = (h ^ *c) * 0x100000001b3ull;
-    return h;
-}
-
-static uint64_t ns_ino(const char *ns)
-{
-    char path[64];
-    struct stat st;
-    snprintf(path, sizeof path, "/proc/self/ns/%s", ns);
-    return stat(path, &st) ? 0 : (uint64_t)st.st_ino;
-}
-
 /* Processes with the same value share /dev/shm, System V IPC, pids and a
  * user: the kernel's boot id and the namespaces' inodes. */
 static uint64_t vm_id(void)
 {
-    char boot[64] = "";
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
-    if (f) {
-        if (!fgets(boot, sizeof boot, f))
-            boot[0] = '\0';
-        fclose(f);
-    }
-    uint64_t h = fnv(0xcbf29ce484222325ull, boot, strlen(boot));
-    uint64_t ids[4] = {ns_ino("mnt"), ns_ino("ipc"), ns_ino("pid"), (uint64_t)getuid()};
-    h = fnv(h, ids, sizeof ids);
+    uint64_t ids[5] = {vmpi_self_boot(), vmpi_self_ns("mnt"), vmpi_self_ns("ipc"),
+                       vmpi_self_ns("pid"), (uint64_t)getuid()};
+    uint64_t h = vmpi_fnv(VMPI_FNV_BASIS, ids, sizeof ids);
     return h ? h : 1;
 }
 
@@ -327,7 +305,7 @@ static size_t smp_address(void *buf, size_t cap)
         dyn.pool = m;
         dyn.pool_bytes = bytes;
         dyn.me = (struct dyn_addr){.vm = vm_id(), .pid = (int32_t)getpid(), .fd = fd,
-                                   .geom = (uint32_t)fnv(0xcbf29ce484222325ull, g, sizeof g)};
+                                   .geom = (uint32_t)vmpi_fnv(VMPI_FNV_BASIS, g, sizeof g)};
         if (getrandom(&dyn.me.nonce, sizeof dyn.me.nonce, 0) != (ssize_t)sizeof dyn.me.nonce)
             dyn.me.nonce = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
         dyn.pool->magic = POOL_MAGIC;
@@ -373,7 +351,7 @@ static struct pool_hdr *pool_of(const struct dyn_addr *a)
  * whichever end comes first; -1 when the pool is full. */
 static int claim(struct pool_hdr *h, uint64_t other)
 {
-    uint32_t first = (uint32_t)(fnv(0xcbf29ce484222325ull, &other, sizeof other) % POOL_SLOTS);
+    uint32_t first = (uint32_t)(vmpi_fnv(VMPI_FNV_BASIS, &other, sizeof other) % POOL_SLOTS);
     for (uint32_t k = 0; k < POOL_SLOTS; k++) {
         uint32_t i = (first + k) % POOL_SLOTS;
         uint64_t v = atomic_load_explicit(&h->claim[i], memory_order_acquire);
