@@ -4,7 +4,7 @@ spawns) PMI-1.
 Usage::
 
     vmpirun -n N [--hosts H] [--vms V [--ivshmem-size SIZE] [--vm-disk DIR]] [--bind core|none]
-            [--tag-output] [-x NAME[=VALUE]]... [--env NAME[=VALUE]]...
+            [--user NAME|UID] [--tag-output] [-x NAME[=VALUE]]... [--env NAME[=VALUE]]...
             [--timeout SECONDS] PROGRAM [ARGS...]
     vmpirun --cleanup [-v]
 
@@ -45,6 +45,15 @@ Each rank then also gets ``VMPI_HOST_INDEX``, ``VMPI_VM_INDEX`` (j) and
 are those within its VM.  The ranks are still children of vmpirun, and the
 pids it reports are their pids in the machine's PID namespace (inside its
 VM a rank has another one).
+
+``--user NAME|UID`` runs the ranks (spawned ones too) as that user, and so
+does a root vmpirun started through sudo by default, as the user who ran
+sudo (see :mod:`vmpi.runas`): each rank's child joins its host's and VM's
+namespaces and drops the VM's capabilities as root, then takes the user's
+groups, gid and uid, and enters the working directory as the user; the
+regions of ``--vms`` belong to the user (mode 0600).  ``HOME``, ``USER``
+and ``LOGNAME`` are the user's unless ``-x`` sets them.  vmpirun itself
+stays root: it serves PMI, relays output and removes everything at the end.
 
 A rank may spawn a new job (PMI spawn, MPI_Comm_spawn): vmpirun checks
 every program of the request (found, executable, its working directory and
@@ -88,6 +97,7 @@ from .options import (PROG, USAGE, Options, ShowHelp, ShowVersion, UsageError, p
 from .outcome import Out, abort_message, emit_output, exit_failure, signame, wait_writable
 from .placement import host_starts, place_names, spawn_vms, vm_starts
 from . import pmi
+from . import runas
 from . import shm
 from . import vms
 
@@ -183,9 +193,10 @@ class Job:
     name space, one universe size, the emulated hosts and VMs, the output and
     the outcome: vmpirun ends when the last process of any job has."""
 
-    def __init__(self, opts: Options, program_path: str):
+    def __init__(self, opts: Options, program_path: str, user: runas.User | None = None):
         self.o = opts
         self.program_path = program_path
+        self.user = user        # whom the ranks run as (None: vmpirun's own user)
         self.n = opts.nranks
         # without --hosts, the machine is the one host of every rank; without
         # --vms, each host is one "VM": the unit of the local rank and size
@@ -271,6 +282,10 @@ class Job:
             return f"rank {r.rank}"
         return f"rank {r.rank} of spawned job {r.group.index} ({r.program})"
 
+    def as_user(self) -> str:
+        """" as user NAME" when the ranks run as another user, for messages."""
+        return f" as user {self.user.name}" if self.user is not None else ""
+
     def who(self, r: _Rank) -> str:
         """A rank as messages name it: its pid (in the machine's PID namespace),
         its host with --hosts or --vms, and its VM with --vms."""
@@ -326,6 +341,8 @@ class Job:
         env = {k: v for k, v in os.environ.items()
                if not (k.startswith("PMI_") or k.startswith("PMIX_")
                        or k in ("MPI_LOCALRANKID", "MPI_LOCALNRANKS"))}
+        if self.user is not None:
+            env.update(runas.env_of(self.user))
         for k, v in self.o.env:
             env[k] = v
         local_rank, local_size = map(str, r.local)
@@ -360,19 +377,23 @@ class Job:
         return env
 
     def _preexec(self, cpus: set[int] | None, host: int | None, vm: int | None = None,
-                 wdir: str | None = None):
+                 wdir: str | None = None, user: runas.User | None = None):
         """The preexec function of a child: of a rank, or of a VM's holder.
 
         A child in VM ``vm`` is born in that VM's PID namespace (the fork
         happens in :meth:`vmpi.vms.VMs.children_in`), where getppid()
         reports 0 for a parent outside the namespace; it is a rank, which
         loses the capabilities that would let it leave the VM
-        (:func:`vmpi.vms.confine`).  ``wdir`` (default ``--wdir``) is where
-        it starts.
+        (:func:`vmpi.vms.confine`).  A rank given ``user`` then becomes that
+        user (:func:`vmpi.runas.become`), last, once nothing needs root.
+        ``wdir`` (default ``--wdir``) is where it starts.
         """
         parent = os.getpid()
         expected_ppid = parent if vm is None else 0
         net, vmset, wdir = self.net, self.vms, wdir or self.o.wdir
+        if user is not None:
+            # entered as the user, so one it may not enter fails here
+            wdir = wdir or self.base_dir
         prctl = None
         try:
             import ctypes
@@ -380,12 +401,15 @@ class Job:
         except (OSError, AttributeError):
             pass
 
-        def fn() -> None:
-            # die with the launcher even if it is SIGKILLed (best effort)
+        def die_with_launcher() -> None:
+            # even if it is SIGKILLed (best effort)
             if prctl is not None:
                 prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
                 if os.getppid() != expected_ppid:
                     os._exit(1)
+
+        def fn() -> None:
+            die_with_launcher()
             if host is not None:
                 # setns(2) of the network namespace alone, unlike `ip netns
                 # exec`, which also gives each process a mount namespace of
@@ -395,6 +419,9 @@ class Job:
             if vm is not None:
                 vmset.enter(vm)
                 vms.confine()
+            if user is not None:
+                runas.become(user)
+                die_with_launcher()     # a new uid clears the parent-death signal
             if wdir is not None:
                 os.chdir(wdir)
             if cpus:
@@ -426,7 +453,7 @@ class Job:
                     stderr=subprocess.PIPE,
                     pass_fds=(child_fd,),
                     start_new_session=True,
-                    preexec_fn=self._preexec(cpu, host, vm, wdir),
+                    preexec_fn=self._preexec(cpu, host, vm, wdir, self.user),
                 )
         except BaseException:
             parent_sock.close()
@@ -492,6 +519,10 @@ class Job:
             wdir = os.path.join(self.base_dir, info.get("wdir", ""))
             if not os.path.isdir(wdir):
                 return f"{b.execname}: the working directory {wdir} (info wdir) is not a directory"
+            why = self.user and runas.cannot_enter(self.user, wdir)
+            if why:
+                return (f"{b.execname}: user {self.user.name} cannot enter the working "
+                        f"directory {wdir}: {why}")
             path, err = self._find_program(b.execname, info.get("path"), wdir)
             if path is None:
                 return err
@@ -527,7 +558,8 @@ class Job:
                 self._signal_rank(r, signal.SIGKILL)
             self.ranks = [r for r in self.ranks if r.group is not g or r.proc is not None]
             failed = g.ranks[len(started)]
-            return f"cannot start {self.label(failed)}: {getattr(exc, 'strerror', None) or exc}"
+            return (f"cannot start {self.label(failed)}{self.as_user()}: "
+                    f"{getattr(exc, 'strerror', None) or exc}")
         return None
 
     # -- rank I/O --
@@ -863,9 +895,17 @@ def run(opts: Options) -> int:
     except (netns.NetnsError, vms.VMError) as exc:
         sys.stderr.write(f"{PROG}: {exc}\n")
         return 1
+    user = runas.ranks_user(opts.user)
+    if user is not None:
+        where = opts.wdir or os.getcwd()
+        why = runas.cannot_enter(user, where)
+        if why:
+            sys.stderr.write(f"{PROG}: the ranks run as user {user.name}, who cannot enter the "
+                             f"working directory {where}: {why}\n")
+            return 126
     sys.stdout.flush()
     sys.stderr.flush()
-    job = Job(opts, path)
+    job = Job(opts, path, user)
     job.install_signals()
     code = 1
     try:
@@ -884,7 +924,7 @@ def run(opts: Options) -> int:
                     job.shm_dir, unshare,
                     lambda host: job._preexec(None, host if job.net else None),
                     [netns.host_addr(h) for h in range(opts.hosts)] if job.net else None,
-                    opts.vm_disk)
+                    opts.vm_disk, user)
             except vms.VMError as exc:
                 job.say(str(exc))
                 return 1
@@ -893,7 +933,7 @@ def run(opts: Options) -> int:
         except (OSError, subprocess.SubprocessError) as exc:
             bad = sum(1 for r in job.ranks if r.proc is None)
             why = getattr(exc, "strerror", None) or exc
-            job.say(f"cannot start rank {job.n - bad} ({opts.program}): {why}")
+            job.say(f"cannot start rank {job.n - bad} ({opts.program}){job.as_user()}: {why}")
             job.exit_code = 127 if isinstance(exc, FileNotFoundError) else 126
             job.teardown()
             job.ranks = [r for r in job.ranks if r.proc is not None]

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from . import cloud
 from . import netns
+from . import runas
 from . import vms
 
 __all__ = ["PROG", "USAGE", "Options", "UsageError", "ShowHelp", "ShowVersion", "parse_args",
@@ -61,6 +62,13 @@ options:
                          and more what their channels need, e.g. 4G for
                          32 ranks (sparse: only what is used costs); 256M
                          with --vm-guests, which needs a power of two)
+  --user NAME|UID        run the ranks (and spawned ones) as this user: its
+                         uid, primary group and groups, after the --hosts and
+                         --vms set-up that needs root (only root may name
+                         another user). Default: the user who ran vmpirun
+                         through sudo (SUDO_UID) when vmpirun is root, else
+                         vmpirun's own user (plain root stays root);
+                         --user root keeps root under sudo
   --bind core|socket|none
                          pin rank r to the r-th allowed CPU (core) or to the
                          CPUs of the r-th socket (socket), modulo their number
@@ -100,7 +108,9 @@ host) unless the info key "host" names one of h<i>-vm<j> (--vms), h<i>
 exit status: 0 if all ranks (of every job) exit 0; else the status of the
 first rank that failed (128+S for a rank killed by signal S, the errorcode for MPI_Abort,
 the error class for a fatal MPI error);
-124 on --timeout, 127 if PROGRAM is not found, 2 for bad options,
+124 on --timeout, 127 if PROGRAM is not found, 126 if it cannot be started
+(not executable, or not by the ranks' user, or a working directory that
+user cannot enter), 2 for bad options,
 1 if the --hosts or --vms namespaces cannot be made, 130/143 if vmpirun
 is interrupted by SIGINT/SIGTERM.  Messages name a rank by its pid in this
 machine's PID namespace.
@@ -139,6 +149,7 @@ class Options:
     vm_guests: int | None = None
     ivshmem_size: int | None = None
     vm_disk: str | None = None
+    user: runas.User | None = None      # --user; see runas.ranks_user for the default
     bind: str = "core"
     report_bindings: bool = False
     tag: str = ""            # "": none, "ompi": [1,r]<stdout>:, "rank": [r]
@@ -295,6 +306,15 @@ def parse_args(argv: list[str]) -> Options:
             if o.ivshmem_size < page or o.ivshmem_size % page:
                 raise UsageError(f"--ivshmem-size: must be a positive multiple of the "
                                  f"page size ({page} bytes)")
+        elif name == "--user":
+            v = value()
+            try:
+                o.user = runas.lookup(v)
+            except ValueError:
+                raise UsageError(f"--user: no user {v!r} on this machine") from None
+            if os.geteuid() != 0 and o.user.uid != os.geteuid():
+                raise UsageError(f"--user {v}: only root can run ranks as another user "
+                                 f"(vmpirun runs as uid {os.geteuid()})")
         elif name in ("--bind", "--bind-to", "-bind-to"):
             v = value()
             if v not in ("core", "socket", "none"):
@@ -386,6 +406,8 @@ def _check(o: Options) -> None:
     if o.cleanup:
         if o.program is not None:
             raise UsageError("--cleanup takes no program")
+        if o.user is not None:
+            raise UsageError("--cleanup takes no --user")
     elif o.program is None:
         raise UsageError("no program given")
     elif o.nranks > (limit := rank_limit())[0]:
@@ -401,6 +423,8 @@ def _check(o: Options) -> None:
     if o.vm_guests is not None and o.program is not None:
         if o.vms is not None:
             raise UsageError("--vm-guests and --vms exclude each other")
+        if o.user is not None:
+            raise UsageError("--user does not apply to --vm-guests (ranks run in the guests)")
         if (o.hosts or 1) * o.vm_guests > o.nranks:
             raise UsageError(f"--vm-guests {o.vm_guests}: more guests "
                              f"({(o.hosts or 1) * o.vm_guests}) than ranks ({o.nranks})")

@@ -19,7 +19,9 @@ other VMs of their host but that host's network namespace and its region:
   memory-backend-file to several guests as an ivshmem device.  The region is
   ``vmpi-<jobid>-ivshmem-h<i>`` in the launcher's shared-memory directory
   (:func:`vmpi.shm.default_shm_dir`), a sparse file of ``--ivshmem-size``
-  bytes, so the job's file cleanup removes it like any other job file;
+  bytes, so the job's file cleanup removes it like any other job file; it
+  has mode 0600 and belongs to the user the ranks run as (:mod:`vmpi.runas`),
+  so the ranks of other users cannot open it even where they see it;
 * with ``--vm-disk DIR``, DIR is a fresh tmpfs of the VM: a local disk that
   the VM's ranks share and no other VM sees, as a cloud VM's.
 
@@ -225,7 +227,7 @@ class VMs:
     @classmethod
     def create(cls, jobid: str, nhosts: int, nvms: int, size: int, shm_dir: str,
                unshare: str, preexec, host_addrs: list[str] | None = None,
-               disk: str | None = None) -> VMs:
+               disk: str | None = None, owner=None) -> VMs:
         """Make the regions and start the holders; on failure undo all and raise VMError.
 
         ``preexec(host)`` returns the preexec function of host ``host``'s
@@ -233,16 +235,18 @@ class VMs:
         tie their life to the launcher's. ``host_addrs`` are the emulated
         hosts' addresses (None: the VMs are the machine's). ``disk``: the
         directory that is each VM's own (``--vm-disk``), or None.
+        ``owner`` (a :class:`vmpi.runas.User`, or None: vmpirun's user) owns
+        the regions, the user the ranks run as.
         """
         vms = cls(jobid, nhosts, nvms, shm_dir, unshare, host_addrs, disk)
         try:
-            vms._create(size, preexec)
+            vms._create(size, preexec, owner)
         except BaseException:
             vms.destroy()
             raise
         return vms
 
-    def _create(self, size: int, preexec) -> None:
+    def _create(self, size: int, preexec, owner) -> None:
         try:
             # a rank's working directory, by path: joining a mount namespace
             # moves a process to its root
@@ -255,8 +259,12 @@ class VMs:
             raise VMError(f"--vms: cannot create {MOUNT_DIR}: {exc.strerror}") from None
         for path in self.regions:
             try:
+                # the ranks' user alone may open it (0600 whatever the umask)
                 fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
                 try:
+                    if owner is not None:
+                        os.fchown(fd, owner.uid, owner.gid)
+                    os.fchmod(fd, 0o600)
                     os.ftruncate(fd, size)      # sparse: no memory until written
                 finally:
                     os.close(fd)
@@ -421,6 +429,7 @@ def holder_main(argv: list[str]) -> None:
         with open(hosts, "w") as f:
             f.write(machine + ("" if machine.endswith("\n") or not machine else "\n")
                     + hosts_lines)
+            os.fchmod(f.fileno(), 0o644)    # ranks may run as another user (--user)
         _mount(hosts, "/etc/hosts", None, MS_BIND, None)
         if disk:
             _mount("tmpfs", disk, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")

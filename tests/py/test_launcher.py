@@ -1,5 +1,6 @@
 """vmpirun end to end, with fake ranks that speak PMI-1 over PMI_FD."""
 import os
+import pwd
 import re
 import shutil
 import signal
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from vmpi import launcher
+from vmpi import launcher, runas
 
 from conftest import (PYDIR, ROOT, alive, fake, read_pids, run_vmpirun, since_last_pidfile,
                       vmpirun_cmd, wait_all_dead)
@@ -313,6 +314,26 @@ def test_parse_args():
     assert (o.program, o.args) == ("prog", ["-n", "7", "--x"])
     o = launcher.parse_args(["--cleanup", "-v"])
     assert o.cleanup and o.verbose and o.program is None
+
+
+def test_whom_the_ranks_run_as(monkeypatch):
+    """--user, else sudo's invoking user when vmpirun is root, else vmpirun's own
+    (None); runs as any user, so the root cases pretend with geteuid."""
+    me = os.geteuid()
+    o = launcher.parse_args(["--user", str(me), "prog"])
+    assert (o.user.uid, o.user.name) == (me, pwd.getpwuid(me).pw_name)
+    assert runas.ranks_user(o.user, {}) is None              # itself: nothing to change
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    daemon = pwd.getpwuid(1) if me != 1 else pwd.getpwuid(2)
+    assert runas.ranks_user(None, {"SUDO_UID": str(daemon.pw_uid)}).name == daemon.pw_name
+    for env in ({}, {"SUDO_UID": "0"}, {"SUDO_UID": "x"}, {"SUDO_UID": "4000000000"}):
+        assert runas.ranks_user(None, env) is None, env
+    chosen = runas.lookup(daemon.pw_name)
+    assert runas.ranks_user(chosen, {"SUDO_UID": "0"}) == chosen
+    assert (chosen.uid, chosen.gid) == (daemon.pw_uid, daemon.pw_gid)
+    assert chosen.groups == tuple(os.getgrouplist(daemon.pw_name, daemon.pw_gid))
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert runas.ranks_user(None, {"SUDO_UID": str(daemon.pw_uid)}) is None
 
 
 def test_np_alias_and_double_dash():

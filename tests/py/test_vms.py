@@ -7,8 +7,10 @@ what they see; they meet at file barriers in a directory every VM shares
 machine from outside.  Inside a VM a rank's pid is not its pid on the
 machine: machine_pid() translates.
 """
+import errno
 import json
 import os
+import pwd
 import re
 import secrets
 import shutil
@@ -35,6 +37,8 @@ needs_vms = pytest.mark.skipif(
 needs_hosts = pytest.mark.skipif(
     bool(netns._missing_caps()) or netns.find_ip() is None,
     reason="needs root (CAP_SYS_ADMIN, CAP_NET_ADMIN) and iproute2's ip")
+needs_nobody = pytest.mark.skipif(
+    not nobody_can_run_vmpirun(), reason="needs root, setpriv, and a repository user 65534 can read")
 
 NS = ("pid", "ipc", "mnt", "uts", "net")
 
@@ -281,11 +285,14 @@ def test_vm_disk_is_each_vms_own(tmp_path):
     assert sorted(os.listdir(disk)) == ["machine"]
 
 
-def build_io_vmdisk(tmp_path):
-    build = Path(os.environ.get("VMPI_BUILD", ROOT / "build")).resolve()
-    prog = tmp_path / "io_vmdisk"
-    cp = subprocess.run([str(build / "bin" / "mpicc"), "-O1", "-o", str(prog),
-                         str(Path(__file__).parent / "progs" / "io_vmdisk.c")],
+BUILD = Path(os.environ.get("VMPI_BUILD", ROOT / "build")).resolve()
+
+
+def build_prog(name, out_dir):
+    """tests/py/progs/NAME.c built with the build's mpicc into out_dir."""
+    prog = Path(out_dir) / name
+    cp = subprocess.run([str(BUILD / "bin" / "mpicc"), "-O1", "-o", str(prog),
+                         str(Path(__file__).parent / "progs" / f"{name}.c")],
                         capture_output=True, text=True, timeout=120)
     assert cp.returncode == 0, cp.stderr
     return prog
@@ -298,7 +305,7 @@ def test_mpi_io_on_vm_disks(tmp_path):
     fails with the right class on every rank (the file is missing, or is
     another file in each VM), and a communicator per VM reads back what it
     wrote (tests/py/progs/io_vmdisk.c)."""
-    prog = build_io_vmdisk(tmp_path)
+    prog = build_prog("io_vmdisk", tmp_path)
     disk = tmp_path / "disk"
     disk.mkdir()
     cp, _ = run_vmpirun("-n", 6, "--hosts", 2, "--vms", 2, "--vm-disk", disk, prog, disk,
@@ -370,42 +377,196 @@ ESCAPE = """\
     libc = ctypes.CDLL(None, use_errno=True)
     def tried(rc):
         return "ok" if rc == 0 else errno.errorcode[ctypes.get_errno()]
+    def opened(path):
+        try:
+            os.close(os.open(path, os.O_RDWR))
+            return "ok"
+        except OSError as exc:
+            return errno.errorcode[exc.errno]
     caps = {l.split(":")[0]: l.split()[1] for l in open("/proc/self/status")
             if l.startswith(("CapBnd", "CapEff", "NoNewPrivs"))}
     out = {"umount": tried(libc.umount2(b"/dev/shm", 2)),            # MNT_DETACH
            "mount": tried(libc.mount(b"none", b"/mnt", b"tmpfs", 0, None)),
            "unshare": tried(libc.unshare(0x00020000)),                # CLONE_NEWNS
            "chroot": tried(libc.chroot(b"/")),
-           "shm": sorted(os.listdir("/dev/shm")), "caps": caps}
+           "shm": sorted(os.listdir("/dev/shm")), "caps": caps,
+           "uid": [os.getuid(), os.geteuid()], "open": [opened(p) for p in sys.argv[1:]]}
     with open(f"{D}/{R}.tmp", "w") as f:
         json.dump(out, f)
     os.rename(f"{D}/{R}.tmp", f"{D}/{R}.json")
 """
 
 
+def escape_from_vms(d, *args, paths=()):
+    """Run ESCAPE (opening ``paths`` too) in 2 VMs with vmpirun options
+    ``args``; check it stayed in; return what each rank saw."""
+    marker = Path("/dev/shm") / f"vmpi-escape-marker-{secrets.token_hex(4)}"
+    marker.write_text("machine")
+    try:
+        cp, _ = run_vmpirun("-n", 2, "--vms", 2, *args, *rank_py(ESCAPE, *paths),
+                            env={"DIR": str(d)}, cwd=d, timeout=60)
+    finally:
+        marker.unlink()
+    assert cp.returncode == 0, cp.stderr
+    seen = [json.loads((Path(d) / f"{r}.json").read_text()) for r in range(2)]
+    for row in seen:
+        assert row["umount"] == row["mount"] == row["unshare"] == row["chroot"] == "EPERM", row
+        assert row["shm"] == [], row
+        bnd = int(row["caps"]["CapBnd"], 16)
+        for name, cap in vms.CONFINED_CAPS.items():
+            assert not bnd >> cap & 1, (name, row["caps"])
+        assert int(row["caps"]["CapEff"], 16) & ~bnd == 0
+        assert row["caps"]["NoNewPrivs"] == "1"
+    return seen
+
+
 @needs_vms
-def test_a_rank_cannot_leave_its_emulated_vm(tmp_path):
+def test_a_rank_cannot_leave_its_emulated_vm(tmp_path, monkeypatch):
     """The escape a hostile tester found: as root with CAP_SYS_ADMIN a rank
     could unmount its VM's /dev/shm and open the machine's, every job's
     region file among them. Ranks now run without the capabilities that undo
     namespaces; the machine's /dev/shm stays out of sight."""
-    marker = Path("/dev/shm") / f"vmpi-escape-marker-{secrets.token_hex(4)}"
-    marker.write_text("machine")
+    monkeypatch.delenv("SUDO_UID", raising=False)
+    for row in escape_from_vms(tmp_path):
+        assert row["uid"] == [0, 0], row  # plain root (no sudo, no --user) stays root
+
+
+# --- ranks as another user (--user, or the user who ran vmpirun through sudo) ---------
+
+try:
+    NOBODY = pwd.getpwuid(65534)    # the user of nobody_can_run_vmpirun()
+except KeyError:
+    NOBODY = None
+
+
+@pytest.fixture
+def open_dir():
+    """A directory every user may write (pytest's tmp_path is root's alone)."""
+    d = Path(tempfile.mkdtemp(prefix="vmpi-test-"))
+    d.chmod(0o777)
+    yield d
+    shutil.rmtree(d)
+
+
+def other_regions(where):
+    """Two region files of other jobs in ``where``: root's and another
+    user's (uid 4242), both mode 0600 as vmpirun makes them."""
+    paths = []
+    for owner in (0, 4242):
+        path = Path(where) / f"vmpi-escape-region-{owner}-{secrets.token_hex(4)}"
+        path.write_bytes(b"another job's region")
+        os.chown(path, owner, owner)
+        path.chmod(0o600)
+        paths.append(path)
+    return paths
+
+
+@needs_vms
+@needs_nobody
+@pytest.mark.skipif(not (BUILD / "tests" / "t_coll_basic").exists(),
+                    reason="needs the library build (build/tests)")
+@pytest.mark.parametrize("layout", [["--vms", 2], []])
+def test_mpi_job_runs_as_the_given_user(open_dir, layout):
+    """--user: every rank and every process it spawns is that user's, MPI
+    works as that user (smp segments, the region it owns, PMI, output), and
+    the region files of other jobs, root's or another user's, do not open:
+    EACCES where a rank can see them, and the machine's /dev/shm is out of
+    a VM's sight (tests/py/progs/as_user.c)."""
+    prog = build_prog("as_user", open_dir)
+    others = other_regions(open_dir) + other_regions("/dev/shm")
     try:
-        cp, _ = run_vmpirun("-n", 2, "--vms", 2, *rank_py(ESCAPE), env={"DIR": str(tmp_path)},
-                            timeout=60)
+        cp, _ = run_vmpirun("-n", 4, *layout, "--user", NOBODY.pw_name, prog, "--spawn", 2,
+                            *others, cwd=open_dir, timeout=120)
     finally:
-        marker.unlink()
-    assert cp.returncode == 0, cp.stderr
-    for r in range(2):
-        seen = json.loads((tmp_path / f"{r}.json").read_text())
-        assert seen["umount"] == seen["mount"] == seen["unshare"] == seen["chroot"] == "EPERM", seen
-        assert seen["shm"] == [], seen
-        bnd = int(seen["caps"]["CapBnd"], 16)
-        for name, cap in vms.CONFINED_CAPS.items():
-            assert not bnd >> cap & 1, (name, seen["caps"])
-        assert int(seen["caps"]["CapEff"], 16) & ~bnd == 0
-        assert seen["caps"]["NoNewPrivs"] == "1"
+        for path in others:
+            path.unlink()
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    uid, gid = NOBODY.pw_uid, NOBODY.pw_gid
+    ngroups = len(os.getgrouplist(NOBODY.pw_name, gid))
+    machine_shm = errno.ENOENT if layout else errno.EACCES
+    region = uid if layout else -1
+    assert sorted(cp.stdout.splitlines()) == sorted(
+        f"{who}rank {r} uid {uid} euid {uid} gid {gid} groups {ngroups} region {region} open "
+        f"{errno.EACCES} {errno.EACCES} {machine_shm} {machine_shm}"
+        for who, n in (("", 4), ("child ", 2)) for r in range(n))
+    if layout:
+        cp, _ = run_vmpirun("-n", 4, *layout, "--user", NOBODY.pw_uid,
+                            BUILD / "tests" / "t_coll_basic", cwd=open_dir, timeout=120)
+        assert (cp.returncode, cp.stdout) == (0, "t_coll_basic: ok (np 4)\n"), cp.stderr
+
+
+@needs_vms
+@needs_nobody
+def test_a_rank_run_as_a_user_cannot_leave_its_vm(open_dir):
+    """The escape attempt once more as the user: no capability, and no
+    permission on other jobs' regions even where the VM shows them; its own
+    region (mode 0600, the user's) opens."""
+    others = other_regions(open_dir)
+    seen = escape_from_vms(open_dir, "--user", NOBODY.pw_name,
+                           paths=[vms.IVSHMEM_PATH, *others])
+    for row in seen:
+        assert row["uid"] == [NOBODY.pw_uid] * 2, row
+        assert int(row["caps"]["CapEff"], 16) == 0, row
+        assert row["open"] == ["ok", "EACCES", "EACCES"], row
+
+
+@needs_nobody
+def test_under_sudo_ranks_run_as_the_user_who_ran_sudo(open_dir, monkeypatch):
+    for var in ("SUDO_UID", "SUDO_GID", "SUDO_USER"):
+        monkeypatch.delenv(var, raising=False)
+    sudo = {"SUDO_UID": str(NOBODY.pw_uid), "SUDO_GID": str(NOBODY.pw_gid),
+            "SUDO_USER": NOBODY.pw_name}
+    ids = ["sh", "-c", 'echo "$(id -u) $(id -g) $USER $HOME"']
+    nobody = f"{NOBODY.pw_uid} {NOBODY.pw_gid} {NOBODY.pw_name} {NOBODY.pw_dir}"
+    for args, env, want in (([], sudo, nobody),
+                            (["-x", "HOME=/x"], sudo, nobody.replace(NOBODY.pw_dir, "/x")),
+                            (["--user", "root"], sudo, "0 0"),    # root kept on request
+                            ([], {}, "0 0")):                     # plain root stays root
+        cp, _ = run_vmpirun("-n", 2, *args, *ids, env=env, cwd=open_dir)
+        assert cp.returncode == 0, cp.stderr
+        assert [line.split()[:len(want.split())] for line in cp.stdout.splitlines()] == \
+            [want.split()] * 2, (args, env)
+
+
+@needs_nobody
+def test_a_working_directory_the_user_cannot_enter(open_dir):
+    private = open_dir / "private"
+    private.mkdir(mode=0o700)
+    cp, _ = run_vmpirun("-n", 2, "--user", NOBODY.pw_name, "touch", open_dir / "started",
+                        cwd=private)
+    assert cp.returncode == 126
+    assert cp.stderr == (f"vmpirun: the ranks run as user {NOBODY.pw_name}, who cannot enter "
+                         f"the working directory {private}: Permission denied\n")
+    assert not (open_dir / "started").exists()
+
+
+@needs_nobody
+def test_only_root_may_name_another_user():
+    d = tempfile.mkdtemp(prefix="vmpi-test-")
+    try:
+        cp = run_vmpirun_as_nobody("-n", 1, "--user", "root", "true", shm_dir=d)
+        assert cp.returncode == 2
+        assert cp.stderr.startswith("vmpirun: --user root: only root can run ranks as another "
+                                    f"user (vmpirun runs as uid {NOBODY.pw_uid})\nusage:")
+        cp = run_vmpirun_as_nobody("-n", 1, "--user", NOBODY.pw_name, "true", shm_dir=d)
+        assert (cp.returncode, cp.stderr) == (0, "")
+    finally:
+        shutil.rmtree(d)
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--user", "vmpi-no-such-user", "true"], "--user: no user 'vmpi-no-such-user' on this machine"),
+    (["--user", "4000000000", "true"], "--user: no user '4000000000' on this machine"),
+    (["--user", "", "true"], "--user: no user '' on this machine"),
+    (["--cleanup", "--user", "SELF"], "--cleanup takes no --user"),
+    (["-n", 2, "--vm-guests", 1, "--user", "SELF", "true"],
+     "--user does not apply to --vm-guests (ranks run in the guests)"),
+])
+def test_bad_user_is_a_usage_error(args, msg):
+    me = pwd.getpwuid(os.geteuid()).pw_name
+    cp, _ = run_vmpirun(*[me if a == "SELF" else a for a in args])
+    assert cp.returncode == 2
+    assert cp.stderr.startswith(f"vmpirun: {msg}\nusage:")
 
 
 REGION = """\
@@ -614,16 +775,24 @@ def test_everything_removed_however_the_job_ends(tmp_path, how, code):
 
 @needs_vms
 @needs_hosts
-def test_cleanup_after_the_launcher_was_killed(tmp_path):
+@pytest.mark.parametrize("user", [None, "nobody"])
+def test_cleanup_after_the_launcher_was_killed(tmp_path, request, user):
+    if user and not nobody_can_run_vmpirun():
+        pytest.skip("needs a repository user 65534 can read")
     mounts = mountinfo()
     shm_dir = tmp_path / "shm"
     shm_dir.mkdir()
-    d = tmp_path / "d"
-    d.mkdir()
+    # the ranks' directory: one the user may write
+    d = request.getfixturevalue("open_dir") if user else tmp_path / "d"
+    d.mkdir(exist_ok=True)
     env = {"VMPI_SHM_DIR": str(shm_dir)}
-    p = start_vmpirun(d, "-n", 4, "--hosts", 2, "--vms", 2, *WAITER, env=env)
+    p = start_vmpirun(d, "-n", 4, "--hosts", 2, "--vms", 2,
+                      *(["--user", NOBODY.pw_name] if user else []), *WAITER, env=env)
     try:
         ranks, jobid = wait_ready(d, 4)
+        region = shm_dir / f"vmpi-{jobid}-ivshmem-h0"
+        assert region.stat().st_uid == (NOBODY.pw_uid if user else os.geteuid())
+        assert region.stat().st_mode & 0o777 == 0o600
         p.kill()
         p.wait()
         # the ranks and the VMs die with their launcher (PR_SET_PDEATHSIG) ...
@@ -710,9 +879,8 @@ def test_region_size_grows_with_the_ranks_of_a_host(nlocal, gib):
 @needs_vms
 def test_32_ranks_in_4_vms_fit_the_default_region(tmp_path):
     """Their channels need more than 1 GiB of the region: vmpirun sizes it."""
-    build = Path(os.environ.get("VMPI_BUILD", ROOT / "build")).resolve()
     cp, _ = run_vmpirun("-n", 32, "--vms", 4,
-                        build / "tests" / "t_comm_basic", timeout=300)
+                        BUILD / "tests" / "t_comm_basic", timeout=300)
     assert cp.returncode == 0, cp.stdout + cp.stderr
 
 
