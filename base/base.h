@@ -2,7 +2,7 @@
  * provides. Errors and fatal exits, environment knobs, the message-path
  * copy, hex text, handle tables, and who this process is in the job.
  * Prefix: vmpi_ followed by the facility (vmpi_err_, vmpi_env_, vmpi_hex_,
- * vmpi_htab_, vmpi_job, vmpi_fnv, vmpi_self_), and vmpi_fatal / vmpi_copy. Includes nothing of
+ * vmpi_htab_, vmpi_job, vmpi_fnv, vmpi_self_, vmpi_sum_), and vmpi_fatal / vmpi_copy. Includes nothing of
  * vmpi but <mpi.h>. */
 #ifndef VMPI_BASE_BASE_H
 #define VMPI_BASE_BASE_H
@@ -150,5 +150,16 @@ static inline uint64_t vmpi_fnv(uint64_t h, const void *p, size_t n)
 }
 uint64_t vmpi_self_boot(void);
 uint64_t vmpi_self_ns(const char *ns);
+
+/* ---- the integrity checksum (base/sum.c) -------------------------------------
+ * vmpi_sum_copy: copies n bytes from src to dst (none when dst is NULL) and
+ * returns their checksum from seed, in one pass. vmpi_sum_copy_head: the
+ * same for the 24 bytes at head followed by the n at src (a packet header
+ * and its payload, from two places). vmpi_sum_init: before the first use
+ * (software: the table even where the CPU has the instruction). */
+void vmpi_sum_init(bool software);
+uint32_t vmpi_sum_copy(uint32_t seed, void *dst, const void *src, size_t n);
+uint32_t vmpi_sum_copy_head(uint32_t seed, void *dst, const void *head, const void *src,
+                            size_t n);
 
 #endif

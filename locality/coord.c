@@ -11,6 +11,7 @@
  * to a rank is one indexed load and an indirect call. With VMPI_VERBOSE=1
  * rank 0 prints the placement and the channel of every pair at start-up. */
 #include "locality.h"
+#include "../channel/ivshmem/ivshmem.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -318,14 +319,15 @@ void vmpi_locality_finalize(void)
     vmpi_locality_placement_free(&place);
 }
 
-/* The allowed channel that shares memory through the host region. */
+/* The allowed channel that shares memory through the host region (none
+ * with integrity checks on: the region then carries messages only). */
 static bool region_on(int world)
 {
     if (world >= vmpi_job.size)
         return false;
     for (int k = 0; vmpi_channels[k]; k++)
         if ((allowed & (1u << k)) && vmpi_channels[k]->reach == VMPI_REACH_REGION)
-            return place.region[world] != 0;
+            return place.region[world] != 0 && !vmpi_ivshmem_integrity();
     return false;
 }
 

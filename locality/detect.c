@@ -91,16 +91,29 @@ static uint64_t fnv1a(const char *s)
     return h ? h : 1;
 }
 
-/* Rank 0 draws the job key; the others read it after the barrier. */
+/* Rank 0 draws the job key, which names the job's area in the region, and
+ * with integrity checks on, the secret that keys them, which nobody writes
+ * into the region; the others read both after the barrier. */
 static void put_key(void)
 {
-    uint64_t k[2];
+    uint64_t k[3];
     char v[40];
     if (getrandom(k, sizeof k, 0) != (ssize_t)sizeof k)
         vmpi_fatal("getrandom failed drawing the job key");
     snprintf(v, sizeof v, "%016llx%016llx", (unsigned long long)k[0], (unsigned long long)k[1]);
     if (vmpi_pmi_put("vmpi-jobkey", v))
         vmpi_fatal("cannot publish the job key through PMI");
+    snprintf(v, sizeof v, "%016llx", (unsigned long long)k[2]);
+    if (vmpi_ivshmem_integrity() && vmpi_pmi_put("vmpi-jobsecret", v))
+        vmpi_fatal("cannot publish the job's integrity secret through PMI");
+}
+
+static uint64_t get_secret(void)
+{
+    char v[VMPI_PMI_VALLEN];
+    if (vmpi_pmi_get("vmpi-jobsecret", v, sizeof v) || strlen(v) != 16)
+        vmpi_fatal("no integrity secret from rank 0 in the PMI key-value space");
+    return strtoull(v, NULL, 16);
 }
 
 static void get_key(uint64_t k[2])
@@ -200,7 +213,7 @@ static void region_enter(struct vmpi_placement *pl, const uint64_t *uuid, const 
     if (rc)
         vmpi_fatal("%s", vmpi_err_text(rc));
     area_check(&d, n, vs);
-    vmpi_ivshmem_area_dir(&d);
+    vmpi_ivshmem_area_dir(&d, vmpi_ivshmem_integrity() ? get_secret() : 0);
     *slot = vm_slot(vmpi_region.area, vs, vm);
     volatile uint8_t *list = (volatile uint8_t *)(vmpi_region.area + vs->vmlist_off);
     list[me] = (uint8_t)(*slot + 1);

@@ -11,7 +11,13 @@
  * the receiver's slice too, the sender copies the second half into it).
  * The allocator's bookkeeping stays in private memory, so no other VM can
  * corrupt it; every offset another rank names is checked against that
- * rank's slice before a byte is copied. */
+ * rank's slice before a byte is copied.
+ *
+ * With VMPI_INTEGRITY=crc32c the region carries messages only: every ring
+ * record and bulk chunk is checksummed (channel/pair/sum.c), and nothing
+ * the program computes on lives in the region (no heap slices, so
+ * MPI_Alloc_mem and windows take private memory and reach other VMs by
+ * messages; no collective slots, so node collectives use messages too). */
 #include "ivshmem.h"
 #include "../pair/pair.h"
 #include "../../shm/cslot.h"
@@ -30,6 +36,8 @@ static struct {
     uint32_t ncells, nslots;
     uint64_t slot_bytes;
     uint64_t heap_off, heap_bytes;
+    bool integrity;
+    uint64_t secret;
 } dir;
 static char where[300];
 
@@ -95,6 +103,8 @@ static void iv_finalize(void)
 
 static struct vmpi_cslot *iv_cslot(int world)
 {
+    if (dir.integrity)
+        return NULL;
     for (int i = 0; i < area_ngroup; i++)
         if (area_group[i] == world)
             return (struct vmpi_cslot *)(vmpi_region.area + dir.cslot_off +
@@ -148,6 +158,21 @@ static uint64_t default_heap(uint64_t before, uint32_t nlocal)
     return h & ~4095ull;
 }
 
+bool vmpi_ivshmem_integrity(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *v = vmpi_knob_str("VMPI_INTEGRITY");
+        if (!v || !*v || !strcmp(v, "off"))
+            on = 0;
+        else if (!strcmp(v, "crc32c"))
+            on = 1;
+        else
+            vmpi_fatal("VMPI_INTEGRITY=%s: expected off or crc32c", v);
+    }
+    return on;
+}
+
 void vmpi_ivshmem_plan(struct vmpi_area_hdr *d, int nlocal)
 {
     uint64_t ncells = vmpi_knob_num("VMPI_IVSHMEM_RING_CELLS");
@@ -160,8 +185,11 @@ void vmpi_ivshmem_plan(struct vmpi_area_hdr *d, int nlocal)
     uint64_t n = (uint64_t)nlocal;
     struct vmpi_area_sec *cs = vmpi_area_add(d, VMPI_AREA_CSLOT, n * VMPI_CSLOT_BYTES);
     struct vmpi_area_sec *pr = vmpi_area_add(d, VMPI_AREA_PAIRS, n * n * stride);
-    uint64_t heap = (vmpi_env_bytes("VMPI_IVSHMEM_HEAP", default_heap(d->area_bytes, d->nlocal), 0,
-                                  1ull << 36) + 4095) & ~4095ull;
+    bool integrity = vmpi_ivshmem_integrity();
+    uint64_t heap = integrity ? 0
+                              : (vmpi_env_bytes("VMPI_IVSHMEM_HEAP",
+                                                default_heap(d->area_bytes, d->nlocal), 0,
+                                                1ull << 36) + 4095) & ~4095ull;
     struct vmpi_area_sec *hp = vmpi_area_add(d, VMPI_AREA_HEAP, n * heap);
     if (!cs || !pr || !hp)
         vmpi_fatal("ivshmem region %s: cannot lay out this job's area", vmpi_region.path);
@@ -171,6 +199,7 @@ void vmpi_ivshmem_plan(struct vmpi_area_hdr *d, int nlocal)
     pr->param[2] = sb;
     pr->param[3] = stride;
     hp->param[0] = heap;
+    hp->param[1] = integrity;
 }
 
 void vmpi_ivshmem_area_init(char *area, const struct vmpi_area_hdr *d)
@@ -183,7 +212,7 @@ void vmpi_ivshmem_area_init(char *area, const struct vmpi_area_hdr *d)
                         (uint32_t)pr->param[1], pr->param[2]);
 }
 
-void vmpi_ivshmem_area_dir(const struct vmpi_area_hdr *d)
+void vmpi_ivshmem_area_dir(const struct vmpi_area_hdr *d, uint64_t secret)
 {
     snprintf(where, sizeof where, "ivshmem region %s", vmpi_region.path);
     const struct vmpi_area_sec *cs = vmpi_area_section(d, VMPI_AREA_CSLOT),
@@ -203,6 +232,11 @@ void vmpi_ivshmem_area_dir(const struct vmpi_area_hdr *d)
     if (!ok)
         vmpi_fatal("%s: the directory of this job's area is corrupt or from another vmpi",
                    where);
+    if (hp->param[1] != (uint64_t)vmpi_ivshmem_integrity() || (hp->param[1] && hp->param[0]))
+        vmpi_fatal("%s: VMPI_INTEGRITY is %s here but was %s where this job's area was made: "
+                   "give every rank the same value",
+                   where, vmpi_ivshmem_integrity() ? "crc32c" : "off",
+                   hp->param[1] ? "crc32c" : "off");
     dir.joined = true;
     dir.nlocal = d->nlocal;
     dir.cslot_off = cs->off;
@@ -213,6 +247,8 @@ void vmpi_ivshmem_area_dir(const struct vmpi_area_hdr *d)
     dir.pair_stride = pr->param[3];
     dir.heap_off = hp->off;
     dir.heap_bytes = hp->param[0];
+    dir.integrity = hp->param[1];
+    dir.secret = secret;
 }
 
 static void *iv_add_peer(int world, size_t *eager_max)
@@ -257,6 +293,8 @@ static void iv_init(const struct vmpi_chan_up *up, const struct vmpi_chan_setup 
     inst.nslots = dir.nslots;
     inst.slot_bytes = dir.slot_bytes;
     inst.split_min = vmpi_knob_num("VMPI_IVSHMEM_SPLIT_MIN");
+    if (dir.integrity && n)
+        vmpi_pair_sum_on(&inst, dir.secret);
     size_t eager_max = vmpi_knob_num("VMPI_IVSHMEM_EAGER_MAX");
     if (dir.heap_bytes) {
         heap_lo = dir.heap_off + (uint64_t)me * dir.heap_bytes;

@@ -54,6 +54,8 @@ void *vmpi_pair_reserve(void *cs, size_t paylen)
     struct vmpi_pair_peer *p = cs;
     if (VMPI_UNLIKELY(p->bl_head != NULL))
         return NULL;
+    if (VMPI_UNLIKELY(p->in->stage))
+        return vmpi_pair_sum_reserve(p, paylen);
     char *r = vmpi_ring_reserve(&p->tx, paylen + sizeof(struct vmpi_hdr));
     if (!r) {
         ring_check(p);
@@ -66,14 +68,20 @@ void *vmpi_pair_reserve(void *cs, size_t paylen)
 void vmpi_pair_commit(void *cs, const struct vmpi_hdr *h, size_t paylen)
 {
     struct vmpi_pair_peer *p = cs;
-    memcpy(p->resv, h, sizeof *h);
-    vmpi_ring_commit(&p->tx, paylen + sizeof *h);
+    if (VMPI_UNLIKELY(p->in->stage)) {
+        vmpi_pair_sum_commit(p, h, paylen);
+    } else {
+        memcpy(p->resv, h, sizeof *h);
+        vmpi_ring_commit(&p->tx, paylen + sizeof *h);
+    }
     vmpi_chan_count_sent(&p->in->stats, h);
 }
 
 static bool ring_put(struct vmpi_pair_peer *p, const struct vmpi_hdr *h, const void *pay,
                      size_t paylen)
 {
+    if (VMPI_UNLIKELY(p->in->stage))
+        return vmpi_pair_sum_put(p, h, pay, paylen);
     char *r = vmpi_ring_reserve(&p->tx, paylen + sizeof *h);
     if (!r) {
         ring_check(p);
@@ -266,7 +274,10 @@ static int stream_out(struct vmpi_pair_peer *p)
         }
         size_t sb = p->in->slot_bytes;
         size_t k = s->size - s->off < sb ? s->size - s->off : sb;
-        memcpy(sl + 1, src + s->off, k);
+        if (p->in->stage)
+            vmpi_pair_sum_out(p, sl, src + s->off, k, c);
+        else
+            memcpy(sl + 1, src + s->off, k);
         sl->len = k;
         atomic_store_explicit(&sl->full, c + 1, memory_order_release);
         p->out_chunk++;
@@ -297,7 +308,10 @@ static int stream_in(struct vmpi_pair_peer *p)
         if (k == 0 || k > p->in->slot_bytes || k > r->size - r->off)
             vmpi_fatal("%s: corrupt bulk slot from rank %d (length %llu)", p->in->where, p->world,
                        (unsigned long long)k);
-        p->in->up->deliver(r, r->off, sl + 1, (size_t)k);
+        if (p->in->stage)
+            vmpi_pair_sum_in(p, r, sl, (size_t)k, c);
+        else
+            p->in->up->deliver(r, r->off, sl + 1, (size_t)k);
         atomic_store_explicit(&sl->empty, c + 1, memory_order_release);
         p->in_chunk++;
         r->off += (size_t)k;
@@ -436,6 +450,9 @@ __attribute__((noinline)) static int drain(struct vmpi_pair_peer *p)
             break;
         if (st == VMPI_RING_CORRUPT || len < sizeof(struct vmpi_hdr))
             vmpi_fatal("%s: corrupt ring from rank %d", p->in->where, p->world);
+        size_t rlen = len;
+        if (VMPI_UNLIKELY(p->in->stage))
+            rec = vmpi_pair_sum_take(p, rec, &len);
         struct vmpi_hdr h;
         memcpy(&h, rec, sizeof h);
         const char *pay = (const char *)rec + sizeof h;
@@ -447,7 +464,7 @@ __attribute__((noinline)) static int drain(struct vmpi_pair_peer *p)
             break;
         else
             vmpi_chan_count_recvd(&p->in->stats, &h);
-        vmpi_ring_release(&p->rx, len);
+        vmpi_ring_release(&p->rx, rlen);
         n++;
         if (rc == VMPI_MATCHED)
             break;
@@ -526,6 +543,9 @@ void vmpi_pair_finalize(struct vmpi_pair_inst *in)
     }
     free(in->peers);
     free(in->extra);
+    free(in->stage);
+    free(in->bounce);
+    in->stage = in->bounce = NULL;
     in->peers = NULL;
     in->extra = NULL;
     in->npeers = in->nextra = 0;
@@ -552,7 +572,8 @@ void vmpi_pair_clear(char *base, uint32_t ncells, uint32_t nslots, uint64_t slot
 void vmpi_pair_attach(struct vmpi_pair_inst *in, struct vmpi_pair_peer *p, int world, char *out,
                       char *inb, size_t eager_max)
 {
-    size_t cap = vmpi_ring_max_len(in->ncells) - sizeof(struct vmpi_hdr) - sizeof(uint64_t);
+    size_t cap = vmpi_ring_max_len(in->ncells) - sizeof(struct vmpi_hdr) - sizeof(uint64_t) -
+                 (in->stage ? sizeof(uint32_t) : 0);
     p->in = in;
     p->world = world;
     p->split_ok = true;

@@ -16,7 +16,10 @@
  * refuses CMA, the data streams through the bulk slots after a CTS.
  *
  * Everything read from the pair's memory is checked before use: with
- * ivshmem, another VM can write it. */
+ * ivshmem, another VM can write it. With integrity on (sum.c) every ring
+ * record ends in a 4-byte checksum of its header and payload, and every
+ * bulk chunk has one in its slot header; the receiver checks a copy in its
+ * own memory, never the shared bytes, before it uses them. */
 #ifndef VMPI_CHANNEL_PAIR_H
 #define VMPI_CHANNEL_PAIR_H
 
@@ -28,10 +31,12 @@
 #define VMPI_PAIR_NOADDR UINT64_MAX
 
 /* A bulk slot: `full` is written by the producer (chunk number + 1, release,
- * after data and len), `empty` by the consumer after copying out. */
+ * after data, len and sum), `empty` by the consumer after copying out; `sum`
+ * is the chunk's checksum when the channel checks integrity (sum.c). */
 struct vmpi_pair_slot {
     alignas(64) _Atomic uint64_t full;
     uint64_t len;
+    uint64_t sum;
     alignas(64) _Atomic uint64_t empty;
     char pad[56];
 };
@@ -78,6 +83,10 @@ struct vmpi_pair_inst {
     size_t slot_bytes;
     size_t split_min; /* smallest transfer shared by both sides */
     struct vmpi_chan_stats stats;
+    /* Integrity (sum.c), NULL when off: a record being packed, a record or
+     * chunk being checked; the job's secret keys the checksums. */
+    char *stage, *bounce;
+    uint64_t sum_key;
 };
 
 struct vmpi_pair_ctl;
@@ -141,6 +150,22 @@ void vmpi_pair_send_ctl(void *cs, const struct vmpi_hdr *h, const void *pay, siz
 int vmpi_pair_rndv_send(void *cs, struct vmpi_xfer *x, const struct vmpi_hdr *h);
 void vmpi_pair_rndv_recv(void *cs, struct vmpi_xfer *r, const void *info, size_t infolen);
 int vmpi_pair_poll(struct vmpi_pair_inst *in);
+
+/* Integrity (sum.c): on for in's peers attached after this call (before
+ * its first attach, so sizes agree); the ring and bulk operations above
+ * call the others when in->stage is set. */
+void vmpi_pair_sum_on(struct vmpi_pair_inst *in, uint64_t key);
+void *vmpi_pair_sum_reserve(struct vmpi_pair_peer *p, size_t paylen);
+void vmpi_pair_sum_commit(struct vmpi_pair_peer *p, const struct vmpi_hdr *h, size_t paylen);
+bool vmpi_pair_sum_put(struct vmpi_pair_peer *p, const struct vmpi_hdr *h, const void *pay,
+                       size_t paylen);
+/* The checked copy of the record at rec (len: its bytes, then without the
+ * checksum); the job ends if the check fails. */
+const void *vmpi_pair_sum_take(struct vmpi_pair_peer *p, const void *rec, size_t *len);
+void vmpi_pair_sum_out(struct vmpi_pair_peer *p, struct vmpi_pair_slot *sl, const char *src,
+                       size_t k, uint64_t chunk);
+void vmpi_pair_sum_in(struct vmpi_pair_peer *p, struct vmpi_xfer *r, struct vmpi_pair_slot *sl,
+                      size_t k, uint64_t chunk);
 bool vmpi_pair_busy(const struct vmpi_pair_inst *in);
 void vmpi_pair_finalize(struct vmpi_pair_inst *in);
 

@@ -274,3 +274,85 @@ def test_comm_type_shared_spans_the_host_with_ivshmem(ivjob, tmp_path, channels,
     assert cp.returncode == 0, cp.stderr
     got = dict(re.findall(r"^shared (\d+) (\d+)$", cp.stdout, re.M))
     assert got == {str(r): str(size) for r in range(4)}, cp.stdout
+
+
+def _sections(region, area):
+    """{kind: (offset in the region, length, params)} of an area's
+    directory (shm/area.h: the job's shape, then kind, off, len, param[4])."""
+    with open(region, "rb") as f:
+        f.seek(area)
+        d = f.read(4096)
+    nsec = struct.unpack_from("<I", d, 12)[0]
+    out = {}
+    for i in range(nsec):
+        kind, _, off, length, *param = struct.unpack_from("<IIQQQQQQ", d, 32 + 56 * i)
+        out[kind] = (area + off, length, param)
+    return out
+
+
+def _data_spans(region, area, target):
+    """Byte ranges of an area that hold message data, by section: ring
+    cells, bulk slot data, heap slices, collective slot data."""
+    sec = _sections(region, area)
+    if target in ("ring", "bulk"):
+        off, length, (ncells, nslots, slot_bytes, stride) = sec[4]
+        ring = 64 + ncells * 64
+        spans = []
+        for base in range(off, off + length - stride + 1, stride):
+            if target == "ring":
+                spans.append((base + 64, base + ring))
+            else:
+                bulk = base + ring + 512
+                spans += [(bulk + i * (128 + slot_bytes) + 128, bulk + (i + 1) * (128 + slot_bytes))
+                          for i in range(nslots)]
+        return spans
+    if target == "heap":
+        off, length, _ = sec[5]
+        return [(off, off + length)] if length else []
+    off, length, (slot_bytes, *_) = sec[3]
+    return [(s + 4096, s + slot_bytes) for s in range(off, off + length, slot_bytes)]
+
+
+@pytest.mark.parametrize("integrity", ["off", "crc32c"])
+@pytest.mark.parametrize("target", ["ring", "bulk", "heap", "cslot"])
+def test_fault_injection_into_message_data(ivjob, tmp_path, target, integrity):
+    """A rogue writer changes message bytes in one section of the job's area
+    while 2 ranks in 2 VMs exchange verified messages and collectives.
+    With VMPI_INTEGRITY=crc32c the job either finishes with every byte
+    verified or ends with an integrity error naming the region and the peer;
+    never with data the program finds corrupted. Without it, the program's
+    own check may find corrupted data (what docs/SECURITY.md states)."""
+    region = make_region(tmp_path / "region", 64 << 20)
+    env = region_env(region, VMPI_INTEGRITY=integrity)
+    p = start_vmpirun(tmp_path, "-n", 2, "--timeout", 60, *PER_RANK_VM, ivjob, "check", 120,
+                      env=env)
+    t0 = time.monotonic()
+    while not areas(region) and p.poll() is None and time.monotonic() - t0 < 20:
+        time.sleep(0.001)
+    area = areas(region)
+    assert area, "the job never published its area"
+    spans = _data_spans(region, area[0][0] * CHUNK, target)
+    if integrity == "crc32c" and target == "heap":
+        assert not spans, "with integrity on the area has no heap"
+        spans = [(area[0][0] * CHUNK + 8192, area[0][0] * CHUNK + 12288)]   # the VM table page
+    stop, hits = threading.Event(), []
+    th = threading.Thread(target=_rogue, args=(region, spans, stop, random.Random(7), hits))
+    th.start()
+    try:
+        rc, out, err = finish(p, 90)
+    finally:
+        stop.set()
+        th.join()
+    assert hits, "the rogue wrote nothing"
+    assert "signal" not in err and "timed out" not in err, err
+    if integrity == "crc32c":
+        assert rc in (0, 1), (rc, err)
+        if rc == 1:
+            assert f"ivshmem region {region}" in err, err
+        else:
+            assert ok_ranks(out) == [0, 1], out + err
+        if target == "bulk":
+            # Chunks wait in their slots long enough to be hit in every run.
+            assert re.search(r"integrity check failed on bulk chunk \d+ from rank \d", err), err
+    else:
+        assert rc in (0, 1, 3), (rc, err)

@@ -1,0 +1,176 @@
+/* The integrity checksum of data that crosses memory another party can
+ * write (VMPI_INTEGRITY=crc32c): CRC-32C (Castagnoli) over four lanes of
+ * interleaved 8-byte words, so the CPU's CRC instruction, which takes three
+ * cycles but starts one a cycle, runs independent chains, and a small
+ * message's record (a 24-byte header and 8 bytes) costs one CRC step per
+ * lane, in parallel, and a rotate-and-xor; the copy and the checksum are
+ * one pass over the data, each word loaded once.
+ *
+ * Definition (the same on every CPU: the instruction and the table give
+ * identical lanes): words w0, w1, w2, ... are the little-endian 8-byte
+ * words of the data, n its bytes; lane j (j = 0..3) starts at
+ * seed ^ n ^ LANE[j] and takes the words wk with k mod 4 = j; the bytes
+ * after the last whole word go to lane 0. The result is
+ * lane0 ^ rotl(lane1, 8) ^ rotl(lane2, 16) ^ rotl(lane3, 24): each position
+ * of a word goes through its own linear map, so moved words change it. */
+#include "base.h"
+
+#include <string.h>
+
+#define POLY 0x82f63b78u /* CRC-32C, bit-reflected */
+
+static const uint32_t LANE[4] = {0, 0x9e3779b9u, 0x7f4a7c15u, 0x85ebca6bu};
+
+static uint32_t table[256];
+
+static void table_init(void)
+{
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++)
+            c = c & 1 ? (c >> 1) ^ POLY : c >> 1;
+        table[i] = c;
+    }
+}
+
+static inline uint32_t sw8(uint32_t c, uint8_t b)
+{
+    return (c >> 8) ^ table[(c ^ b) & 0xff];
+}
+
+static inline uint32_t sw64(uint32_t c, uint64_t w)
+{
+    for (int i = 0; i < 8; i++, w >>= 8)
+        c = sw8(c, (uint8_t)w);
+    return c;
+}
+
+static inline uint64_t load(const unsigned char *s)
+{
+    uint64_t w;
+    memcpy(&w, s, sizeof w);
+    return w;
+}
+
+static inline void store(unsigned char *d, uint64_t w)
+{
+    memcpy(d, &w, sizeof w);
+}
+
+static inline uint32_t rotl(uint32_t x, unsigned r)
+{
+    return x << r | x >> (32 - r);
+}
+
+/* One body for both implementations: W is the word step, B the byte step.
+ * A head of 24 bytes, when given, is the data's first three words. */
+#define SUM_BODY(W, B)                                                                 \
+    unsigned char *d = dst;                                                            \
+    const unsigned char *s = src;                                                      \
+    size_t tot = n + (head ? 24 : 0);                                                  \
+    seed ^= (uint32_t)tot;                                                             \
+    uint32_t l0 = seed ^ LANE[0], l1 = seed ^ LANE[1], l2 = seed ^ LANE[2],            \
+             l3 = seed ^ LANE[3];                                                      \
+    size_t i = 0;                                                                      \
+    if (head) {                                                                        \
+        const unsigned char *h = head;                                                 \
+        uint64_t x = load(h), y = load(h + 8), z = load(h + 16);                       \
+        if (d) {                                                                       \
+            store(d, x);                                                               \
+            store(d + 8, y);                                                           \
+            store(d + 16, z);                                                          \
+            d += 24;                                                                   \
+        }                                                                              \
+        l0 = W(l0, x);                                                                 \
+        l1 = W(l1, y);                                                                 \
+        l2 = W(l2, z);                                                                 \
+        if (n >= 8) {                                                                  \
+            uint64_t w = load(s);                                                      \
+            if (d)                                                                     \
+                store(d, w);                                                           \
+            l3 = W(l3, w);                                                             \
+            i = 8;                                                                     \
+        }                                                                              \
+    }                                                                                  \
+    for (; n - i >= 32; i += 32) {                                                     \
+        uint64_t w = load(s + i), x = load(s + i + 8), y = load(s + i + 16),           \
+                 z = load(s + i + 24);                                                 \
+        if (d) {                                                                       \
+            store(d + i, w);                                                           \
+            store(d + i + 8, x);                                                       \
+            store(d + i + 16, y);                                                      \
+            store(d + i + 24, z);                                                      \
+        }                                                                              \
+        l0 = W(l0, w);                                                                 \
+        l1 = W(l1, x);                                                                 \
+        l2 = W(l2, y);                                                                 \
+        l3 = W(l3, z);                                                                 \
+    }                                                                                  \
+    if (n - i >= 8 && (!head || n >= 8)) {                                             \
+        uint64_t w = load(s + i);                                                      \
+        if (d)                                                                         \
+            store(d + i, w);                                                           \
+        l0 = W(l0, w);                                                                 \
+        i += 8;                                                                        \
+        if (n - i >= 8) {                                                              \
+            w = load(s + i);                                                           \
+            if (d)                                                                     \
+                store(d + i, w);                                                       \
+            l1 = W(l1, w);                                                             \
+            i += 8;                                                                    \
+        }                                                                              \
+        if (n - i >= 8) {                                                              \
+            w = load(s + i);                                                           \
+            if (d)                                                                     \
+                store(d + i, w);                                                       \
+            l2 = W(l2, w);                                                             \
+            i += 8;                                                                    \
+        }                                                                              \
+    }                                                                                  \
+    for (; i < n; i++) {                                                               \
+        if (d)                                                                         \
+            d[i] = s[i];                                                               \
+        l0 = B(l0, s[i]);                                                              \
+    }                                                                                  \
+    return l0 ^ rotl(l1, 8) ^ rotl(l2, 16) ^ rotl(l3, 24)
+
+static uint32_t sum_sw(uint32_t seed, void *dst, const void *head, const void *src, size_t n)
+{
+    SUM_BODY(sw64, sw8);
+}
+
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+
+#define HW64(c, w) ((uint32_t)_mm_crc32_u64((c), (w)))
+#define HW8(c, b) _mm_crc32_u8((c), (b))
+
+__attribute__((target("sse4.2"))) static uint32_t sum_hw(uint32_t seed, void *dst,
+                                                         const void *head, const void *src,
+                                                         size_t n)
+{
+    SUM_BODY(HW64, HW8);
+}
+#endif
+
+static uint32_t (*impl)(uint32_t, void *, const void *, const void *, size_t) = sum_sw;
+
+void vmpi_sum_init(bool software)
+{
+    table_init();
+    impl = sum_sw;
+#if defined(__x86_64__)
+    if (!software && __builtin_cpu_supports("sse4.2"))
+        impl = sum_hw;
+#endif
+}
+
+uint32_t vmpi_sum_copy(uint32_t seed, void *dst, const void *src, size_t n)
+{
+    return impl(seed, dst, NULL, src, n);
+}
+
+uint32_t vmpi_sum_copy_head(uint32_t seed, void *dst, const void *head, const void *src, size_t n)
+{
+    return impl(seed, dst, head, src, n);
+}

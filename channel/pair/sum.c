@@ -1,0 +1,138 @@
+/* Integrity of the pair protocol (VMPI_INTEGRITY=crc32c; layout: pair.h).
+ *
+ * The sender computes the checksum (base/sum.c) while it copies into shared
+ * memory; the receiver copies out into its own memory, computing it again,
+ * and compares before a byte is used, so bytes changed in shared memory
+ * after the check cannot reach the program. A record is packed in private
+ * memory first (reserve/commit), for the same reason on the sending side.
+ *
+ * Each checksum's seed mixes the job's secret (drawn by rank 0 and passed
+ * through PMI, never written to shared memory), the sending rank, and where
+ * the bytes belong: the record's first cell or the chunk's number. A record
+ * or chunk written by someone without the secret, moved to another place,
+ * or replayed from an earlier lap fails the check. The checksum is a CRC,
+ * linear in the data: it catches any writer that does not know the secret
+ * and every accidental change, not a writer that can also read the traffic
+ * and solve for the key (docs/SECURITY.md). */
+#include "pair.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SUM_BYTES sizeof(uint32_t)
+
+/* Different seeds give different checksums of the same bytes (a CRC's
+ * start value shifts it by a nonzero term), so an XOR of the parts will do;
+ * the multiplications spread rank and position over all 32 bits. The
+ * secret's bits are mixed once, at vmpi_pair_sum_on. */
+static inline uint32_t seed(const struct vmpi_pair_inst *in, int from, uint64_t where,
+                            uint32_t kind)
+{
+    return (uint32_t)in->sum_key ^ kind ^ (uint32_t)from * 0x85ebca6bu ^
+           (uint32_t)where * 0x9e3779b1u ^ (uint32_t)(where >> 32);
+}
+
+enum { KIND_RECORD = 0x52454321u, KIND_CHUNK = 0x43484b21u };
+
+static _Noreturn void sum_failed(const struct vmpi_pair_peer *p, const char *what,
+                                 unsigned long long where)
+{
+    vmpi_fatal("%s: integrity check failed on %s %llu from rank %d: its bytes were changed in "
+               "shared memory",
+               p->in->where, what, where, p->world);
+}
+
+void vmpi_pair_sum_on(struct vmpi_pair_inst *in, uint64_t key)
+{
+    size_t rec = vmpi_ring_max_len(in->ncells);
+    size_t b = rec > in->slot_bytes ? rec : in->slot_bytes;
+    in->stage = malloc(rec);
+    in->bounce = malloc(b);
+    if (!in->stage || !in->bounce)
+        vmpi_fatal("%s: out of memory for integrity checks", in->where);
+    key ^= key >> 31;
+    key *= 0xbf58476d1ce4e5b9ull;
+    in->sum_key = key ^ key >> 32;
+    vmpi_sum_init(false);
+}
+
+void *vmpi_pair_sum_reserve(struct vmpi_pair_peer *p, size_t paylen)
+{
+    char *r = vmpi_ring_reserve(&p->tx, paylen + sizeof(struct vmpi_hdr) + SUM_BYTES);
+    if (!r) {
+        if (p->tx.corrupt)
+            vmpi_fatal("%s: corrupt ring position published by rank %d", p->in->where,
+                       p->world);
+        return NULL;
+    }
+    p->resv = r;
+    return p->in->stage + sizeof(struct vmpi_hdr);
+}
+
+/* Copies the packed record from the stage to the reserved cells with its
+ * checksum and publishes it. */
+static void publish(struct vmpi_pair_peer *p, size_t paylen)
+{
+    size_t n = paylen + sizeof(struct vmpi_hdr);
+    uint32_t s = vmpi_sum_copy(seed(p->in, vmpi_job.rank, p->tx.tail, KIND_RECORD), p->resv,
+                               p->in->stage, n);
+    memcpy(p->resv + n, &s, sizeof s);
+    vmpi_ring_commit(&p->tx, n + sizeof s);
+}
+
+void vmpi_pair_sum_commit(struct vmpi_pair_peer *p, const struct vmpi_hdr *h, size_t paylen)
+{
+    memcpy(p->in->stage, h, sizeof *h);
+    publish(p, paylen);
+}
+
+/* Header and payload are private memory here: no stage needed. */
+bool vmpi_pair_sum_put(struct vmpi_pair_peer *p, const struct vmpi_hdr *h, const void *pay,
+                       size_t paylen)
+{
+    static_assert(sizeof *h == 24, "the header is the checksum's first block");
+    if (!vmpi_pair_sum_reserve(p, paylen))
+        return false;
+    uint32_t s = vmpi_sum_copy_head(seed(p->in, vmpi_job.rank, p->tx.tail, KIND_RECORD), p->resv,
+                                    h, pay, paylen);
+    memcpy(p->resv + sizeof *h + paylen, &s, sizeof s);
+    vmpi_ring_commit(&p->tx, sizeof *h + paylen + sizeof s);
+    return true;
+}
+
+const void *vmpi_pair_sum_take(struct vmpi_pair_peer *p, const void *rec, size_t *len)
+{
+    if (*len < sizeof(struct vmpi_hdr) + SUM_BYTES)
+        vmpi_fatal("%s: corrupt ring from rank %d", p->in->where, p->world);
+    size_t n = *len - SUM_BYTES;
+    uint32_t want, got = vmpi_sum_copy(seed(p->in, p->world, p->rx.head, KIND_RECORD),
+                                       p->in->bounce, rec, n);
+    memcpy(&want, (const char *)rec + n, sizeof want);
+    if (got != want)
+        sum_failed(p, "the ring record at cell", (unsigned long long)p->rx.head);
+    *len = n;
+    return p->in->bounce;
+}
+
+void vmpi_pair_sum_out(struct vmpi_pair_peer *p, struct vmpi_pair_slot *sl, const char *src,
+                       size_t k, uint64_t chunk)
+{
+    sl->sum = vmpi_sum_copy(seed(p->in, vmpi_job.rank, chunk, KIND_CHUNK), sl + 1, src, k);
+}
+
+/* Straight into a contiguous receive buffer (private memory, where the
+ * copy is checked), else through the bounce buffer. */
+void vmpi_pair_sum_in(struct vmpi_pair_peer *p, struct vmpi_xfer *r, struct vmpi_pair_slot *sl,
+                      size_t k, uint64_t chunk)
+{
+    size_t cap;
+    char *dst = p->in->up->rdata(r, &cap);
+    bool direct = dst && r->off <= cap && k <= cap - r->off;
+    uint64_t want = sl->sum;
+    uint32_t got = vmpi_sum_copy(seed(p->in, p->world, chunk, KIND_CHUNK),
+                                 direct ? dst + r->off : p->in->bounce, sl + 1, k);
+    if (got != want)
+        sum_failed(p, "bulk chunk", (unsigned long long)chunk);
+    if (!direct)
+        p->in->up->deliver(r, r->off, p->in->bounce, k);
+}
