@@ -5,6 +5,10 @@ ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 JOBS ?= $(shell nproc)
 PYTEST = .venv/bin/python -m pytest
+# Under sudo, vmpirun would run ranks as the invoking user (--user), who
+# cannot reach the root-owned build and test directories: jobs started
+# from here run as whoever runs make.
+unexport SUDO_UID SUDO_GID SUDO_USER
 
 .PHONY: all configure install test test-c test-py test-asan test-tsan main clean
 

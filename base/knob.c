@@ -43,6 +43,9 @@ const struct vmpi_knob vmpi_knobs[] = {
         "A number above 0: rank 0 prints the channel table at MPI_Init, ranks report region "
         "clean-up"),
     /* launch */
+    STR("VMPI_DOMAIN", "vmpi.launch",
+        "Trust domain of the job (set by vmpirun for a job and the jobs it spawns): jobs of one "
+        "domain may share a host region; default: the job alone"),
     STR("VMPI_JOB_ID", "vmpi.launch",
         "Job id naming the job's shared-memory files (set by vmpirun; else the PMI kvs name)"),
     STR("VMPI_PM_REPORTS_ABORT", "vmpi.launch",

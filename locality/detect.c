@@ -209,7 +209,11 @@ static void region_enter(struct vmpi_placement *pl, const uint64_t *uuid, const 
     get_key(key);
     struct vmpi_area_hdr d;
     area_plan(&d, n, nlocal);
-    int rc = vmpi_region_join(key, d.area_bytes, me == claimant, area_init, &d, area_lost);
+    const char *domain = vmpi_knob_str("VMPI_DOMAIN");
+    uint64_t dom = domain && *domain ? vmpi_fnv(VMPI_FNV_BASIS, domain, strlen(domain)) : key[0];
+    uint32_t trust = VMPI_TRUST_DOMAIN((uint32_t)(dom ^ dom >> 32)) |
+                     (vmpi_ivshmem_integrity() ? VMPI_TRUST_INTEGRITY : 0);
+    int rc = vmpi_region_join(key, trust, d.area_bytes, me == claimant, area_init, &d, area_lost);
     if (rc)
         vmpi_fatal("%s", vmpi_err_text(rc));
     area_check(&d, n, vs);

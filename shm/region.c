@@ -315,6 +315,19 @@ static int beat_start(void)
     return 0;
 }
 
+static void beat_end(void)
+{
+    if (!beat_running)
+        return;
+    pthread_mutex_lock(&beat_mu);
+    beat_stop = true;
+    pthread_cond_signal(&beat_cv);
+    pthread_mutex_unlock(&beat_mu);
+    pthread_join(beat_thread, NULL);
+    pthread_cond_destroy(&beat_cv);
+    beat_running = false;
+}
+
 /* Attaches to the area whose first chunk is i (checked against the table,
  * which anyone on the host can write). */
 static int attach(uint32_t i)
@@ -343,7 +356,38 @@ static int attach(uint32_t i)
     return 0;
 }
 
-int vmpi_region_join(const uint64_t key[2], size_t bytes, bool claimant,
+/* Whether the area whose HEAD is entry i has a live job: its beat moves
+ * within a lease (its owners beat 8 times a lease). */
+static bool head_alive(uint32_t i)
+{
+    uint64_t b = atomic_load(&table[i].beat), t0 = now_ms();
+    while (now_ms() - t0 < lease_ms + lease_ms / 4) {
+        sleep_ms(10);
+        if (atomic_load(&table[i].beat) != b)
+            return true;
+        if (VMPI_CHUNK_KIND(atomic_load(&table[i].state)) != VMPI_CHUNK_HEAD)
+            return false;
+    }
+    return false;
+}
+
+/* The first chunk of a live area, other than mine, that a job of trust
+ * word `trust` may not share the region with (region.h, Sharing), or 0. */
+static uint32_t forbidden_neighbour(uint32_t mine, uint32_t trust)
+{
+    for (uint32_t i = first_chunk; i < nchunks; i++) {
+        uint64_t s = atomic_load_explicit(&table[i].state, memory_order_acquire);
+        uint32_t t = table[i].trust;
+        if (i == mine || VMPI_CHUNK_KIND(s) != VMPI_CHUNK_HEAD ||
+            VMPI_TRUST_DOMAIN(t) == VMPI_TRUST_DOMAIN(trust) || (t & trust & VMPI_TRUST_INTEGRITY))
+            continue;
+        if (head_alive(i))
+            return i;
+    }
+    return 0;
+}
+
+int vmpi_region_join(const uint64_t key[2], uint32_t trust, size_t bytes, bool claimant,
                      void (*init)(char *area, void *arg), void *arg,
                      void (*lost)(const char *msg))
 {
@@ -405,28 +449,37 @@ int vmpi_region_join(const uint64_t key[2], size_t bytes, bool claimant,
         c->key[1] = key[1];
         c->head = start;
         c->count = k ? 0 : need;
+        c->trust = k ? 0 : trust;
         if (!k)
             atomic_store(&c->users, 1);
         uint64_t to = VMPI_CHUNK_STATE(VMPI_CHUNK_GEN(mystate[k]), k ? VMPI_CHUNK_CONT
                                                                      : VMPI_CHUNK_HEAD);
         atomic_store_explicit(&c->state, to, memory_order_release);
     }
-    if ((rc = attach(start)))
+    if ((rc = attach(start)) || (rc = beat_start()))
         return rc;
-    return beat_start();
+    /* Checked after publishing and beating: of two claimants at once, each
+     * sees the other alive, so neither goes on unseen. */
+    uint32_t other = forbidden_neighbour(start, trust);
+    if (other) {
+        beat_end();
+        for (uint32_t k = need; k-- > 0;)
+            free_chunk(start + k, mystate[k]);
+        attached = false;
+        return fail(" holds the area of another live job (chunk %u), which %s: jobs share a "
+                    "region only when every one of them checks integrity (VMPI_INTEGRITY=crc32c); "
+                    "else give each job a region of its own, as vmpirun does",
+                    path, other,
+                    table[other].trust & VMPI_TRUST_INTEGRITY ? "checks integrity, this job "
+                                                                "does not"
+                                                              : "does not check integrity");
+    }
+    return 0;
 }
 
 void vmpi_region_close(void)
 {
-    if (beat_running) {
-        pthread_mutex_lock(&beat_mu);
-        beat_stop = true;
-        pthread_cond_signal(&beat_cv);
-        pthread_mutex_unlock(&beat_mu);
-        pthread_join(beat_thread, NULL);
-        pthread_cond_destroy(&beat_cv);
-        beat_running = false;
-    }
+    beat_end();
     if (attached && atomic_fetch_sub(&table[vmpi_region.head].users, 1) == 1)
         for (uint32_t k = vmpi_region.count; k-- > 0;)
             free_chunk(vmpi_region.head + k, mystate[k]);

@@ -45,7 +45,16 @@
  * beaten 8 times). Every free bumps the chunk's generation, so a late CAS of
  * a stale owner fails; a heartbeat thread that finds its area no longer
  * HEAD with its generation and key ends the job with an error. The last
- * rank to leave (users drops to 0) frees the area at MPI_Finalize. */
+ * rank to leave (users drops to 0) frees the area at MPI_Finalize.
+ *
+ * Sharing (who may have areas side by side): a HEAD entry names its job's
+ * trust domain (a hash of VMPI_DOMAIN, which vmpirun gives a job and the
+ * jobs it spawns; else of the job key) and whether the job checks the
+ * integrity of its messages. A claimant that finds the live area of another
+ * domain gives its own area back and fails, unless both jobs check
+ * integrity: sharing a region between jobs is then a choice both made, not
+ * an accident. (This stops honest jobs that were pointed at one region; a
+ * hostile writer is what the integrity checks are for.) */
 #ifndef VMPI_SHM_REGION_H
 #define VMPI_SHM_REGION_H
 
@@ -62,6 +71,8 @@
 #define VMPI_REGION_INIT_TAG 0x69706d76ull      /* high half of a token */
 #define VMPI_REGION_CHUNK_SHIFT 20 /* 1 MiB chunks */
 #define VMPI_REGION_MIN (4u << 20)
+#define VMPI_TRUST_INTEGRITY 1u
+#define VMPI_TRUST_DOMAIN(t) ((t) & ~1u)
 
 struct vmpi_region_hdr {
     _Atomic uint64_t init; /* 0 blank, a token while initialized, READY */
@@ -89,7 +100,7 @@ struct vmpi_region_chunk {
     uint32_t head;          /* CONT: first chunk of the area */
     uint32_t count;         /* HEAD: chunks in the area */
     _Atomic uint32_t users; /* HEAD: ranks attached */
-    uint32_t rsvd;
+    uint32_t trust;         /* HEAD: VMPI_TRUST_DOMAIN bits | VMPI_TRUST_INTEGRITY */
     char pad[16];
 };
 static_assert(sizeof(struct vmpi_region_chunk) == 64, "job table entries are one cache line");
@@ -118,11 +129,12 @@ int vmpi_region_open(bool *found);
 
 /* The claimant (one rank of the job per region) claims `bytes` for the job
  * under key and calls init on the area (which may hold an earlier job's
- * bytes) before publishing it; the other ranks wait for the area to appear
- * and join it. An error code when the region has no room even after
+ * bytes) before publishing it with the job's trust word (see Sharing); the
+ * other ranks wait for the area to appear and join it. An error code when
+ * the region holds a live area it may not share with. An error code when the region has no room even after
  * reclaiming the areas of dead jobs. Starts the heartbeat, which calls
  * lost (from its own thread) if the area is taken from the job. */
-int vmpi_region_join(const uint64_t key[2], size_t bytes, bool claimant,
+int vmpi_region_join(const uint64_t key[2], uint32_t trust, size_t bytes, bool claimant,
                      void (*init)(char *area, void *arg), void *arg,
                      void (*lost)(const char *msg));
 

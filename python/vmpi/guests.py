@@ -249,6 +249,7 @@ class GuestJob:
         env.update(dict(self.o.env))
         env["VMPI_JOB_ID"] = self.jobid
         env["VMPI_PM_REPORTS_ABORT"] = "1"
+        env.setdefault("VMPI_DOMAIN", self.jobid)
         # libfabric 1.17's tcp transport ("net") has a variable of its own;
         # without it, it may pick lo, which sorts first when eth0 reports no speed
         env.setdefault("FI_TCP_IFACE", "eth0")

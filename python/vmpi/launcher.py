@@ -357,6 +357,9 @@ class Job:
             "MPI_LOCALRANKID": local_rank,
             "MPI_LOCALNRANKS": local_size,
         })
+        # A job and the jobs it spawns are one trust domain: their areas may
+        # share a host region (shm/region.h, Sharing).
+        env.setdefault("VMPI_DOMAIN", self.jobid)
         if r.group.index:
             env["PMI_SPAWNED"] = "1"    # MPICH's (and Hydra's) sign of a spawned job
         if self.o.hosts:

@@ -65,8 +65,10 @@ def ok_ranks(stdout):
 
 
 def test_two_jobs_share_one_region_and_release_their_areas(ivjob, tmp_path):
+    """Two jobs that both check integrity may share a region (region.h,
+    Sharing)."""
     region = make_region(tmp_path / "region", 64 << 20)
-    env = region_env(region, VMPI_IVSHMEM_HEAP=str(8 << 20))
+    env = region_env(region, VMPI_IVSHMEM_HEAP=str(8 << 20), VMPI_INTEGRITY="crc32c")
     jobs = [start_vmpirun(tmp_path, "-n", 2, "--timeout", 60, *PER_RANK_VM, ivjob, "check", 60,
                           env=env) for _ in range(2)]
     seen = set()
@@ -91,6 +93,38 @@ def _hang(ivjob, tmp_path, region, env):
     lines = [p.stdout.readline() for _ in range(2)]
     assert lines == ["ready\n"] * 2, (lines, p.stderr.read() if p.poll() is not None else "")
     return p
+
+
+@pytest.mark.parametrize("first,second,shared", [
+    ("off", "off", False), ("crc32c", "off", False), ("off", "crc32c", False),
+    ("crc32c", "crc32c", True), ("same-domain", "same-domain", True)])
+def test_a_region_is_shared_only_by_choice(ivjob, tmp_path, first, second, shared):
+    """A job whose region holds the live area of a job of another trust
+    domain (another vmpirun) fails at MPI_Init, unless both check
+    integrity; jobs of one domain (VMPI_DOMAIN) always may share."""
+    region = make_region(tmp_path / "region", 64 << 20)
+
+    def env_of(mode):
+        extra = {"VMPI_DOMAIN": "one"} if mode == "same-domain" else {"VMPI_INTEGRITY": mode}
+        return region_env(region, VMPI_IVSHMEM_HEAP=str(8 << 20), **extra)
+
+    p = _hang(ivjob, tmp_path, region, env_of(first))
+    try:
+        cp, _ = run_vmpirun("-n", 2, "--timeout", 60, *PER_RANK_VM, ivjob, "check", 12,
+                            env=env_of(second), timeout=60)
+        if shared:
+            assert cp.returncode == 0, cp.stderr
+            assert ok_ranks(cp.stdout) == [0, 1]
+        else:
+            assert cp.returncode == 1, cp.stderr
+            want = "checks integrity, this job does not" if first == "crc32c" else \
+                "does not check integrity"
+            assert f"ivshmem region {region} holds the area of another live job" in cp.stderr
+            assert want in cp.stderr, cp.stderr
+        assert len(areas(region)) == 1 and p.poll() is None, "the first job's area is kept"
+    finally:
+        p.send_signal(signal.SIGTERM)
+        finish(p, 10)
 
 
 def _ranks_of(p):
