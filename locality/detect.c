@@ -146,9 +146,10 @@ static void area_plan(struct vmpi_area_hdr *d, int nranks, int nlocal)
     vmpi_ivshmem_plan(d, nlocal);
 }
 
-/* A fresh area (it may hold an earlier job's bytes): the directory, empty
- * VM table and list, the channel's sections. */
-static void area_init(char *area, void *arg)
+/* A new area (it may hold an earlier job's bytes, unless fresh): the
+ * directory, empty VM table and list, the channel's sections (a fresh
+ * area's are zero already). */
+static void area_init(char *area, bool fresh, void *arg)
 {
     const struct vmpi_area_hdr *d = arg;
     memcpy(area, d, sizeof *d);
@@ -156,7 +157,8 @@ static void area_init(char *area, void *arg)
                                *l = vmpi_area_section(d, VMPI_AREA_VMLIST);
     memset(area + t->off, 0, t->len);
     memset(area + l->off, 0, l->len);
-    vmpi_ivshmem_area_init(area, d);
+    if (!fresh)
+        vmpi_ivshmem_area_init(area, d);
 }
 
 static void area_lost(const char *msg)

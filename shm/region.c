@@ -388,7 +388,7 @@ static uint32_t forbidden_neighbour(uint32_t mine, uint32_t trust)
 }
 
 int vmpi_region_join(const uint64_t key[2], uint32_t trust, size_t bytes, bool claimant,
-                     void (*init)(char *area, void *arg), void *arg,
+                     void (*init)(char *area, bool fresh, void *arg), void *arg,
                      void (*lost)(const char *msg))
 {
     const char *path = vmpi_region.path;
@@ -442,7 +442,13 @@ int vmpi_region_join(const uint64_t key[2], uint32_t trust, size_t bytes, bool c
                     (unsigned)(((uint64_t)(nchunks - first_chunk) << chunk_shift) >> 20));
     }
     char *area = vmpi_region.base + ((size_t)start << chunk_shift);
-    init(area, arg);
+    /* Chunks no job ever held (generation 1 once claimed) are still the
+     * blank region's zeros: the area's owners need not clear them, which
+     * for the pair rings of many ranks is most of the start-up. */
+    bool fresh = true;
+    for (uint32_t k = 0; k < need; k++)
+        fresh = fresh && VMPI_CHUNK_GEN(mystate[k]) == 1;
+    init(area, fresh, arg);
     for (uint32_t k = need; k-- > 0;) {
         struct vmpi_region_chunk *c = &table[start + k];
         c->key[0] = key[0];

@@ -129,13 +129,14 @@ int vmpi_region_open(bool *found);
 
 /* The claimant (one rank of the job per region) claims `bytes` for the job
  * under key and calls init on the area (which may hold an earlier job's
- * bytes) before publishing it with the job's trust word (see Sharing); the
+ * bytes, unless fresh: never held by a job, so still zero) before
+ * publishing it with the job's trust word (see Sharing); the
  * other ranks wait for the area to appear and join it. An error code when
  * the region holds a live area it may not share with. An error code when the region has no room even after
  * reclaiming the areas of dead jobs. Starts the heartbeat, which calls
  * lost (from its own thread) if the area is taken from the job. */
 int vmpi_region_join(const uint64_t key[2], uint32_t trust, size_t bytes, bool claimant,
-                     void (*init)(char *area, void *arg), void *arg,
+                     void (*init)(char *area, bool fresh, void *arg), void *arg,
                      void (*lost)(const char *msg));
 
 /* Stops the heartbeat, frees the area if this is its last user, unmaps. */
