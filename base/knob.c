@@ -60,12 +60,15 @@ const struct vmpi_knob vmpi_knobs[] = {
     STR("VMPI_HOST_ID", "vmpi.locality", "Overrides this process's host identity: ranks with "
                                          "equal ids share a host"),
     /* smp */
-    NUM("VMPI_SMP_RING_CELLS", "vmpi.smp", 2048, 64, 1u << 20,
-        "Cells of 64 bytes in each ring between two ranks of a VM (a power of two)"),
-    NUM("VMPI_SMP_BULK_SLOTS", "vmpi.smp", 8, 2, 1024,
-        "Bulk slots per pair for pipelined rendezvous copies within a VM"),
-    BYTES("VMPI_SMP_BULK_SLOT_BYTES", "vmpi.smp", 32768, 4096, 1u << 26,
-          "Bytes of each bulk slot within a VM (K, M, G)"),
+    COMPUTED("VMPI_SMP_RING_CELLS", "vmpi.smp", VMPI_KNOB_NUM,
+             "Cells of 64 bytes in each ring between two ranks of a VM (a power of two, 64 to "
+             "2^20); default 2048 up to 16 ranks in the VM, 16/n of it above, at least 256"),
+    COMPUTED("VMPI_SMP_BULK_SLOTS", "vmpi.smp", VMPI_KNOB_NUM,
+             "Bulk slots per pair for pipelined rendezvous copies within a VM (2 to 1024); "
+             "default 8, fewer (at least 2) when the slots are 16 KiB and n > 16 ranks share"),
+    COMPUTED("VMPI_SMP_BULK_SLOT_BYTES", "vmpi.smp", VMPI_KNOB_BYTES,
+             "Bytes of each bulk slot within a VM (K, M, G; 4K to 64M); default 32K up to 16 "
+             "ranks in the VM, 16/n of it above, at least 16K"),
     NUM("VMPI_SMP_CMA", "vmpi.smp", 1, 0, 1,
         "1: rendezvous data is copied once with process_vm_readv; 0: through the bulk slots"),
     BYTES("VMPI_SMP_SPLIT_MIN", "vmpi.smp", 131072, 8192, UINT64_MAX,
@@ -78,12 +81,15 @@ const struct vmpi_knob vmpi_knobs[] = {
     NUM("VMPI_IVSHMEM_LEASE_MS", "vmpi.ivshmem", 2000, 50, 600000,
         "Milliseconds after which a job's area of the region whose lease was not renewed "
         "may be reclaimed"),
-    NUM("VMPI_IVSHMEM_RING_CELLS", "vmpi.ivshmem", 2048, 64, 1u << 20,
-        "Cells of 64 bytes in each ring between two VMs' ranks (a power of two)"),
-    NUM("VMPI_IVSHMEM_BULK_SLOTS", "vmpi.ivshmem", 8, 2, 1024,
-        "Bulk slots per pair for pipelined rendezvous copies between VMs"),
-    BYTES("VMPI_IVSHMEM_BULK_SLOT_BYTES", "vmpi.ivshmem", 65536, 4096, 1u << 26,
-          "Bytes of each bulk slot between VMs (K, M, G)"),
+    COMPUTED("VMPI_IVSHMEM_RING_CELLS", "vmpi.ivshmem", VMPI_KNOB_NUM,
+             "Cells of 64 bytes in each ring between two VMs' ranks (a power of two, 64 to "
+             "2^20); default 2048 up to 16 ranks on the host, 16/n of it above, at least 256"),
+    COMPUTED("VMPI_IVSHMEM_BULK_SLOTS", "vmpi.ivshmem", VMPI_KNOB_NUM,
+             "Bulk slots per pair for pipelined rendezvous copies between VMs (2 to 1024); "
+             "default 8, fewer (at least 2) when the slots are 16 KiB and n > 16 ranks share"),
+    COMPUTED("VMPI_IVSHMEM_BULK_SLOT_BYTES", "vmpi.ivshmem", VMPI_KNOB_BYTES,
+             "Bytes of each bulk slot between VMs (K, M, G; 4K to 64M); default 64K up to 16 "
+             "ranks on the host, 16/n of it above, at least 16K"),
     COMPUTED("VMPI_IVSHMEM_HEAP", "vmpi.ivshmem", VMPI_KNOB_BYTES,
              "Bytes of the region's heap per rank (MPI_Alloc_mem, windows); default: half the "
              "region left after the rings, split among the host's ranks, 16 MiB to 1 GiB"),

@@ -175,12 +175,9 @@ bool vmpi_ivshmem_integrity(void)
 
 void vmpi_ivshmem_plan(struct vmpi_area_hdr *d, int nlocal)
 {
-    uint64_t ncells = vmpi_knob_num("VMPI_IVSHMEM_RING_CELLS");
-    if (ncells & (ncells - 1))
-        vmpi_fatal("VMPI_IVSHMEM_RING_CELLS=%llu is not a power of two",
-                   (unsigned long long)ncells);
-    uint64_t nslots = vmpi_knob_num("VMPI_IVSHMEM_BULK_SLOTS");
-    uint64_t sb = vmpi_knob_num("VMPI_IVSHMEM_BULK_SLOT_BYTES") & ~63ull;
+    uint32_t ncells, nslots;
+    uint64_t sb;
+    vmpi_pair_geom("IVSHMEM", (uint64_t)nlocal, 65536, &ncells, &nslots, &sb);
     uint64_t stride = vmpi_pair_stride((uint32_t)ncells, (uint32_t)nslots, sb);
     uint64_t n = (uint64_t)nlocal;
     struct vmpi_area_sec *cs = vmpi_area_add(d, VMPI_AREA_CSLOT, n * VMPI_CSLOT_BYTES);

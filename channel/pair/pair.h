@@ -122,6 +122,12 @@ struct vmpi_pair_peer {
     } split[VMPI_PAIR_NSPLIT];     /* indexed like the claims */
 };
 
+/* Ring cells, bulk slots and slot bytes of each pair when n ranks share
+ * the channel's memory (geom.c), from the knobs VMPI_<chan>_RING_CELLS,
+ * _BULK_SLOTS and _BULK_SLOT_BYTES when set; slot_def is the channel's
+ * slot size at up to 16 ranks. */
+void vmpi_pair_geom(const char *chan, uint64_t n, uint64_t slot_def, uint32_t *ncells,
+                    uint32_t *nslots, uint64_t *slot_bytes);
 /* Bytes of one pair's block. */
 uint64_t vmpi_pair_stride(uint32_t ncells, uint32_t nslots, uint64_t slot_bytes);
 /* Zeroes the control words of the pair block at base (not the bulk data). */

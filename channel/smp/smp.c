@@ -168,11 +168,9 @@ static void smp_init(const struct vmpi_chan_up *up, const struct vmpi_chan_setup
     const int *worlds = s->group;
     int nlocal = s->ngroup, me = s->me;
     inst.up = up;
-    uint32_t ncells = (uint32_t)vmpi_knob_num("VMPI_SMP_RING_CELLS");
-    if (ncells & (ncells - 1))
-        vmpi_fatal("VMPI_SMP_RING_CELLS=%u is not a power of two", ncells);
-    uint32_t ns = (uint32_t)vmpi_knob_num("VMPI_SMP_BULK_SLOTS");
-    uint64_t sb = vmpi_knob_num("VMPI_SMP_BULK_SLOT_BYTES") & ~63ull;
+    uint32_t ncells, ns;
+    uint64_t sb;
+    vmpi_pair_geom("SMP", (uint64_t)nlocal, 32768, &ncells, &ns, &sb);
     bool cma = vmpi_knob_num("VMPI_SMP_CMA") != 0;
     inst.split_min = vmpi_knob_num("VMPI_SMP_SPLIT_MIN");
     size_t eager_max = vmpi_knob_num("VMPI_SMP_EAGER_MAX");

@@ -86,7 +86,7 @@ static void before_init(void)
     CHECK(getenv("VMPI_SMP_EAGER_MAX") && !strcmp(getenv("VMPI_SMP_EAGER_MAX"), "4096"),
           "the environment does not hold the written value");
     CHECK(cvar_set("VMPI_SMP_CMA", 7) == MPI_T_ERR_INVALID, "out-of-range value accepted");
-    CHECK(cvar_set("VMPI_SMP_RING_CELLS", 1) == MPI_T_ERR_INVALID, "below range accepted");
+    CHECK(cvar_set("VMPI_IVSHMEM_LEASE_MS", 1) == MPI_T_ERR_INVALID, "below range accepted");
     /* A text variable. */
     MPI_T_cvar_handle h;
     int count;
