@@ -229,6 +229,33 @@ def _rogue(region, spans, stop, rng, hits):
             time.sleep(0.0005)
 
 
+def _start_check(ivjob, tmp_path, region, env, iters):
+    """Starts `ivjob check` on 2 ranks in 2 VMs; returns it and its area
+    (first chunk, chunks) once published."""
+    p = start_vmpirun(tmp_path, "-n", 2, "--timeout", 60, *PER_RANK_VM, ivjob, "check", iters,
+                      env=env)
+    t0 = time.monotonic()
+    while not areas(region) and p.poll() is None and time.monotonic() - t0 < 20:
+        time.sleep(0.001)
+    area = areas(region)
+    assert area, "the job never published its area"
+    return p, area[0]
+
+
+def _finish_under_rogue(p, region, spans, seed):
+    """Waits for p while a rogue writes random bytes into spans."""
+    stop, hits = threading.Event(), []
+    th = threading.Thread(target=_rogue, args=(region, spans, stop, random.Random(seed), hits))
+    th.start()
+    try:
+        rc, out, err = finish(p, 90)
+    finally:
+        stop.set()
+        th.join()
+    assert hits, "the rogue wrote nothing"
+    return rc, out, err
+
+
 @pytest.mark.parametrize("target,seed", [("rings", 1), ("rings", 2), ("rings", 3),
                                          ("control", 4), ("control", 5), ("area", 6),
                                          ("table", 7)])
@@ -254,27 +281,12 @@ def test_rogue_writer_cannot_crash_a_job_or_make_it_write_elsewhere(ivjob, tmp_p
         for c in range(1, size // CHUNK):
             f.seek(c * CHUNK)
             f.write(canary)
-    p = start_vmpirun(tmp_path, "-n", 2, "--timeout", 60, *PER_RANK_VM, ivjob, "check", 150,
-                      env=env)
-    t0 = time.monotonic()
-    while not areas(region) and p.poll() is None and time.monotonic() - t0 < 20:
-        time.sleep(0.001)
-    area = areas(region)
-    assert area, "the job never published its area"
-    first, count = area[0]
+    p, (first, count) = _start_check(ivjob, tmp_path, region, env, 150)
     spans = {"rings": lambda: _control_words(region, first * CHUNK)[::9],
              "control": lambda: _control_words(region, first * CHUNK),
              "area": lambda: [(first * CHUNK, (first + count) * CHUNK)],
              "table": lambda: [(0, CHUNK)]}[target]()
-    stop, hits = threading.Event(), []
-    th = threading.Thread(target=_rogue, args=(region, spans, stop, random.Random(seed), hits))
-    th.start()
-    try:
-        rc, out, err = finish(p, 90)
-    finally:
-        stop.set()
-        th.join()
-    assert hits, "the rogue wrote nothing"
+    rc, out, err = _finish_under_rogue(p, region, spans, seed)
     assert rc in (0, 1, 3), (rc, err)          # not 128 + signal, not the timeout
     assert "signal" not in err and "timed out" not in err, err
     if rc == 0:
@@ -364,26 +376,12 @@ def test_fault_injection_into_message_data(ivjob, tmp_path, target, integrity):
     own check may find corrupted data (what docs/SECURITY.md states)."""
     region = make_region(tmp_path / "region", 64 << 20)
     env = region_env(region, VMPI_INTEGRITY=integrity)
-    p = start_vmpirun(tmp_path, "-n", 2, "--timeout", 60, *PER_RANK_VM, ivjob, "check", 120,
-                      env=env)
-    t0 = time.monotonic()
-    while not areas(region) and p.poll() is None and time.monotonic() - t0 < 20:
-        time.sleep(0.001)
-    area = areas(region)
-    assert area, "the job never published its area"
-    spans = _data_spans(region, area[0][0] * CHUNK, target)
+    p, (first, _) = _start_check(ivjob, tmp_path, region, env, 120)
+    spans = _data_spans(region, first * CHUNK, target)
     if integrity == "crc32c" and target == "heap":
         assert not spans, "with integrity on the area has no heap"
-        spans = [(area[0][0] * CHUNK + 8192, area[0][0] * CHUNK + 12288)]   # the VM table page
-    stop, hits = threading.Event(), []
-    th = threading.Thread(target=_rogue, args=(region, spans, stop, random.Random(7), hits))
-    th.start()
-    try:
-        rc, out, err = finish(p, 90)
-    finally:
-        stop.set()
-        th.join()
-    assert hits, "the rogue wrote nothing"
+        spans = [(first * CHUNK + 8192, first * CHUNK + 12288)]   # the VM table page
+    rc, out, err = _finish_under_rogue(p, region, spans, 7)
     assert "signal" not in err and "timed out" not in err, err
     if integrity == "crc32c":
         assert rc in (0, 1), (rc, err)
