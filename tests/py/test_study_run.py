@@ -9,12 +9,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from conftest import PYDIR
 from vmpi import netns
-from vmpi.study import report, spec
+from vmpi.study import report, run, spec
 from test_study_stats import run as fake_runs
 
 BUILD = Path(os.environ.get("VMPI_BUILD", Path(__file__).resolve().parents[2] / "build"))
@@ -197,6 +198,83 @@ def test_report_has_every_figure(tmp_path):
     assert row["overhead_pct"] == pytest.approx(50)
     assert row["vs_unaware"] == pytest.approx(40 / 1.5)
     assert "+50 %" in html and (tmp_path / "summary.csv").read_text().count("\n") > 40
+
+
+class _Lay:
+    vmpirun = "/x/vmpirun"
+
+    def program(self, lib, name):
+        return f"/x/{lib}/{name}"
+
+
+class _Hosts:
+    wrapper = "/w/nswrap"
+
+    def get(self):
+        return SimpleNamespace(hosts=["vmpi-h0", "vmpi-h1"])
+
+
+def _cmd(lib, placement, policy, bench="allreduce", ranks=4):
+    b = spec.CATALOGUE[bench]
+    return run.command(spec.Config(bench, lib, placement, policy, ranks), b, _Lay(), _Hosts())
+
+
+def test_yielding_command_lines():
+    """Each peer's own yielding setting reaches its launcher, and only there."""
+    mpich_var = "MPIR_CVAR_DEFAULT_THREAD_LEVEL"
+    cmd, env = _cmd("mpich", "vm", "yield")
+    assert cmd.startswith("mpiexec.mpich -n 4 ")
+    assert f" -genv {mpich_var} MPI_THREAD_MULTIPLE " in cmd and cmd.endswith("--json")
+    cmd, env = _cmd("mpich", "2vm", "yield")
+    assert cmd.startswith("/x/vmpirun -n 4 ") and "--vms 2" in cmd
+    assert f" -x {mpich_var}=MPI_THREAD_MULTIPLE " in cmd and " -x UCX_TLS=tcp,self" in cmd
+    cmd, env = _cmd("mpich", "2host", "yield")
+    assert cmd.startswith("mpiexec.hydra -n 4 -bind-to none -genv ")
+    assert cmd.index(mpich_var) < cmd.index("/w/nswrap") and env["UCX_TLS"] == "tcp,self"
+    cmd, env = _cmd("openmpi", "vm", "yield")
+    assert cmd.startswith("mpiexec.openmpi -n 4 ") and "--oversubscribe" in cmd
+    assert " --mca mpi_yield_when_idle 1 " in cmd and env["OMPI_ALLOW_RUN_AS_ROOT"] == "1"
+    cmd, env = _cmd("openmpi", "2host", "yield")
+    assert cmd.startswith("ip netns exec vmpi-h0 mpirun.openmpi -np 4 ")
+    assert cmd.index("--mca mpi_yield_when_idle 1") < cmd.index("/w/nswrap")
+    # as shipped: none of it
+    for lib, pl in (("mpich", "vm"), ("mpich", "2vm"), ("mpich", "2host"),
+                    ("openmpi", "vm"), ("openmpi", "2host")):
+        cmd, env = _cmd(lib, pl, "default")
+        assert mpich_var not in cmd and "yield" not in cmd and mpich_var not in env, (lib, pl)
+    assert "yield" not in _cmd("vmpi", "vm", "aware")[0]
+
+
+def test_nas_section_runs_mpichs_yielding_setting():
+    from vmpi.study import nas
+    argv, _ = nas.command(nas.SERIES["mpich-yield"], "/x/cg.A.x", nas.Case("cg", "A", 4),
+                          "/b", 60)
+    assert argv == ["mpiexec.mpich", "-n", "4", "-genv", "MPIR_CVAR_DEFAULT_THREAD_LEVEL",
+                    "MPI_THREAD_MULTIPLE", "/x/cg.A.x"]
+    assert "-genv" not in nas.command(nas.SERIES["mpich"], "/x/cg.A.x",
+                                      nas.Case("cg", "A", 4), "/b", 60)[0]
+
+
+def test_report_states_ranks_on_cores_and_both_settings(tmp_path):
+    from test_study_stats import oversubscribed_runs
+    s = spec.Study(name="peers", reps=3, benches=[spec.CATALOGUE["allreduce"]],
+                   placements=("vm", "2vm"))
+    runs = oversubscribed_runs()
+    path, head = report.make_report(s, str(tmp_path), runs)
+    html = Path(path).read_text()
+    assert "MPI_Allreduce latency vs size, 4 ranks on 2 cores" in html
+    assert "4 ranks on 2 cores. At 8 B" in html  # the figure's caption
+    assert "MPICH (MPIR_CVAR_DEFAULT_THREAD_LEVEL=MPI_THREAD_MULTIPLE)" in \
+        (tmp_path / "figures" / "allreduce.svg").read_text()
+    # the summary: the better setting, marked, and both settings below it
+    assert "<td>4 on 2</td>" in html and "<td>55.0 us†</td>" in html
+    assert "MPICH and Open MPI with more ranks than cores: both settings" in html
+    assert "<td>7000 µs</td><td>55.0 µs</td><td>30.0 µs</td><td>31.0 µs</td>" in html
+    assert "Oversubscribed:</b> allreduce ran more ranks than the machine&#x27;s 2 cores" \
+        in html or "Oversubscribed:</b> allreduce ran more ranks than the machine's 2 cores" \
+        in html
+    assert "MPICH (yielding) · same VM · 4 ranks on 2 cores" in html
+    assert head[0]["mpich_setting"] == "yield"
 
 
 needs_root = pytest.mark.skipif(bool(netns._missing_caps()) or netns.find_ip() is None

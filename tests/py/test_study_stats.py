@@ -34,8 +34,9 @@ def test_ratios_by_hand():
 
 
 def run(bench, library, placement, values, *, policy=None, kind="p2p", metric="latency",
-        program=None, x=8, series=None, rep0=0, headline=8, ranks=2, unit=None):
-    """Result lines as the runner writes them: one per repetition."""
+        program=None, x=8, series=None, rep0=0, headline=8, ranks=2, unit=None, cores=2):
+    """Result lines as the runner writes them: one per repetition, on a
+    machine of ``cores`` cores."""
     policy = policy or ("aware" if library == "vmpi" else "default")
     unit = unit or spec.UNITS[metric]
     out = []
@@ -46,6 +47,7 @@ def run(bench, library, placement, values, *, policy=None, kind="p2p", metric="l
                     "metric": metric, "headline": headline, "library": library,
                     "placement": placement, "policy": policy, "ranks": ranks, "rep": rep0 + i,
                     "status": "ok", "seconds": 1.0, "command": "x",
+                    "machine": {"cores": cores},
                     "records": [{"series": series or bench, "x": x, "value": v, "unit": unit,
                                  "samples": [], "extra": {}}]})
     return out
@@ -135,7 +137,7 @@ def test_grid_skips_with_reasons():
     why = {c.key: w for c, w in skipped}
     assert "PMI-1" in why["latency|openmpi|2vm|default|2"]
     assert "same channels" in why["latency|vmpi|vm|unaware|2"]
-    assert not any(c.library == "openmpi" and c.bench == "allreduce" for c in configs)
+    assert "allreduce|openmpi|vm|default|4" in keys
     study.ranks = 8
     assert "allreduce|vmpi|2vm|aware|8" in {c.key for c in spec.grid(study)[0]}
     assert "latency|vmpi|2vm|aware|2" in {c.key for c in spec.grid(study)[0]}
@@ -178,3 +180,115 @@ ranks = 16
                      ('placements = ["3hosts"]', "placement")):
         with pytest.raises(spec.StudyError, match=msg):
             spec.load_toml(bad)
+
+
+# --- the peers' yielding settings (issue 25: honest peers) -------------------
+
+
+def test_grid_runs_the_yielding_settings_only_when_oversubscribed():
+    study = spec.default_study()
+    configs, skipped = spec.grid(study, cores=2)
+    keys = {c.key for c in configs}
+    # 4 ranks on 2 cores: both settings of both peers wherever they can run
+    for key in ("allreduce|mpich|vm|yield|4", "allreduce|mpich|2vm|yield|4",
+                "allreduce|mpich|2host|yield|4", "allreduce|openmpi|vm|yield|4",
+                "allreduce|openmpi|2host|yield|4", "stencil|openmpi|vm|yield|4",
+                "bfs|mpich|2host|yield|4", "allreduce|openmpi|vm|default|4"):
+        assert key in keys, key
+    # 2 ranks on 2 cores: as shipped only, and the report can say why
+    assert "latency|mpich|vm|default|2" in keys
+    assert not any(c.policy == "yield" and c.ranks <= 2 for c in configs)
+    why = {c.key: w for c, w in skipped}
+    assert "2 ranks on 2 cores is not oversubscribed" in why["latency|mpich|vm|yield|2"]
+    assert "PMI-1" in why["allreduce|openmpi|2vm|yield|4"]
+    # vmpi, the limits and the lock sweep have no such setting
+    assert not any(c.policy == "yield" and c.library not in spec.PEERS for c in configs)
+    # on 8 cores nothing in the default study is oversubscribed
+    assert not any(c.policy == "yield" for c in spec.grid(study, cores=8)[0])
+    # --ranks 8 on 4 cores oversubscribes the collectives again
+    study.ranks = 8
+    assert "bcast|mpich|vm|yield|8" in {c.key for c in spec.grid(study, cores=4)[0]}
+
+
+def test_peer_policies_can_be_left_out_and_old_plans_read():
+    s = spec.load_toml('peer_policies = ["default"]\nbenchmarks = ["allreduce"]')
+    assert s.peer_policies == ("default",)
+    assert not any(c.policy == "yield" for c in spec.grid(s, cores=2)[0])
+    assert spec.load_toml('benchmarks = ["allreduce"]').peer_policies == ("default", "yield")
+    for bad in ('peer_policies = ["yield"]', 'peer_policies = ["default", "spin"]'):
+        with pytest.raises(spec.StudyError, match="peer_policies"):
+            spec.load_toml(bad)
+    # a study planned before the yielding settings existed resumes as it was
+    d = spec.default_study().to_json()
+    assert tuple(d["peer_policies"]) == ("default", "yield")
+    del d["peer_policies"]
+    assert spec.Study.from_json(d).peer_policies == ("default",)
+
+
+def oversubscribed_runs():
+    """allreduce at 4 ranks on 2 cores: MPICH busy-polls as shipped and is
+    faster yielding; Open MPI is a little faster as shipped."""
+    kw = dict(kind="coll", program="coll", ranks=4)
+    return (run("allreduce", "vmpi", "vm", [4.0, 5.0, 4.5], **kw)
+            + run("allreduce", "vmpi", "2vm", [6.0, 6.0, 6.0], **kw)
+            + run("allreduce", "mpich", "vm", [7000.0, 7100.0, 6900.0], **kw)
+            + run("allreduce", "mpich", "vm", [60.0, 50.0, 55.0], policy="yield", **kw)
+            + run("allreduce", "mpich", "2vm", [40000.0] * 3, **kw)
+            + run("allreduce", "mpich", "2vm", [120.0] * 3, policy="yield", **kw)
+            + run("allreduce", "openmpi", "vm", [30.0, 30.0, 30.0], **kw)
+            + run("allreduce", "openmpi", "vm", [31.0, 32.0, 30.5], policy="yield", **kw))
+
+
+def test_headline_takes_each_peers_better_setting():
+    rows = analysis.headline(analysis.summarize_runs(oversubscribed_runs()), ["vm", "2vm"])
+    vm, vms = rows
+    assert (vm["ranks"], vm["cores"]) == (4, 2)
+    assert vm["mpich"] == 55.0 and vm["mpich_setting"] == "yield"
+    assert vm["mpich_default"] == 7000.0 and vm["mpich_yield"] == 55.0
+    assert vm["vs_mpich"] == pytest.approx(55.0 / 4.5)
+    assert vm["openmpi"] == 30.0 and vm["openmpi_setting"] == "default"
+    assert vm["openmpi_yield"] == 31.0
+    assert vm["vs_openmpi"] == pytest.approx(30.0 / 4.5)
+    # the overhead across VMs compares MPICH's better settings at both places
+    assert vms["mpich"] == 120.0 and vms["mpich_setting"] == "yield"
+    assert vms["mpich_overhead_pct"] == pytest.approx((120.0 / 55.0 - 1) * 100)
+    assert vms["vs_mpich"] == pytest.approx(20.0)
+    assert "openmpi" not in vms
+    cells = dict(zip(analysis.HEADLINE_COLUMNS, analysis.headline_cells(vm)))
+    assert cells["ranks on cores"] == "4 on 2"
+    assert cells["MPICH"] == "55.0 us*" and cells["vs MPICH"] == "12.22x*"
+    assert cells["Open MPI"] == "30.0 us" and cells["vs Open MPI"] == "6.67x"
+    assert analysis.headline_cells(vm, "†")[6] == "55.0 us†"
+
+
+def test_better_setting_by_metric_and_ties():
+    kw = dict(metric="bandwidth", headline=8)
+    table = analysis.summarize_runs(
+        run("bw", "mpich", "vm", [1000.0], **kw)
+        + run("bw", "mpich", "vm", [900.0], policy="yield", **kw)
+        + run("bw", "openmpi", "vm", [5.0]) + run("bw", "openmpi", "vm", [5.0], policy="yield"))
+    pol, row = analysis.best_setting(table, "bw", "mpich", "vm", 2, "bw", 8, "bandwidth")
+    assert (pol, row["median"]) == ("default", 1000.0)  # more bandwidth is better
+    pol, _ = analysis.best_setting(table, "bw", "openmpi", "vm", 2, "bw", 8, "latency")
+    assert pol == "default"  # a tie goes to as shipped
+    assert analysis.best_setting(table, "bw", "mpich", "2vm", 2, "bw", 8, "bandwidth") is None
+
+
+def test_ranks_on_cores_text():
+    assert spec.ranks_on_cores(4, 2) == "4 ranks on 2 cores"
+    assert spec.ranks_on_cores(1, 1, "thread") == "1 thread on 1 core"
+    assert spec.oversubscribed(4, 2) and not spec.oversubscribed(2, 2)
+    rows = analysis.headline(analysis.summarize_runs(synthetic() + oversubscribed_runs()),
+                             ["vm", "2vm"])
+    text = analysis.format_headline(rows)
+    assert "ranks on cores" in text.splitlines()[0]
+    lat = next(ln for ln in text.splitlines() if ln.startswith("latency 8 B"))
+    assert " 2 on 2 " in lat and "*" not in lat
+    assert "55.0 us*" in text
+    legend = text.splitlines()[-1]
+    assert "2 cores" in legend and "MPIR_CVAR_DEFAULT_THREAD_LEVEL=MPI_THREAD_MULTIPLE" in legend
+    assert "--mca mpi_yield_when_idle 1" in legend and "* where" in legend
+    # without oversubscribed rows there is nothing to mark or explain
+    calm = analysis.headline_legend(analysis.headline(analysis.summarize_runs(synthetic()),
+                                                      ["vm"]))
+    assert "2 cores" in calm and "yield" not in calm

@@ -12,7 +12,7 @@ from collections import defaultdict
 from typing import NamedTuple
 
 from . import stats
-from .spec import Placement, series_label
+from .spec import PEERS, Placement, machine_cores, ranks_on_cores, series_label
 
 
 class Key(NamedTuple):
@@ -58,7 +58,8 @@ def summarize_runs(runs: list[dict]) -> dict[Key, dict]:
             samples[k].append(rec.get("samples") or [])
             extra[k].append(rec.get("extra") or {})
             meta[k] = {"kind": run["kind"], "metric": run["metric"], "unit": rec["unit"],
-                       "program": run["program"], "headline": run.get("headline")}
+                       "program": run["program"], "headline": run.get("headline"),
+                       "cores": (run.get("machine") or {}).get("cores") or machine_cores()}
     table = {}
     for k, vals in values.items():
         row = {**meta[k], **stats.summarize(vals, samples[k])}
@@ -86,11 +87,32 @@ def point(table, bench, library, placement, policy, ranks, series, x) -> dict | 
     return table.get(Key(bench, library, placement, policy, ranks, series, x))
 
 
+def native_policy(library: str, policy: str) -> str:
+    """The policy of a configuration's one-VM baseline: vmpi's default (its
+    unaware policy picks the same channels in one VM), a peer's same setting."""
+    return "aware" if library == "vmpi" else policy
+
+
+def best_setting(table, bench, library, placement, ranks, series, x, metric
+                 ) -> tuple[str, dict] | None:
+    """A peer's better setting at a point, as shipped or yielding, and its
+    row (None: neither ran).  A tie goes to as shipped."""
+    have = [(pol, r) for pol in ("default", "yield")
+            if (r := point(table, bench, library, placement, pol, ranks, series, x))]
+    if not have:
+        return None
+    sign = 1 if stats.lower_is_better(metric) else -1
+    return min(have, key=lambda pr: sign * pr[1]["median"])
+
+
 def headline(table: dict[Key, dict], placements: list[str]) -> list[dict]:
     """One row per benchmark series and placement at the benchmark's headline
     size: vmpi's value, its overhead against vmpi in one VM, its speedup against
     the locality-unaware policy and against MPICH (Open MPI) at the same
-    placement, and the fraction of the physical limit."""
+    placement, and the fraction of the physical limit.  A peer that ran both as
+    shipped and with its yielding setting (oversubscribed points) counts with
+    the better of the two; the row says which (``mpich_setting``) and keeps
+    both (``mpich_default``, ``mpich_yield``)."""
     rows = []
     order = []
     for k, row in table.items():
@@ -108,7 +130,7 @@ def headline(table: dict[Key, dict], placements: list[str]) -> list[dict]:
             if v is None:
                 continue
             r = {"bench": bench, "series": series, "x": x, "kind": some["kind"],
-                 "ranks": ranks, "placement": pl,
+                 "ranks": ranks, "cores": v["cores"], "placement": pl,
                  "metric": metric, "unit": some["unit"], "vmpi": v["median"],
                  "vmpi_jitter3s": v["jitter3s"]}
             nat = point(table, bench, "vmpi", "vm", "aware", ranks, series, x)
@@ -118,15 +140,22 @@ def headline(table: dict[Key, dict], placements: list[str]) -> list[dict]:
             if un is not None:
                 r["unaware"] = un["median"]
                 r["vs_unaware"] = stats.speedup(v["median"], un["median"], metric)
-            for lib in ("mpich", "openmpi"):
-                o = point(table, bench, lib, pl, "default", ranks, series, x)
-                if o is not None:
-                    r[lib] = o["median"]
-                    r[f"vs_{lib}"] = stats.speedup(v["median"], o["median"], metric)
-                    onat = point(table, bench, lib, "vm", "default", ranks, series, x)
-                    if onat is not None and pl != "vm":
-                        r[f"{lib}_overhead_pct"] = stats.overhead_pct(
-                            o["median"], onat["median"], metric)
+            for lib in PEERS:
+                best = best_setting(table, bench, lib, pl, ranks, series, x, metric)
+                if best is None:
+                    continue
+                setting, o = best
+                r[lib] = o["median"]
+                r[f"{lib}_setting"] = setting
+                for pol in ("default", "yield"):
+                    each = point(table, bench, lib, pl, pol, ranks, series, x)
+                    if each is not None:
+                        r[f"{lib}_{pol}"] = each["median"]
+                r[f"vs_{lib}"] = stats.speedup(v["median"], o["median"], metric)
+                onat = best_setting(table, bench, lib, "vm", ranks, series, x, metric)
+                if onat is not None and pl != "vm":
+                    r[f"{lib}_overhead_pct"] = stats.overhead_pct(
+                        o["median"], onat[1]["median"], metric)
             if some["kind"] == "p2p":
                 lim = _limit(table, pl, metric, x)
                 if lim is not None:
@@ -163,24 +192,50 @@ def _num(v: float) -> str:
     return f"{v:.2f}"
 
 
-HEADLINE_COLUMNS = ("benchmark", "placement", "vmpi", "overhead vs 1 VM", "vs smp,ofi",
-                    "MPICH", "MPICH overhead", "vs MPICH", "vs Open MPI", "of limit")
+HEADLINE_COLUMNS = ("benchmark", "placement", "ranks on cores", "vmpi", "overhead vs 1 VM",
+                    "vs smp,ofi", "MPICH", "MPICH overhead", "vs MPICH", "Open MPI",
+                    "vs Open MPI", "of limit")
+# marks a peer's value (and vmpi's ratio to it) where its yielding setting
+# was the better one
+YIELD_MARK = "*"
 
 
-def headline_cells(r: dict) -> list[str]:
-    def ratio(key):
-        return f"{r[key]:.2f}x" if key in r else "-"
+def headline_cells(r: dict, mark: str = YIELD_MARK) -> list[str]:
+    def ratio(key, lib=None):
+        m = mark if lib and r.get(f"{lib}_setting") == "yield" else ""
+        return f"{r[key]:.2f}x{m}" if key in r else "-"
 
     def pct(key):
         return f"{r[key]:+.0f} %" if key in r else "-"
 
+    def peer(lib):
+        if lib not in r:
+            return "-"
+        return f"{_num(r[lib])} {r['unit']}{mark if r[f'{lib}_setting'] == 'yield' else ''}"
+
     name = r["bench"] if r["series"].startswith(r["bench"]) or r["series"] == "value" \
         else f"{r['bench']} {r['series']}"
     return [f"{name} {x_label(r['x'], r['kind'])}", Placement.parse(r["placement"]).label,
+            f"{r['ranks']} on {r['cores']}",
             f"{_num(r['vmpi'])} {r['unit']}", pct("overhead_pct"), ratio("vs_unaware"),
-            f"{_num(r['mpich'])} {r['unit']}" if "mpich" in r else "-",
-            pct("mpich_overhead_pct"), ratio("vs_mpich"), ratio("vs_openmpi"),
+            peer("mpich"), pct("mpich_overhead_pct"), ratio("vs_mpich", "mpich"),
+            peer("openmpi"), ratio("vs_openmpi", "openmpi"),
             f"{r['of_limit'] * 100:.0f} %" if "of_limit" in r else "-"]
+
+
+def headline_legend(rows: list[dict], mark: str = YIELD_MARK) -> str:
+    """What the ranks column and the mark mean, for under the table."""
+    from .spec import YIELD_TEXT
+    cores = rows[0]["cores"] if rows else machine_cores()
+    over = sorted({r["ranks"] for r in rows if r["ranks"] > r["cores"]})
+    text = (f"Medians. \"ranks on cores\": ranks of the job on the machine's {cores} cores "
+            "(emulated VMs and hosts share them).")
+    if over:
+        text += (f" With more ranks than cores MPICH and Open MPI ran as shipped and with "
+                 f"their yielding setting (MPICH {YIELD_TEXT['mpich']}: ch4 has no other; "
+                 f"Open MPI {YIELD_TEXT['openmpi']}); each cell shows the better of the "
+                 f"two, {mark} where that was the yielding one.")
+    return text
 
 
 def format_headline(rows: list[dict]) -> str:
@@ -190,7 +245,7 @@ def format_headline(rows: list[dict]) -> str:
                        for i, (c, w) in enumerate(zip(row, widths))).rstrip()
              for row in cells]
     lines.insert(1, "-" * len(lines[0]))
-    return "\n".join(lines)
+    return "\n".join(lines) + "\n" + headline_legend(rows)
 
 
 CSV_FIELDS = ("bench", "series", "library", "placement", "policy", "ranks", "x", "unit",
@@ -204,8 +259,8 @@ def write_csv(table: dict[Key, dict], path: str) -> None:
         w.writerow(CSV_FIELDS)
         for k in sorted(table):
             row = table[k]
-            nat = point(table, k.bench, k.library, "vm", "aware" if k.library == "vmpi"
-                        else "default", k.ranks, k.series, k.x)
+            nat = point(table, k.bench, k.library, "vm", native_policy(k.library, k.policy),
+                        k.ranks, k.series, k.x)
             over = stats.overhead_pct(row["median"], nat["median"], row["metric"]) \
                 if nat is not None and k.placement != "vm" and row["kind"] != "limit" else ""
             lim = _limit(table, k.placement, row["metric"], k.x) \

@@ -214,6 +214,9 @@ SERIES = {s.name: s for s in (
     Series("mpichbin-vmpi-2vm", "MPICH-built on vmpi, 2 VMs", "mpich", "vmpirun",
            ("--vms", "2")),
     Series("mpich", "MPICH 1 VM", "mpich", "mpiexec.mpich"),
+    # ch4's only way to yield while waiting (vmpi.study.spec.YIELD)
+    Series("mpich-yield", "MPICH MPI_THREAD_MULTIPLE (yields), 1 VM", "mpich",
+           "mpiexec.mpich", env=(("MPIR_CVAR_DEFAULT_THREAD_LEVEL", "MPI_THREAD_MULTIPLE"),)),
     Series("openmpi", "Open MPI 1 VM", "openmpi", "mpirun.openmpi"),
     Series("openmpi-yield", "Open MPI yield_when_idle, 1 VM", "openmpi", "mpirun.openmpi",
            extra=("--mca", "mpi_yield_when_idle", "1")),
@@ -241,7 +244,8 @@ def command(s: Series, exe: str, case: Case, build: str, timeout: float):
         return argv + [exe, *args], env
     if s.launcher == "mpiexec.mpich":
         env["MPIEXEC_TIMEOUT"] = str(int(timeout))
-        return ["mpiexec.mpich", "-n", n, exe, *args], env
+        genv = [w for k, v in s.env for w in ("-genv", k, v)]
+        return ["mpiexec.mpich", "-n", n, *genv, exe, *args], env
     return ["mpirun.openmpi", "--allow-run-as-root", "--oversubscribe", *s.extra, "-np", n,
             exe, *args], env
 
@@ -454,8 +458,12 @@ def study_section(npb_arg: str | None, study, out: str, root: str, say=print) ->
     work = os.path.join(out, "nas")
     os.makedirs(work, exist_ok=True)
     libs = [lib for lib in ("vmpi", "mpich", "openmpi") if lib in study.libraries]
+    # more ranks than cores: both of each peer's settings (Open MPI's mpirun
+    # yields as shipped when oversubscribed, so its two columns should agree)
+    peers = ("mpich", "mpich-yield", "openmpi", "openmpi-yield") \
+        if RANKS > (os.cpu_count() or 1) else ("mpich", "openmpi")
     series = [s for s in VMPI_SERIES if "vmpi" in libs] + \
-        [s for s in ("mpich", "openmpi-yield") if SERIES[s].toolchain in libs]
+        [s for s in peers if SERIES[s].toolchain in libs]
     for lib in {SERIES[s].toolchain for s in series}:
         build(npb, work, tcs[lib], KERNELS, ("A",), say=say)
     cs = cases(KERNELS, ("A",), all_graphs=False)

@@ -10,7 +10,8 @@ import os
 
 from . import analysis, stats
 from .analysis import Key
-from .spec import Placement, Study, grid
+from .spec import YIELD_TEXT, Placement, Study, grid, machine_cores, oversubscribed, \
+    ranks_on_cores
 
 LIB_COLORS = {"vmpi": "#1b6ac9", "mpich": "#d1495b", "openmpi": "#edae49", "raw": "#555555"}
 UNIT_LABEL = {"us": "µs", "MB/s": "MB/s", "1/s": "1/s"}
@@ -36,13 +37,15 @@ def _plt():
 
 def _style(lib: str, policy: str) -> dict:
     return {"color": LIB_COLORS.get(lib, "#333333"),
-            "linestyle": "--" if policy == "unaware" else "-",
+            "linestyle": {"unaware": "--", "yield": "-."}.get(policy, "-"),
             "marker": {"vmpi": "o", "mpich": "s", "openmpi": "^"}.get(lib, "x"),
             "markersize": 3.5, "linewidth": 1.4, "capsize": 2, "elinewidth": 0.8}
 
 
 def _series_name(k: Key) -> str:
     name = {"vmpi": "vmpi", "mpich": "MPICH", "openmpi": "Open MPI"}[k.library]
+    if k.policy == "yield":
+        return f"{name} ({YIELD_TEXT[k.library]})"
     return name + (" (smp,ofi: virtual NIC)" if k.policy == "unaware" else "")
 
 
@@ -60,12 +63,22 @@ def _size_axis(ax, xs) -> None:
                        rotation=45, fontsize=7)
 
 
+def _ranks_text(ranks, cores: int) -> str:
+    """"4 ranks on 2 cores" (or "2 and 4 ranks on 2 cores")."""
+    rs = sorted(set(ranks))
+    if len(rs) == 1:
+        return ranks_on_cores(rs[0], cores)
+    return f"{', '.join(map(str, rs[:-1]))} and {rs[-1]} ranks on {cores} cores"
+
+
 class Figures:
-    def __init__(self, table: dict[Key, dict], placements: list[str], outdir: str):
+    def __init__(self, table: dict[Key, dict], placements: list[str], outdir: str,
+                 cores: int | None = None):
         self.plt = _plt()
         self.table = table
         self.placements = placements
         self.outdir = outdir
+        self.cores = cores or machine_cores()
         os.makedirs(os.path.join(outdir, "figures"), exist_ok=True)
         self.made: list[dict] = []
 
@@ -131,6 +144,7 @@ class Figures:
         quantity = ("one-way latency" if kind == "p2p" else "time per operation") \
             if metric == "latency" else ("bandwidth" if metric == "bandwidth" else "rate")
         axes[0][0].set_ylabel(f"{quantity} ({UNIT_LABEL[unit]})")
+        title = f"{title}, {_ranks_text((k.ranks for k in keys), self.cores)}"
         fig.suptitle(title, fontsize=11)
         fig.tight_layout()
         self._save(fig, f"{bench}-{series}" if series != bench else bench, title,
@@ -148,7 +162,8 @@ class Figures:
             if at:
                 parts.append(Placement.parse(pl).label + ": " + ", ".join(
                     f"{_series_name(k)} {_fmt(r['median'], unit)}" for k, r in at))
-        return f"At {analysis.size_label(x)}: " + "; ".join(parts) + "."
+        return (f"{_ranks_text((k.ranks for k in keys), self.cores)}. At "
+                f"{analysis.size_label(x)}: " + "; ".join(parts) + ".")
 
     def locks(self, bench: str) -> None:
         keys = [k for k in self.table if k.bench == bench]
@@ -174,7 +189,7 @@ class Figures:
             ax.set_xticklabels([str(x) for x in xs])
             ax.set_xlabel("threads")
             ax.grid(True, alpha=0.3)
-        ncpu = os.cpu_count() or 1
+        ncpu = self.cores
         for ax in (a1, a2):
             ax.axvline(ncpu, color="#888888", linestyle=":", linewidth=1)
         a1.text(ncpu, 0.02, " more threads than cores", transform=a1.get_xaxis_transform(),
@@ -184,14 +199,14 @@ class Figures:
         a2.set_ylabel("fairness (Jain's index, 1 = fair)")
         a2.set_ylim(0, 1.05)
         a1.legend(fontsize=7)
-        fig.suptitle(f"Lock sweep: throughput and fairness vs threads ({ncpu} cores)",
-                     fontsize=11)
+        threads = f"{min(k.x for k in keys)}-{max(k.x for k in keys)} threads on {ncpu} cores"
+        fig.suptitle(f"Lock sweep: throughput and fairness, {threads}", fontsize=11)
         fig.tight_layout()
         tmax = max(k.x for k in keys)
         best = max(locks, key=lambda lk: self.table.get(
             next((k for k in keys if k.series == lk and k.x == tmax), keys[0]))["median"])
         top = next(k for k in keys if k.series == best and k.x == tmax)
-        self._save(fig, bench, "Lock sweep", (
+        self._save(fig, bench, f"Lock sweep, {threads}", (
             f"At {tmax} threads on {ncpu} cores {best} keeps the most throughput "
             f"({self.table[top]['median']:.3g} acquisitions/s, Jain "
             f"{self.table[top].get('jain', float('nan')):.2f})."))
@@ -202,13 +217,13 @@ class Figures:
         for k, r in self.table.items():
             if k.bench in benches and k.placement != "vm":
                 nat = analysis.point(self.table, k.bench, k.library, "vm",
-                                     "aware" if k.library == "vmpi" else "default",
+                                     analysis.native_policy(k.library, k.policy),
                                      k.ranks, k.series, k.x)
                 if nat is not None:
                     bars.append((f"{k.bench}\n{_series_name(k)}\n"
                                  f"{Placement.parse(k.placement).label}",
                                  stats.overhead_pct(r["median"], nat["median"], r["metric"]),
-                                 k.library))
+                                 k.library, k.ranks))
         if not bars:
             return
         bars.sort()
@@ -221,10 +236,11 @@ class Figures:
         ax.set_ylabel("overhead vs the same library in one VM (%)")
         ax.axhline(0, color="black", linewidth=0.8)
         ax.grid(True, axis="y", alpha=0.3)
-        fig.suptitle("Application overheads", fontsize=11)
+        title = f"Application overheads, {_ranks_text((b[3] for b in bars), self.cores)}"
+        fig.suptitle(title, fontsize=11)
         fig.tight_layout()
         worst = max(bars, key=lambda b: b[1])
-        self._save(fig, "apps", "Application overheads",
+        self._save(fig, "apps", title,
                    f"Largest overhead: {worst[0].replace(chr(10), ' · ')} at {worst[1]:+.0f} %.")
 
 
@@ -233,8 +249,9 @@ FIG_TITLES = {"latency": "Point-to-point latency vs message size (3σ jitter bar
               "mbw_mr": "Multi-pair bandwidth vs size", "multi_lat": "Multi-pair latency"}
 
 
-def make_figures(table: dict[Key, dict], study: Study, outdir: str) -> list[dict]:
-    figs = Figures(table, list(study.placements), outdir)
+def make_figures(table: dict[Key, dict], study: Study, outdir: str,
+                 cores: int | None = None) -> list[dict]:
+    figs = Figures(table, list(study.placements), outdir, cores)
     for b in study.benches:
         series = sorted({k.series for k in table if k.bench == b.name})
         if b.kind == "locks":
@@ -245,7 +262,7 @@ def make_figures(table: dict[Key, dict], study: Study, outdir: str) -> list[dict
         for s in series:
             unit = next(r["unit"] for k, r in table.items() if k.bench == b.name)
             if b.kind == "coll":
-                title = f"MPI_{s.capitalize()} latency vs size ({b.ranks} ranks)"
+                title = f"MPI_{s.capitalize()} latency vs size"
             elif b.kind == "rma":
                 title = f"One-sided {s.replace('_lat', '').replace('_bw', '')} " \
                     f"{'latency' if b.metric == 'latency' else 'bandwidth'} vs size " \
@@ -279,22 +296,54 @@ def _caveats(runs: list[dict], machine: dict) -> list[str]:
     """What a reader must know to read the numbers: oversubscribed runs, and
     limits the libraries beat."""
     out = []
-    cores = machine.get("cores") or 0
-    over = sorted({r["bench"] for r in runs if cores and r.get("ranks", 0) > cores
+    cores = machine.get("cores") or machine_cores()
+    over = sorted({r["bench"] for r in runs if oversubscribed(r.get("ranks", 0), cores)
                    and r.get("library") != "raw" and r.get("kind") != "locks"})
     if over:
+        yielded = any(r.get("policy") == "yield" for r in runs)
         out.append(f"<p class='small'><b>Oversubscribed:</b> {', '.join(over)} ran more "
                    f"ranks than the machine's {cores} cores. A library that busy-polls "
-                   "without yielding (Debian's MPICH over UCX) then waits for whole "
-                   "scheduler time slices (milliseconds) whenever the rank it waits for "
-                   "is not running; vmpi and Open MPI yield while they wait when "
-                   "oversubscribed. MPICH's times there measure that, not its "
-                   "communication paths.</p>")
+                   "then waits for whole scheduler time slices (milliseconds) whenever the "
+                   "rank it waits for is not running. vmpi yields while it waits when "
+                   "oversubscribed. "
+                   + ("MPICH and Open MPI ran there both as shipped and with their own "
+                      f"yielding setting (MPICH: {YIELD_TEXT['mpich']}, because its ch4 "
+                      "device has no setting of its own: MPIR_CVAR_POLLS_BEFORE_YIELD is "
+                      "read only by ch3, and ch4 calls sched_yield between polls only at "
+                      "MPI_THREAD_MULTIPLE; Open MPI: "
+                      f"{YIELD_TEXT['openmpi']}, which its mpirun already sets when it "
+                      "sees more ranks than slots); the summary quotes the better of the "
+                      "two and the table below shows both."
+                      if yielded else
+                      "MPICH and Open MPI ran only as shipped (this study's peer_policies "
+                      "leave out their yielding settings); Debian's MPICH busy-polls as "
+                      "shipped, so its times there measure that, not its communication "
+                      "paths.") + "</p>")
     out.append("<p class='small'><b>of limit</b> above 100 % means the library beats the "
                "single-stream limit program: vmpi's shared-memory pipeline copies on both "
                "cores at once (memcpy measures one), and its network path keeps several "
                "sends in flight (the raw TCP stream is one socket).</p>")
     return out
+
+
+def _both_settings(headline: list[dict]) -> list[str]:
+    """The summary's oversubscribed rows with each peer's two settings."""
+    rows = []
+    for r in headline:
+        if not any(f"{lib}_yield" in r for lib in ("mpich", "openmpi")):
+            continue
+        cells = analysis.headline_cells(r)[:3]
+        for lib in ("mpich", "openmpi"):
+            for pol in ("default", "yield"):
+                v = r.get(f"{lib}_{pol}")
+                cells.append(_fmt(v, r["unit"]) if v is not None else "-")
+        rows.append(cells)
+    if not rows:
+        return []
+    return ["<h3>MPICH and Open MPI with more ranks than cores: both settings</h3>",
+            _table_html(["benchmark", "placement", "ranks on cores", "MPICH as shipped",
+                         f"MPICH {YIELD_TEXT['mpich']}", "Open MPI as shipped",
+                         f"Open MPI {YIELD_TEXT['openmpi']}"], rows)]
 
 
 def write_html(path: str, study: Study, runs: list[dict], table: dict[Key, dict],
@@ -303,9 +352,13 @@ def write_html(path: str, study: Study, runs: list[dict], table: dict[Key, dict]
     first = ok[0] if ok else (runs[0] if runs else {})
     versions = sorted({(r["library"], r.get("library_version", "")) for r in runs})
     machine = first.get("machine", {})
-    _, skipped = grid(study)
+    cores = machine.get("cores") or machine_cores()
+    configs, skipped = grid(study, cores)
+    # the yielding settings that would change nothing go in one sentence
+    calm = [c for c, why in skipped if c.policy == "yield" and "not oversubscribed" in why]
+    skipped = [(c, why) for c, why in skipped if c not in calm]
     bad = [r for r in runs if r.get("status") != "ok"]
-    expected = study.reps * len(grid(study)[0])
+    expected = study.reps * len(configs)
     h = [f"<!doctype html><html><head><meta charset='utf-8'><title>vmpi study: "
          f"{html.escape(study.name)}</title><style>{CSS}</style></head><body>",
          f"<h1>vmpi study: {html.escape(study.name)}</h1>",
@@ -327,8 +380,10 @@ def write_html(path: str, study: Study, runs: list[dict], table: dict[Key, dict]
          "<b>of limit</b>: the share of the physical limit (cache-line ping-pong or memcpy "
          "inside a host, raw TCP between hosts).</p>",
          _table_html(list(analysis.HEADLINE_COLUMNS),
-                     [analysis.headline_cells(r) for r in headline])]
+                     [analysis.headline_cells(r, "†") for r in headline]),
+         f"<p class='small'>{html.escape(analysis.headline_legend(headline, '†'))}</p>"]
     h += _caveats(runs, machine)
+    h += _both_settings(headline)
     h.append("<h2>Figures</h2>")
     for fig in figures:
         h.append(f"<figure id='{fig['name']}'><h3>{html.escape(fig['title'])}</h3>"
@@ -343,12 +398,21 @@ def write_html(path: str, study: Study, runs: list[dict], table: dict[Key, dict]
     limits = [(k, r) for k, r in table.items() if r["kind"] == "limit"]
     if limits:
         h.append("<h2>Physical limits</h2>")
+        h.append(f"<p class='small'>Each on its own on the {cores} cores: cache-line "
+                 "ping-pong between two processes on two cores, memcpy on one core, raw TCP "
+                 "between two processes on two cores.</p>")
         h.append(_table_html(["limit", "size", "median", "3σ jitter", "reps"], [
             [k.bench, analysis.size_label(k.x), _fmt(r["median"], r["unit"]),
              _fmt(r["jitter3s"], r["unit"]), r["reps"]]
             for k, r in sorted(limits)]))
-    if skipped:
+    if skipped or calm:
         h.append("<h2>Not run</h2>")
+    if calm:
+        h.append(f"<p class='small'>The yielding settings of MPICH and Open MPI ran only "
+                 f"where the job had more ranks than the {cores} cores; in the other "
+                 f"{len(calm)} configurations every rank keeps a core and yielding changes "
+                 "nothing.</p>")
+    if skipped:
         h.append(_table_html(["benchmark", "library", "placement", "policy", "why"], [
             [c.bench, c.library, Placement.parse(c.placement).label, c.policy, why]
             for c, why in skipped]))
@@ -366,7 +430,8 @@ def write_html(path: str, study: Study, runs: list[dict], table: dict[Key, dict]
         keys = sorted(k for k in table if k.bench == b.name)
         if not keys:
             continue
-        rows = [[analysis.config_label(k) + (f" · {k.ranks} ranks" if b.kind == "coll" else ""),
+        rows = [[analysis.config_label(k) + (f" · {ranks_on_cores(k.ranks, cores)}"
+                                             if b.kind not in ("limit", "locks") else ""),
                  k.series, analysis.x_label(k.x, b.kind),
                  _fmt(table[k]["median"], table[k]["unit"]),
                  _fmt(table[k]["jitter3s"], table[k]["unit"]),
@@ -390,7 +455,9 @@ def make_report(study: Study, out: str, runs: list[dict]) -> tuple[str, list[dic
     table = analysis.summarize_runs(runs)
     head = analysis.headline(table, list(study.placements))
     analysis.write_csv(table, os.path.join(out, "summary.csv"))
-    figures = make_figures(table, study, out)
+    cores = next(((r.get("machine") or {}).get("cores") for r in runs
+                  if (r.get("machine") or {}).get("cores")), None)
+    figures = make_figures(table, study, out, cores)
     path = os.path.join(out, "report.html")
     write_html(path, study, runs, table, figures, head)
     return path, head

@@ -20,7 +20,7 @@ import time
 
 from .. import netns
 from . import parse
-from .spec import Bench, Config, Placement, Study, StudyError, grid
+from .spec import YIELD, Bench, Config, Placement, Study, StudyError, grid
 
 RESULTS = "results.jsonl"
 PLAN = "study.json"
@@ -219,13 +219,20 @@ def command(cfg: Config, b: Bench, lay: Layout, hosts: Hosts) -> tuple[str, dict
             # UCX would take its shared-memory transports between the emulated
             # VMs; between real VMs it has only the network.
             cmd += " -x UCX_TLS=tcp,self"
+            if cfg.policy == "yield":
+                cmd += " -x {}={}".format(*YIELD["mpich"])
         return f"{cmd} {tail}", env
     bind_mpich = "-bind-to core" if n <= cpus else "-bind-to none"
     bind_ompi = "--bind-to core" if n <= cpus else "--oversubscribe --bind-to none"
+    # the peer's own setting for waiting without holding the core
+    yld = ""
+    if cfg.policy == "yield":
+        yld = " -genv {} {}" if cfg.library == "mpich" else " --mca {} {}"
+        yld = yld.format(*YIELD[cfg.library])
     if pl.hosts == 1:
         if cfg.library == "mpich":
-            return f"mpiexec.mpich -n {n} {bind_mpich} {tail}", env
-        return f"mpiexec.openmpi -n {n} {bind_ompi} {tail}", {**OMPI_ROOT}
+            return f"mpiexec.mpich -n {n} {bind_mpich}{yld} {tail}", env
+        return f"mpiexec.openmpi -n {n} {bind_ompi}{yld} {tail}", {**OMPI_ROOT}
     net = hosts.get()
     env = {"NSW_PREFIX": net.hosts[0][:-1], "NSW_HOSTS": str(pl.hosts), "NSW_RANKS": str(n),
            "NSW_CPUS": str(cpus)}
@@ -233,13 +240,13 @@ def command(cfg: Config, b: Bench, lay: Layout, hosts: Hosts) -> tuple[str, dict
         # UCX lists interfaces in /sys, which only `ip netns exec` (the
         # wrapper) remounts for the namespace.
         env.update(UCX_TLS="tcp,self", UCX_NET_DEVICES=netns.IFACE)
-        return f"mpiexec.hydra -n {n} -bind-to none {hosts.wrapper} {tail}", env
+        return f"mpiexec.hydra -n {n} -bind-to none{yld} {hosts.wrapper} {tail}", env
     # Open MPI's PMIx server must listen on the emulated network, so mpirun
     # itself runs in host 0.
     env.update(OMPI_ROOT, PMIX_MCA_ptl_base_if_include=netns.IFACE)
     return (f"ip netns exec {net.hosts[0]} mpirun.openmpi -np {n} --oversubscribe "
             f"--bind-to none --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include "
-            f"{netns.IFACE} {hosts.wrapper} {tail}"), env
+            f"{netns.IFACE}{yld} {hosts.wrapper} {tail}"), env
 
 
 def execute(cmd: str, env: dict, timeout: float) -> tuple[str, int | None, str, str, float]:

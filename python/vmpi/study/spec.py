@@ -8,19 +8,36 @@ emulated with namespaces; ``Nguest`` and ``NhostMguest`` put the ranks in
 real QEMU guests instead (vmpirun --vm-guests; vmpi only).  A *policy*
 is vmpi's channel choice: ``aware`` (the default: smp, ivshmem, ofi by
 locality) or ``unaware`` (``VMPI_CHANNELS=smp,ofi``: the virtual NIC between
-VMs, what other MPIs do); other libraries have one policy, ``default``.
-Library ``raw`` runs the physical limits (no MPI).
+VMs, what other MPIs do).  MPICH and Open MPI run ``default`` (as shipped)
+and, where ranks outnumber the machine's cores, also ``yield``: their own
+setting for waiting without holding the core (:data:`YIELD`), so that a
+comparison under oversubscription measures their communication and not
+their busy polling.  Library ``raw`` runs the physical limits (no MPI).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field
 
 LIBRARIES = ("vmpi", "mpich", "openmpi")
 POLICIES = ("aware", "unaware")
+PEERS = ("mpich", "openmpi")
+PEER_POLICIES = ("default", "yield")
+# Each peer's own setting for yielding the core while it waits.  Open MPI:
+# mpi_yield_when_idle (its mpirun already sets it when it sees more ranks
+# than slots).  Debian's MPICH 4.0.2 (ch4:ucx) has no such setting:
+# MPIR_CVAR_POLLS_BEFORE_YIELD is in the library but only ch3:nemesis reads
+# it; ch4's MPID_Progress_wait calls sched_yield between polls only when the
+# library runs at MPI_THREAD_MULTIPLE (under its default global critical
+# section), which this variable makes MPI_Init ask for.
+YIELD = {"mpich": ("MPIR_CVAR_DEFAULT_THREAD_LEVEL", "MPI_THREAD_MULTIPLE"),
+         "openmpi": ("mpi_yield_when_idle", "1")}
+YIELD_TEXT = {"mpich": "MPIR_CVAR_DEFAULT_THREAD_LEVEL=MPI_THREAD_MULTIPLE",
+              "openmpi": "--mca mpi_yield_when_idle 1"}
 KINDS = ("p2p", "coll", "rma", "limit", "locks", "app")
 METRICS = ("latency", "bandwidth", "rate", "time")
 UNITS = {"latency": "us", "bandwidth": "MB/s", "rate": "1/s", "time": "us"}
@@ -119,11 +136,11 @@ CATALOGUE: dict[str, Bench] = {b.name: b for b in (
        headline=1048576),
     _b("multi_lat", "multi_lat", "-m 1:65536 -i 1000 -x 100", headline=8),
     _b("allreduce", "coll", "allreduce --sizes 8,1024,65536 -i 10 -x 1", "coll",
-       ranks=4, libraries=("vmpi", "mpich"), headline=8, timeout=15),
+       ranks=4, headline=8, timeout=15),
     _b("bcast", "coll", "bcast --sizes 8,1024,65536 -i 10 -x 1", "coll",
-       ranks=4, libraries=("vmpi", "mpich"), headline=8, timeout=15),
+       ranks=4, headline=8, timeout=15),
     _b("alltoall", "coll", "alltoall --sizes 8,1024,65536 -i 50 -x 5", "coll",
-       ranks=4, libraries=("vmpi", "mpich"), headline=8, timeout=30),
+       ranks=4, headline=8, timeout=30),
     _b("put", "rma", "-t put_lat -m 8:65536 -i 1000 -x 100", "rma", ranks=2,
        libraries=("vmpi", "mpich"), headline=8, timeout=30),
     _b("get", "rma", "-t get_lat -m 8:65536 -i 1000 -x 100", "rma", ranks=2,
@@ -139,8 +156,8 @@ CATALOGUE: dict[str, Bench] = {b.name: b for b in (
     _b("locks", "lockbench", "--lock ticket,spark,oticket,mcs,mutex --duration 0.1 "
        "--threads 1,2,4,8", "locks", "rate", ranks=1, libraries=("vmpi",),
        placements=("vm",)),
-) + tuple(_b(a, f"vmpi-{a}", args, "app", "time", ranks=4, libraries=("vmpi", "mpich"),
-             timeout=15) for a, args in APP_ARGS.items())}
+) + tuple(_b(a, f"vmpi-{a}", args, "app", "time", ranks=4, timeout=15)
+          for a, args in APP_ARGS.items())}
 for _bench in CATALOGUE.values():
     _bench.ranks = _bench.ranks or 2
 
@@ -154,6 +171,7 @@ class Study:
     placements: tuple[str, ...] = ("vm", "2vm", "2host")
     policies: tuple[str, ...] = POLICIES
     benches: list[Bench] = field(default_factory=list)
+    peer_policies: tuple[str, ...] = PEER_POLICIES  # MPICH's and Open MPI's settings
 
     def check(self) -> None:
         if self.reps < 1:
@@ -166,6 +184,10 @@ class Study:
         for pol in self.policies:
             if pol not in POLICIES:
                 raise StudyError(f"policy {pol!r} not one of {POLICIES}")
+        if "default" not in self.peer_policies or \
+                any(p not in PEER_POLICIES for p in self.peer_policies):
+            raise StudyError(f"peer_policies {list(self.peer_policies)}: want \"default\" "
+                             "and optionally \"yield\"")
         for p in self.placements:
             Placement.parse(p)
         if not self.benches:
@@ -186,7 +208,9 @@ class Study:
                    for b in d.get("benches", [])]
         s = cls(name=d["name"], reps=d["reps"], ranks=d.get("ranks"),
                 libraries=tuple(d["libraries"]), placements=tuple(d["placements"]),
-                policies=tuple(d["policies"]), benches=benches)
+                policies=tuple(d["policies"]), benches=benches,
+                # a study planned before the peers had two settings ran one
+                peer_policies=tuple(d.get("peer_policies", ("default",))))
         s.check()
         return s
 
@@ -229,7 +253,7 @@ def quick_study() -> Study:
 
 
 _STUDY_KEYS = {"name", "reps", "ranks", "libraries", "placements", "policies", "benchmarks",
-               "bench"}
+               "bench", "peer_policies"}
 _BENCH_KEYS = {f.name for f in dataclasses.fields(Bench)} - {"name"}
 
 
@@ -276,7 +300,8 @@ def load_toml(text: str, origin: str = "study file") -> Study:
         name=d.get("name", "custom"), reps=d.get("reps", 5), ranks=d.get("ranks"),
         libraries=tuple(d.get("libraries", LIBRARIES)),
         placements=tuple(d.get("placements", ("vm", "2vm", "2host"))),
-        policies=tuple(d.get("policies", POLICIES)), benches=benches)
+        policies=tuple(d.get("policies", POLICIES)), benches=benches,
+        peer_policies=tuple(d.get("peer_policies", PEER_POLICIES)))
     try:
         study.check()
     except StudyError as exc:
@@ -306,11 +331,27 @@ def series_label(library: str, placement: str, policy: str) -> str:
     lab = {"vmpi": "vmpi", "mpich": "MPICH", "openmpi": "Open MPI", "raw": "limit"}[library]
     if library == "vmpi" and policy == "unaware":
         lab += " (smp,ofi)"
+    if policy == "yield":
+        lab += " (yielding)"
     return f"{lab} · {Placement.parse(placement).label}"
 
 
-def skip_reason(b: Bench, lib: str, pl: Placement, policy: str, ranks: int) -> str | None:
-    """Why a combination cannot exist (None: it can)."""
+def machine_cores() -> int:
+    return os.cpu_count() or 1
+
+
+def oversubscribed(ranks: int, cores: int) -> bool:
+    """More ranks than the machine has cores (emulated VMs and hosts share it)."""
+    return ranks > cores
+
+
+def ranks_on_cores(ranks: int, cores: int, what: str = "rank") -> str:
+    return f"{ranks} {what}{'s' if ranks != 1 else ''} on {cores} core{'s' if cores != 1 else ''}"
+
+
+def skip_reason(b: Bench, lib: str, pl: Placement, policy: str, ranks: int,
+                cores: int | None = None) -> str | None:
+    """Why a combination cannot exist or is not worth running (None: it runs)."""
     if pl.real and lib != "vmpi":
         return "real QEMU guests run vmpi only (vmpirun --vm-guests serves PMI-1 to its ranks)"
     if pl.real and b.kind in ("limit", "locks"):
@@ -322,6 +363,10 @@ def skip_reason(b: Bench, lib: str, pl: Placement, policy: str, ranks: int) -> s
         return "smp,ofi picks the same channels as the default when no two VMs share a host"
     if b.kind != "limit" and ranks < pl.hosts * pl.vms:
         return f"{ranks} ranks cannot fill {pl.hosts * pl.vms} VMs"
+    cores = cores or machine_cores()
+    if policy == "yield" and not oversubscribed(ranks, cores):
+        return (f"{ranks_on_cores(ranks, cores)} is not oversubscribed: every rank keeps a "
+                "core, so yielding while waiting changes nothing")
     return None
 
 
@@ -329,8 +374,11 @@ def skip_reason(b: Bench, lib: str, pl: Placement, policy: str, ranks: int) -> s
 TWO_RANK_PROGRAMS = ("latency", "bw", "bibw", "rma")
 
 
-def grid(study: Study) -> tuple[list[Config], list[tuple[Config, str]]]:
-    """The configurations to run, and those skipped with the reason."""
+def grid(study: Study, cores: int | None = None
+         ) -> tuple[list[Config], list[tuple[Config, str]]]:
+    """The configurations to run on a machine of ``cores`` cores (default:
+    this one), and those skipped with the reason."""
+    cores = cores or machine_cores()
     run, skipped = [], []
     for b in study.benches:
         libs = b.libraries or study.libraries
@@ -339,7 +387,8 @@ def grid(study: Study) -> tuple[list[Config], list[tuple[Config, str]]]:
         pls = b.placements or study.placements
         for lib in libs:
             vmpi_mpi = lib == "vmpi" and b.kind != "locks"
-            policies = (study.policies or ("aware",)) if vmpi_mpi else ("default",)
+            policies = (study.policies or ("aware",)) if vmpi_mpi else \
+                study.peer_policies if lib in PEERS else ("default",)
             for pname in pls:
                 pl = Placement.parse(pname)
                 for pol in policies:
@@ -348,7 +397,7 @@ def grid(study: Study) -> tuple[list[Config], list[tuple[Config, str]]]:
                             and b.program not in TWO_RANK_PROGRAMS:
                         ranks = study.ranks
                     cfg = Config(b.name, lib, pname, pol, ranks)
-                    why = skip_reason(b, lib, pl, pol, cfg.ranks)
+                    why = skip_reason(b, lib, pl, pol, cfg.ranks, cores)
                     if why:
                         skipped.append((cfg, why))
                     else:
