@@ -106,7 +106,7 @@ static inline uint32_t rotl(uint32_t x, unsigned r)
         l2 = W(l2, y);                                                                 \
         l3 = W(l3, z);                                                                 \
     }                                                                                  \
-    if (n - i >= 8 && (!head || n >= 8)) {                                             \
+    if (n - i >= 8) {                                                                  \
         uint64_t w = load(s + i);                                                      \
         if (d)                                                                         \
             store(d + i, w);                                                           \

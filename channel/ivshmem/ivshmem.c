@@ -36,8 +36,7 @@ static struct {
     uint32_t ncells, nslots;
     uint64_t slot_bytes;
     uint64_t heap_off, heap_bytes;
-    bool integrity;
-    uint64_t secret;
+    uint64_t secret; /* keys the checksums when VMPI_INTEGRITY is on */
 } dir;
 static char where[300];
 
@@ -103,7 +102,7 @@ static void iv_finalize(void)
 
 static struct vmpi_cslot *iv_cslot(int world)
 {
-    if (dir.integrity)
+    if (vmpi_ivshmem_integrity())
         return NULL;
     for (int i = 0; i < area_ngroup; i++)
         if (area_group[i] == world)
@@ -244,7 +243,6 @@ void vmpi_ivshmem_area_dir(const struct vmpi_area_hdr *d, uint64_t secret)
     dir.pair_stride = pr->param[3];
     dir.heap_off = hp->off;
     dir.heap_bytes = hp->param[0];
-    dir.integrity = hp->param[1];
     dir.secret = secret;
 }
 
@@ -290,7 +288,7 @@ static void iv_init(const struct vmpi_chan_up *up, const struct vmpi_chan_setup 
     inst.nslots = dir.nslots;
     inst.slot_bytes = dir.slot_bytes;
     inst.split_min = vmpi_knob_num("VMPI_IVSHMEM_SPLIT_MIN");
-    if (dir.integrity && n)
+    if (vmpi_ivshmem_integrity() && n)
         vmpi_pair_sum_on(&inst, dir.secret);
     size_t eager_max = vmpi_knob_num("VMPI_IVSHMEM_EAGER_MAX");
     if (dir.heap_bytes) {

@@ -43,12 +43,6 @@ static inline struct vmpi_pair_slot *slot_at(const struct vmpi_pair_inst *in, ch
                                                 (sizeof(struct vmpi_pair_slot) + in->slot_bytes));
 }
 
-static void ring_check(const struct vmpi_pair_peer *p)
-{
-    if (VMPI_UNLIKELY(p->tx.corrupt))
-        vmpi_fatal("%s: corrupt ring position published by rank %d", p->in->where, p->world);
-}
-
 void *vmpi_pair_reserve(void *cs, size_t paylen)
 {
     struct vmpi_pair_peer *p = cs;
@@ -58,7 +52,7 @@ void *vmpi_pair_reserve(void *cs, size_t paylen)
         return vmpi_pair_sum_reserve(p, paylen);
     char *r = vmpi_ring_reserve(&p->tx, paylen + sizeof(struct vmpi_hdr));
     if (!r) {
-        ring_check(p);
+        vmpi_pair_ring_check(p);
         return NULL;
     }
     p->resv = r;
@@ -84,7 +78,7 @@ static bool ring_put(struct vmpi_pair_peer *p, const struct vmpi_hdr *h, const v
         return vmpi_pair_sum_put(p, h, pay, paylen);
     char *r = vmpi_ring_reserve(&p->tx, paylen + sizeof *h);
     if (!r) {
-        ring_check(p);
+        vmpi_pair_ring_check(p);
         return false;
     }
     memcpy(r, h, sizeof *h);

@@ -83,8 +83,8 @@ struct vmpi_pair_inst {
     size_t slot_bytes;
     size_t split_min; /* smallest transfer shared by both sides */
     struct vmpi_chan_stats stats;
-    /* Integrity (sum.c), NULL when off: a record being packed, a record or
-     * chunk being checked; the job's secret keys the checksums. */
+    /* Integrity (sum.c), NULL when off: a payload being packed, a record
+     * or chunk being checked; the job's secret keys the checksums. */
     char *stage, *bounce;
     uint64_t sum_key;
 };
@@ -128,6 +128,14 @@ struct vmpi_pair_peer {
  * slot size at up to 16 ranks. */
 void vmpi_pair_geom(const char *chan, uint64_t n, uint64_t slot_def, uint32_t *ncells,
                     uint32_t *nslots, uint64_t *slot_bytes);
+/* Ends the job if the peer published a ring position beyond ours (after
+ * a reserve found no room). */
+static inline void vmpi_pair_ring_check(const struct vmpi_pair_peer *p)
+{
+    if (VMPI_UNLIKELY(p->tx.corrupt))
+        vmpi_fatal("%s: corrupt ring position published by rank %d", p->in->where, p->world);
+}
+
 /* Bytes of one pair's block. */
 uint64_t vmpi_pair_stride(uint32_t ncells, uint32_t nslots, uint64_t slot_bytes);
 /* Zeroes the control words of the pair block at base (not the bulk data). */

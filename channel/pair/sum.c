@@ -60,43 +60,37 @@ void *vmpi_pair_sum_reserve(struct vmpi_pair_peer *p, size_t paylen)
 {
     char *r = vmpi_ring_reserve(&p->tx, paylen + sizeof(struct vmpi_hdr) + SUM_BYTES);
     if (!r) {
-        if (p->tx.corrupt)
-            vmpi_fatal("%s: corrupt ring position published by rank %d", p->in->where,
-                       p->world);
+        vmpi_pair_ring_check(p);
         return NULL;
     }
     p->resv = r;
-    return p->in->stage + sizeof(struct vmpi_hdr);
+    return p->in->stage;
 }
 
-/* Copies the packed record from the stage to the reserved cells with its
- * checksum and publishes it. */
-static void publish(struct vmpi_pair_peer *p, size_t paylen)
-{
-    size_t n = paylen + sizeof(struct vmpi_hdr);
-    uint32_t s = vmpi_sum_copy(seed(p->in, vmpi_job.rank, p->tx.tail, KIND_RECORD), p->resv,
-                               p->in->stage, n);
-    memcpy(p->resv + n, &s, sizeof s);
-    vmpi_ring_commit(&p->tx, n + sizeof s);
-}
-
-void vmpi_pair_sum_commit(struct vmpi_pair_peer *p, const struct vmpi_hdr *h, size_t paylen)
-{
-    memcpy(p->in->stage, h, sizeof *h);
-    publish(p, paylen);
-}
-
-/* Header and payload are private memory here: no stage needed. */
-bool vmpi_pair_sum_put(struct vmpi_pair_peer *p, const struct vmpi_hdr *h, const void *pay,
-                       size_t paylen)
+/* Copies header and payload, both in private memory (the caller's, or the
+ * stage core packed into), to the reserved cells with their checksum and
+ * publishes the record. */
+static void publish(struct vmpi_pair_peer *p, const struct vmpi_hdr *h, const void *pay,
+                    size_t paylen)
 {
     static_assert(sizeof *h == 24, "the header is the checksum's first block");
-    if (!vmpi_pair_sum_reserve(p, paylen))
-        return false;
     uint32_t s = vmpi_sum_copy_head(seed(p->in, vmpi_job.rank, p->tx.tail, KIND_RECORD), p->resv,
                                     h, pay, paylen);
     memcpy(p->resv + sizeof *h + paylen, &s, sizeof s);
     vmpi_ring_commit(&p->tx, sizeof *h + paylen + sizeof s);
+}
+
+void vmpi_pair_sum_commit(struct vmpi_pair_peer *p, const struct vmpi_hdr *h, size_t paylen)
+{
+    publish(p, h, p->in->stage, paylen);
+}
+
+bool vmpi_pair_sum_put(struct vmpi_pair_peer *p, const struct vmpi_hdr *h, const void *pay,
+                       size_t paylen)
+{
+    if (!vmpi_pair_sum_reserve(p, paylen))
+        return false;
+    publish(p, h, pay, paylen);
     return true;
 }
 
