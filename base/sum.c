@@ -151,6 +151,107 @@ __attribute__((target("sse4.2"))) static uint32_t sum_hw(uint32_t seed, void *ds
 {
     SUM_BODY(HW64, HW8);
 }
+
+/* The bytes after the last whole word, in order: the instruction's 4-, 2-
+ * and 1-byte forms are byte steps done together. */
+__attribute__((target("sse4.2"))) static inline uint32_t tail_hw(uint32_t c, unsigned char *d,
+                                                                const unsigned char *s, size_t t)
+{
+    if (t & 4) {
+        uint32_t v;
+        memcpy(&v, s, sizeof v);
+        if (d)
+            memcpy(d, &v, sizeof v);
+        c = _mm_crc32_u32(c, v);
+        s += 4;
+        d = d ? d + 4 : d;
+    }
+    if (t & 2) {
+        uint16_t v;
+        memcpy(&v, s, sizeof v);
+        if (d)
+            memcpy(d, &v, sizeof v);
+        c = _mm_crc32_u16(c, v);
+        s += 2;
+        d = d ? d + 2 : d;
+    }
+    if (t & 1) {
+        if (d)
+            *d = *s;
+        c = _mm_crc32_u8(c, *s);
+    }
+    return c;
+}
+
+/* The same sum for data of at most four words (a small message's record:
+ * with a head, at most 8 payload bytes), without the loops' bookkeeping:
+ * most records are that small, and this takes about 1 ns less a call. */
+__attribute__((target("sse4.2"))) static uint32_t small_hw(uint32_t seed, void *dst,
+                                                           const void *head, const void *src,
+                                                           size_t n)
+{
+    unsigned char *d = dst;
+    const unsigned char *s = src;
+    seed ^= (uint32_t)(n + (head ? 24 : 0));
+    uint32_t l0 = seed ^ LANE[0], l1 = seed ^ LANE[1], l2 = seed ^ LANE[2], l3 = seed ^ LANE[3];
+    if (head) {
+        const unsigned char *h = head;
+        uint64_t x = load(h), y = load(h + 8), z = load(h + 16);
+        if (d) {
+            store(d, x);
+            store(d + 8, y);
+            store(d + 16, z);
+            d += 24;
+        }
+        l0 = HW64(l0, x);
+        l1 = HW64(l1, y);
+        l2 = HW64(l2, z);
+        if (n == 8) {
+            uint64_t v = load(s);
+            if (d)
+                store(d, v);
+            return l0 ^ rotl(l1, 8) ^ rotl(l2, 16) ^ rotl(HW64(l3, v), 24);
+        }
+    } else {
+        /* 16-byte loads and stores: the caller reads the copy's first 16
+         * bytes (a header) at once, and a load that spans two stores
+         * waits for them to reach the cache instead of being forwarded. */
+        size_t i = 0;
+        if (n >= 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)s);
+            if (d)
+                _mm_storeu_si128((__m128i *)d, v);
+            l0 = HW64(l0, (uint64_t)_mm_cvtsi128_si64(v));
+            l1 = HW64(l1, (uint64_t)_mm_extract_epi64(v, 1));
+            i = 16;
+            if (n >= 32) {
+                v = _mm_loadu_si128((const __m128i *)(s + 16));
+                if (d)
+                    _mm_storeu_si128((__m128i *)(d + 16), v);
+                l2 = HW64(l2, (uint64_t)_mm_cvtsi128_si64(v));
+                l3 = HW64(l3, (uint64_t)_mm_extract_epi64(v, 1));
+                i = 32;
+            } else if (n >= 24) {
+                uint64_t w = load(s + 16);
+                if (d)
+                    store(d + 16, w);
+                l2 = HW64(l2, w);
+                i = 24;
+            }
+        } else if (n >= 8) {
+            uint64_t w = load(s);
+            if (d)
+                store(d, w);
+            l0 = HW64(l0, w);
+            i = 8;
+        }
+        s += i;
+        d = d ? d + i : d;
+        n -= i;
+    }
+    l0 = tail_hw(l0, d, s, n);
+    return l0 ^ rotl(l1, 8) ^ rotl(l2, 16) ^ rotl(l3, 24);
+}
 #endif
 
 /* A direct call of either (not a pointer): the small messages' path is a
@@ -171,7 +272,8 @@ static inline uint32_t sum(uint32_t seed, void *dst, const void *head, const voi
 {
 #if defined(__x86_64__)
     if (VMPI_LIKELY(use_hw))
-        return sum_hw(seed, dst, head, src, n);
+        return n <= (head ? 8 : 32) ? small_hw(seed, dst, head, src, n)
+                                    : sum_hw(seed, dst, head, src, n);
 #endif
     return sum_sw(seed, dst, head, src, n);
 }
