@@ -23,7 +23,8 @@ const struct vmpi_knob vmpi_knobs[] = {
           "Unexpected eager data held in memory before senders are stalled (bytes; K, M, G)"),
     COMPUTED("VMPI_YIELD_POLLS", "vmpi.core", VMPI_KNOB_NUM,
              "Idle progress polls between sched_yield calls, 0 = never; default 1 when the "
-             "machine has more ranks than processors, else 0 (at most 4096)"),
+             "machine has more ranks than processors, else 0, and at most 64 once a second "
+             "thread calls MPI under MPI_THREAD_MULTIPLE (at most 4096)"),
     NUM("VMPI_ASYNC", "vmpi.core", 1, 0, 1,
         "1: a progress helper thread serves passive-target RMA while ranks compute; 0: off"),
     NUM("VMPI_ASYNC_MIN_US", "vmpi.core", 50, 1, 1000000,

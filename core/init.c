@@ -49,6 +49,7 @@ static void progress_init(void)
     int onhost = vmpi_locality_kernel_ranks();
     vmpi_g.yield_polls = (unsigned)vmpi_env_u64("VMPI_YIELD_POLLS",
                                                  ncpu > 0 && onhost > ncpu ? 1 : 0, 0, 4096);
+    vmpi_g.yield_auto = !vmpi_knob_str("VMPI_YIELD_POLLS");
 }
 
 int vmpi_core_init(int required, int *provided)

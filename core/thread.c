@@ -100,14 +100,38 @@ static void revoke_bias(void)
     wait_for(&vmpi_cs_biased, VMPI_CS_REVOKED);
 }
 
+/* A second application thread calls MPI. Threads may outnumber the
+ * processors now, and one that is not in MPI cannot queue for the lock
+ * until it runs: a thread waiting in a blocking call, which would spin
+ * away its whole time slice, gives the processor up now and then (as the
+ * computed VMPI_YIELD_POLLS does when ranks outnumber processors). When
+ * nothing else is runnable, sched_yield returns at once. */
+#define SHARED_YIELD_POLLS 64
+
+static void second_thread(void)
+{
+    if (vmpi_g.yield_auto && (vmpi_g.yield_polls == 0 || vmpi_g.yield_polls > SHARED_YIELD_POLLS))
+        vmpi_g.yield_polls = SHARED_YIELD_POLLS;
+}
+
 void vmpi_cs_enter(void)
 {
+    static __thread bool counted;
+    static int threads; /* application threads that took the lock; under it */
     if (VMPI_UNLIKELY(atomic_load_explicit(&vmpi_cs_biased, memory_order_acquire) !=
                       VMPI_CS_REVOKED) &&
         !vmpi_cs_owner)
         revoke_bias();
     vmpi_oticket_lock_acquire(&cs);
     vmpi_cs_held = true;
+    /* Counted once the bias is gone, so the owner reads yield_polls under
+     * the lock from then on. The owner counts too: it may enter here only
+     * after the revocation. */
+    if (VMPI_UNLIKELY(!counted)) {
+        counted = true;
+        if (++threads == 2 && vmpi_cs_multiple)
+            second_thread();
+    }
 }
 
 /* The owner, inside without the lock, takes it: the bias is being revoked,
