@@ -30,8 +30,10 @@ static const char usage[] =
     "  Latency of one collective on MPI_COMM_WORLD, as OSU measures\n"
     "  it: each call timed on every rank, MPI_Barrier between iterations.\n"
     "  NAME: barrier, bcast, reduce, allreduce, gather, scatter, allgather,\n"
-    "        alltoall (reduce/allreduce: MPI_SUM of MPI_FLOAT, SIZE/4\n"
-    "        elements; others MPI_CHAR; root 0), or one of them with an i in\n"
+    "        alltoall, gatherv, scatterv, allgatherv, alltoallv (the v forms\n"
+    "        with SIZE from every rank, as OSU's; reduce/allreduce: MPI_SUM\n"
+    "        of MPI_FLOAT, SIZE/4 elements; others MPI_CHAR; root 0), or one\n"
+    "        of them with an i in\n"
     "        front: the non-blocking form, timed from the call to the end of\n"
     "        its MPI_Wait\n"
     "  -m [MIN:]MAX   message sizes from MIN to MAX bytes, doubling\n"
@@ -57,7 +59,8 @@ static const char usage[] =
 /* From COLL_GATHER on, a buffer holds one message per rank. */
 enum coll_kind {
     COLL_BARRIER, COLL_BCAST, COLL_REDUCE, COLL_ALLREDUCE,
-    COLL_GATHER, COLL_SCATTER, COLL_ALLGATHER, COLL_ALLTOALL
+    COLL_GATHER, COLL_SCATTER, COLL_ALLGATHER, COLL_ALLTOALL,
+    COLL_GATHERV, COLL_SCATTERV, COLL_ALLGATHERV, COLL_ALLTOALLV
 };
 
 static const struct coll_desc {
@@ -72,6 +75,10 @@ static const struct coll_desc {
     [COLL_SCATTER] = { "scatter", "MPI_Scatter" },
     [COLL_ALLGATHER] = { "allgather", "MPI_Allgather" },
     [COLL_ALLTOALL] = { "alltoall", "MPI_Alltoall" },
+    [COLL_GATHERV] = { "gatherv", "MPI_Gatherv" },
+    [COLL_SCATTERV] = { "scatterv", "MPI_Scatterv" },
+    [COLL_ALLGATHERV] = { "allgatherv", "MPI_Allgatherv" },
+    [COLL_ALLTOALLV] = { "alltoallv", "MPI_Alltoallv" },
 };
 #define NCOLLS ((int)(sizeof colls / sizeof colls[0]))
 
@@ -97,7 +104,17 @@ struct coll_ctx {
     MPI_Comm comm;
     int rank, nranks;
     void *sbuf, *rbuf;
+    int *counts, *displs; /* the v forms: SIZE per rank, blocks in rank order */
 };
+
+/* The v forms' counts and displacements for SIZE bytes per rank. */
+static void coll_v_layout(const struct coll_ctx *c, int size)
+{
+    for (int j = 0; j < c->nranks; j++) {
+        c->counts[j] = size;
+        c->displs[j] = j * size;
+    }
+}
 
 /* The collective NAME or iNAME (*nb set: no base name starts with i). */
 static int coll_lookup(const char *name, int *nb)
@@ -140,6 +157,22 @@ static void coll_once_nb(const struct coll_ctx *c, int size)
     case COLL_ALLTOALL:
         MPI_Ialltoall(c->sbuf, size, MPI_CHAR, c->rbuf, size, MPI_CHAR, c->comm, &r);
         break;
+    case COLL_GATHERV:
+        MPI_Igatherv(c->sbuf, size, MPI_CHAR, c->rbuf, c->counts, c->displs, MPI_CHAR, ROOT,
+                     c->comm, &r);
+        break;
+    case COLL_SCATTERV:
+        MPI_Iscatterv(c->sbuf, c->counts, c->displs, MPI_CHAR, c->rbuf, size, MPI_CHAR, ROOT,
+                      c->comm, &r);
+        break;
+    case COLL_ALLGATHERV:
+        MPI_Iallgatherv(c->sbuf, size, MPI_CHAR, c->rbuf, c->counts, c->displs, MPI_CHAR,
+                        c->comm, &r);
+        break;
+    case COLL_ALLTOALLV:
+        MPI_Ialltoallv(c->sbuf, c->counts, c->displs, MPI_CHAR, c->rbuf, c->counts, c->displs,
+                       MPI_CHAR, c->comm, &r);
+        break;
     default:
         return;
     }
@@ -180,6 +213,22 @@ static void coll_once(const struct coll_ctx *c, int size)
     case COLL_ALLTOALL:
         MPI_Alltoall(c->sbuf, size, MPI_CHAR, c->rbuf, size, MPI_CHAR, c->comm);
         break;
+    case COLL_GATHERV:
+        MPI_Gatherv(c->sbuf, size, MPI_CHAR, c->rbuf, c->counts, c->displs, MPI_CHAR, ROOT,
+                    c->comm);
+        break;
+    case COLL_SCATTERV:
+        MPI_Scatterv(c->sbuf, c->counts, c->displs, MPI_CHAR, c->rbuf, size, MPI_CHAR, ROOT,
+                     c->comm);
+        break;
+    case COLL_ALLGATHERV:
+        MPI_Allgatherv(c->sbuf, size, MPI_CHAR, c->rbuf, c->counts, c->displs, MPI_CHAR,
+                       c->comm);
+        break;
+    case COLL_ALLTOALLV:
+        MPI_Alltoallv(c->sbuf, c->counts, c->displs, MPI_CHAR, c->rbuf, c->counts, c->displs,
+                      MPI_CHAR, c->comm);
+        break;
     }
 }
 
@@ -202,18 +251,22 @@ static void coll_buffer_lens(const struct coll_ctx *c, size_t max, size_t *slen,
         *slen = *rlen = max;
         break;
     case COLL_GATHER:
+    case COLL_GATHERV:
         *slen = max;
         *rlen = root ? all : 0;
         break;
     case COLL_SCATTER:
+    case COLL_SCATTERV:
         *slen = root ? all : 0;
         *rlen = max;
         break;
     case COLL_ALLGATHER:
+    case COLL_ALLGATHERV:
         *slen = max;
         *rlen = all;
         break;
     case COLL_ALLTOALL:
+    case COLL_ALLTOALLV:
         *slen = *rlen = all;
         break;
     }
@@ -396,6 +449,10 @@ int main(int argc, char **argv)
     coll_buffer_lens(&c, (size_t)o.max_size, &slen, &rlen);
     c.sbuf = bench_mpi_alloc(&o, slen, 'a');
     c.rbuf = bench_mpi_alloc(&o, rlen, 'b');
+    c.counts = malloc((size_t)c.nranks * sizeof *c.counts);
+    c.displs = malloc((size_t)c.nranks * sizeof *c.displs);
+    if (c.counts == NULL || c.displs == NULL)
+        MPI_Abort(c.comm, 1);
     if (c.kind == COLL_REDUCE || c.kind == COLL_ALLREDUCE) {
         /* Ordinary floats: byte fill could make NaNs or denormals. */
         for (size_t k = 0; k < slen / sizeof(float); k++)
@@ -422,6 +479,7 @@ int main(int argc, char **argv)
             size < (long)sizeof(float))
             continue;
         coll_counts(&o, size, &iters, &warmup);
+        coll_v_layout(&c, (int)size);
 
         MPI_Barrier(c.comm);
         for (long i = 0; i < warmup + iters; i++) {
@@ -478,6 +536,8 @@ int main(int argc, char **argv)
     free(tsum);
     bench_mpi_free(&o, c.sbuf);
     bench_mpi_free(&o, c.rbuf);
+    free(c.counts);
+    free(c.displs);
     MPI_Finalize();
     return 0;
 }

@@ -195,6 +195,18 @@ int vmpi_node_scatter(struct coll_node *nd, const void *sbuf, MPI_Count scount,
 int vmpi_node_alltoall(struct coll_node *nd, const void *sbuf, MPI_Count scount,
                        struct vmpi_dtype *sdt, void *rbuf, MPI_Count rcount,
                        struct vmpi_dtype *rdt);
+int vmpi_node_allgatherv(struct coll_node *nd, const void *sbuf, MPI_Count scount,
+                         struct vmpi_dtype *sdt, void *rbuf, const int *rcounts,
+                         const int *displs, struct vmpi_dtype *rdt);
+int vmpi_node_gatherv(struct coll_node *nd, const void *sbuf, MPI_Count scount,
+                      struct vmpi_dtype *sdt, void *rbuf, const int *rcounts, const int *displs,
+                      struct vmpi_dtype *rdt, int root);
+int vmpi_node_scatterv(struct coll_node *nd, const void *sbuf, const int *scounts,
+                       const int *displs, struct vmpi_dtype *sdt, void *rbuf, MPI_Count rcount,
+                       struct vmpi_dtype *rdt, int root);
+int vmpi_node_alltoallv(struct coll_node *nd, const void *sbuf, const int *scounts,
+                        const int *sdispls, struct vmpi_dtype *sdt, void *rbuf,
+                        const int *rcounts, const int *rdispls, struct vmpi_dtype *rdt);
 
 /* ---- coll/hier.c ---------------------------------------------------------- */
 /* Whether the hierarchy wins on c: some node holds several of its ranks, and

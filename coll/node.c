@@ -20,6 +20,9 @@
  *              slot's other half, and the root (every rank) copies the
  *              slices out. Only layouts whose packed form is (count, dt)
  *              itself (node_reduce_ok); others use point-to-point.
+ *   gather, scatter, allgather, alltoall and their v forms: each rank's
+ *              block is copied into a slot once and out once by each
+ *              reader (below, "data movement").
  *
  * Reduction order: x0 op (x1 op (... op x(n-1))) over node ranks, for every
  * element, whatever the path; so results are the same on every rank and
@@ -56,8 +59,48 @@ static unsigned half(uint32_t seq, uint32_t step)
     return (seq + step) & 1;
 }
 
+/* Halves whose readers only count themselves in (the v-variants, below):
+ * their owner frees them before it uses them again, in whatever collective
+ * that is. A rank owns at most two slots (its VM's and its host's). */
+static struct owed {
+    struct vmpi_cslot_flag *f;
+    uint32_t readers;
+} owed[4];
+static int nowed;
+
+static void settle(struct owed *o)
+{
+    while (atomic_load_explicit(&o->f->ack, memory_order_acquire) < o->readers)
+        vmpi_progress();
+    atomic_store_explicit(&o->f->ack, 0, memory_order_relaxed);
+    atomic_store_explicit(&o->f->tag, 0, memory_order_release);
+    o->f = NULL;
+    nowed--;
+}
+
+static void owe(struct vmpi_cslot_flag *f, uint32_t readers)
+{
+    if (!readers)
+        return;
+    struct owed *o = &owed[0];
+    for (size_t i = 0; i < sizeof owed / sizeof *owed; i++)
+        if (!owed[i].f) {
+            o = &owed[i];
+            break;
+        }
+    if (o->f)
+        settle(o);
+    *o = (struct owed){f, readers};
+    nowed++;
+}
+
+/* The owner waits until the half is free. */
 static void wait_free(struct vmpi_cslot_flag *f)
 {
+    if (VMPI_UNLIKELY(nowed))
+        for (size_t i = 0; i < sizeof owed / sizeof *owed; i++)
+            if (owed[i].f == f)
+                settle(&owed[i]);
     while (atomic_load_explicit(&f->tag, memory_order_acquire) != 0)
         vmpi_progress();
 }
@@ -433,5 +476,204 @@ int vmpi_node_alltoall(struct coll_node *nd, const void *sbuf, MPI_Count scount,
     if (sbuf != MPI_IN_PLACE)
         return coll_local_copy2(block(rbuf, me, rcount, rdt), rcount, rdt,
                                 block(sbuf, me, scount, sdt), scount, sdt);
+    return MPI_SUCCESS;
+}
+
+/* ---- the v-variants --------------------------------------------------------
+ * Blocks differ in size, so the ranks do not all take the same number of
+ * steps. Allgatherv and Gatherv still know every step's readers (all ranks,
+ * or the root). In Scatterv and Alltoallv a reader knows only its own
+ * blocks, not how many others read a step: readers only count themselves
+ * in, and the owner, who knows the count, frees the half when it next
+ * needs it (owe, wait_free), so it does not wait for the readers here. */
+
+static size_t vbytes(const int *counts, int j, const struct vmpi_dtype *dt)
+{
+    return (size_t)counts[j] * (size_t)vmpi_dtype_size(dt);
+}
+
+/* Block j of a v-variant's buffer: at displs[j] extents of dt. */
+static char *vblock(const void *buf, const int *displs, int j, const struct vmpi_dtype *dt)
+{
+    return vmpi_dtype_addr(buf, (MPI_Aint)displs[j] * vmpi_dtype_extent(dt));
+}
+
+/* Bytes of a block of `total` bytes that step p moves (0 past its end). */
+static size_t piece_len(const struct step *p, size_t total, size_t piece)
+{
+    return total > p->off ? (total - p->off < piece ? total - p->off : piece) : 0;
+}
+
+static void count_in(struct vmpi_cslot_flag *f)
+{
+    atomic_fetch_add_explicit(&f->ack, 1, memory_order_acq_rel);
+}
+
+int vmpi_node_allgatherv(struct coll_node *nd, const void *sbuf, MPI_Count scount,
+                         struct vmpi_dtype *sdt, void *rbuf, const int *rcounts,
+                         const int *displs, struct vmpi_dtype *rdt)
+{
+    int n = nd->n, me = nd->me;
+    uint32_t seq = nd->seq++;
+    size_t most = 0;
+    for (int j = 0; j < n; j++)
+        most = vbytes(rcounts, j, rdt) > most ? vbytes(rcounts, j, rdt) : most;
+    struct vmpi_cslot *mine = nd->slot[me];
+    char *own = vblock(rbuf, displs, me, rdt);
+    for (int st = 0; st < steps_of(most, VMPI_CSLOT_HALF); st++) {
+        struct step p = step_at(nd, seq, st, most, VMPI_CSLOT_HALF);
+        size_t len = piece_len(&p, vbytes(rcounts, me, rdt), VMPI_CSLOT_HALF);
+        wait_free(&mine->flag[p.h]);
+        if (len && sbuf == MPI_IN_PLACE)
+            put(mine->data[p.h], own, rcounts[me], rdt, p.off, len);
+        else if (len)
+            put(mine->data[p.h], sbuf, scount, sdt, p.off, len);
+        publish(&mine->flag[p.h], p.tag, n - 1);
+        for (int i = 1; i < n; i++) {
+            int j = (me + i) % n;
+            struct vmpi_cslot *s = nd->slot[j];
+            size_t lj = piece_len(&p, vbytes(rcounts, j, rdt), VMPI_CSLOT_HALF);
+            wait_tag(&s->flag[p.h], p.tag);
+            if (lj)
+                get(vblock(rbuf, displs, j, rdt), rcounts[j], rdt, p.off, s->data[p.h], lj);
+            consume(&s->flag[p.h], n - 1);
+        }
+        if (len && sbuf != MPI_IN_PLACE)
+            get(own, rcounts[me], rdt, p.off, mine->data[p.h], len);
+    }
+    return MPI_SUCCESS;
+}
+
+int vmpi_node_gatherv(struct coll_node *nd, const void *sbuf, MPI_Count scount,
+                      struct vmpi_dtype *sdt, void *rbuf, const int *rcounts, const int *displs,
+                      struct vmpi_dtype *rdt, int root)
+{
+    int n = nd->n, me = nd->me;
+    uint32_t seq = nd->seq++;
+    if (me != root) {
+        struct vmpi_cslot *s = nd->slot[me];
+        size_t total = (size_t)(scount * vmpi_dtype_size(sdt));
+        for (int st = 0; st < steps_of(total, VMPI_CSLOT_HALF); st++) {
+            struct step p = step_at(nd, seq, st, total, VMPI_CSLOT_HALF);
+            wait_free(&s->flag[p.h]);
+            put(s->data[p.h], sbuf, scount, sdt, p.off, p.len);
+            publish(&s->flag[p.h], p.tag, 1);
+        }
+        return MPI_SUCCESS;
+    }
+    size_t most = 0;
+    for (int j = 0; j < n; j++)
+        if (j != me && vbytes(rcounts, j, rdt) > most)
+            most = vbytes(rcounts, j, rdt);
+    for (int st = 0; st < steps_of(most, VMPI_CSLOT_HALF); st++) {
+        struct step p = step_at(nd, seq, st, most, VMPI_CSLOT_HALF);
+        for (int j = 0; j < n; j++) {
+            size_t lj = piece_len(&p, vbytes(rcounts, j, rdt), VMPI_CSLOT_HALF);
+            if (j == me || !lj)
+                continue;
+            struct vmpi_cslot *s = nd->slot[j];
+            wait_tag(&s->flag[p.h], p.tag);
+            get(vblock(rbuf, displs, j, rdt), rcounts[j], rdt, p.off, s->data[p.h], lj);
+            consume(&s->flag[p.h], 1);
+        }
+    }
+    if (sbuf != MPI_IN_PLACE)
+        return coll_local_copy2(vblock(rbuf, displs, me, rdt), rcounts[me], rdt, sbuf, scount,
+                                sdt);
+    return MPI_SUCCESS;
+}
+
+int vmpi_node_scatterv(struct coll_node *nd, const void *sbuf, const int *scounts,
+                       const int *displs, struct vmpi_dtype *sdt, void *rbuf, MPI_Count rcount,
+                       struct vmpi_dtype *rdt, int root)
+{
+    int n = nd->n, me = nd->me;
+    uint32_t seq = nd->seq++;
+    size_t piece = part_bytes(n);
+    struct vmpi_cslot *s = nd->slot[root];
+    if (me != root) {
+        size_t total = (size_t)(rcount * vmpi_dtype_size(rdt));
+        for (int st = 0; st < steps_of(total, piece); st++) {
+            struct step p = step_at(nd, seq, st, total, piece);
+            wait_tag(&s->flag[p.h], p.tag);
+            get(rbuf, rcount, rdt, p.off, s->data[p.h] + (size_t)me * piece, p.len);
+            count_in(&s->flag[p.h]);
+        }
+        return MPI_SUCCESS;
+    }
+    size_t most = 0;
+    for (int j = 0; j < n; j++)
+        if (j != me && vbytes(scounts, j, sdt) > most)
+            most = vbytes(scounts, j, sdt);
+    for (int st = 0; st < steps_of(most, piece); st++) {
+        struct step p = step_at(nd, seq, st, most, piece);
+        wait_free(&s->flag[p.h]);
+        uint32_t readers = 0;
+        for (int j = 0; j < n; j++) {
+            size_t lj = piece_len(&p, vbytes(scounts, j, sdt), piece);
+            if (j == me || !lj)
+                continue;
+            put(s->data[p.h] + (size_t)j * piece, vblock(sbuf, displs, j, sdt), scounts[j], sdt,
+                p.off, lj);
+            readers++;
+        }
+        publish(&s->flag[p.h], p.tag, (int)readers);
+        owe(&s->flag[p.h], readers);
+    }
+    if (rbuf != MPI_IN_PLACE)
+        return coll_local_copy2(rbuf, rcount, rdt, vblock(sbuf, displs, me, sdt), scounts[me],
+                                sdt);
+    return MPI_SUCCESS;
+}
+
+int vmpi_node_alltoallv(struct coll_node *nd, const void *sbuf, const int *scounts,
+                        const int *sdispls, struct vmpi_dtype *sdt, void *rbuf,
+                        const int *rcounts, const int *rdispls, struct vmpi_dtype *rdt)
+{
+    int n = nd->n, me = nd->me;
+    uint32_t seq = nd->seq++;
+    size_t piece = part_bytes(n);
+    /* In place the blocks go out of rbuf, as in vmpi_node_alltoall. */
+    bool inplace = sbuf == MPI_IN_PLACE;
+    const void *src = inplace ? rbuf : sbuf;
+    const int *sc = inplace ? rcounts : scounts, *sd = inplace ? rdispls : sdispls;
+    struct vmpi_dtype *sdt2 = inplace ? rdt : sdt;
+    size_t most = 0;
+    for (int j = 0; j < n; j++) {
+        if (j == me)
+            continue;
+        most = vbytes(sc, j, sdt2) > most ? vbytes(sc, j, sdt2) : most;
+        most = vbytes(rcounts, j, rdt) > most ? vbytes(rcounts, j, rdt) : most;
+    }
+    struct vmpi_cslot *mine = nd->slot[me];
+    for (int st = 0; st < steps_of(most, piece); st++) {
+        struct step p = step_at(nd, seq, st, most, piece);
+        wait_free(&mine->flag[p.h]);
+        uint32_t readers = 0;
+        for (int j = 0; j < n; j++) {
+            size_t lj = piece_len(&p, vbytes(sc, j, sdt2), piece);
+            if (j == me || !lj)
+                continue;
+            put(mine->data[p.h] + (size_t)j * piece, vblock(src, sd, j, sdt2), sc[j], sdt2, p.off,
+                lj);
+            readers++;
+        }
+        publish(&mine->flag[p.h], p.tag, (int)readers);
+        owe(&mine->flag[p.h], readers);
+        for (int i = 1; i < n; i++) {
+            int j = (me + i) % n;
+            size_t lj = piece_len(&p, vbytes(rcounts, j, rdt), piece);
+            if (!lj)
+                continue;
+            struct vmpi_cslot *s = nd->slot[j];
+            wait_tag(&s->flag[p.h], p.tag);
+            get(vblock(rbuf, rdispls, j, rdt), rcounts[j], rdt, p.off,
+                s->data[p.h] + (size_t)me * piece, lj);
+            count_in(&s->flag[p.h]);
+        }
+    }
+    if (!inplace)
+        return coll_local_copy2(vblock(rbuf, rdispls, me, rdt), rcounts[me], rdt,
+                                vblock(sbuf, sdispls, me, sdt), scounts[me], sdt);
     return MPI_SUCCESS;
 }

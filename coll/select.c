@@ -142,6 +142,9 @@ int vmpi_coll_allgatherv(const void *sbuf, MPI_Count scount, struct vmpi_dtype *
                          void *rbuf, const int *rcounts, const int *displs,
                          struct vmpi_dtype *rdt, struct vmpi_comm *c)
 {
+    struct coll_node *nd = one_node(COLL_ALLGATHER, c);
+    if (nd)
+        return vmpi_node_allgatherv(nd, sbuf, scount, sdt, rbuf, rcounts, displs, rdt);
     struct coll_view v = coll_view_all(c);
     return vmpi_flat_allgatherv(&v, sbuf, scount, sdt, rbuf, rcounts, displs, rdt);
 }
@@ -160,6 +163,9 @@ int vmpi_coll_gatherv(const void *sbuf, MPI_Count scount, struct vmpi_dtype *sdt
                       const int *rcounts, const int *displs, struct vmpi_dtype *rdt, int root,
                       struct vmpi_comm *c)
 {
+    struct coll_node *nd = one_node(COLL_GATHER, c);
+    if (nd)
+        return vmpi_node_gatherv(nd, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root);
     struct coll_view v = coll_view_all(c);
     return vmpi_flat_gatherv(&v, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root);
 }
@@ -178,6 +184,9 @@ int vmpi_coll_scatterv(const void *sbuf, const int *scounts, const int *displs,
                        struct vmpi_dtype *sdt, void *rbuf, MPI_Count rcount,
                        struct vmpi_dtype *rdt, int root, struct vmpi_comm *c)
 {
+    struct coll_node *nd = one_node(COLL_SCATTER, c);
+    if (nd)
+        return vmpi_node_scatterv(nd, sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root);
     struct coll_view v = coll_view_all(c);
     return vmpi_flat_scatterv(&v, sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root);
 }
@@ -196,6 +205,9 @@ int vmpi_coll_alltoallv(const void *sbuf, const int *scounts, const int *sdispls
                         struct vmpi_dtype *sdt, void *rbuf, const int *rcounts,
                         const int *rdispls, struct vmpi_dtype *rdt, struct vmpi_comm *c)
 {
+    struct coll_node *nd = one_node(COLL_ALLTOALL, c);
+    if (nd)
+        return vmpi_node_alltoallv(nd, sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt);
     struct coll_view v = coll_view_all(c);
     return vmpi_flat_alltoallv(&v, sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt);
 }
