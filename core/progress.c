@@ -92,8 +92,12 @@ int vmpi_progress(void)
         return n;
     }
     ++idle;
-    if (VMPI_UNLIKELY(vmpi_g.yield_polls) && idle % vmpi_g.yield_polls == 0)
-        sched_yield();
+    if (VMPI_UNLIKELY(vmpi_g.yield_polls) && idle % vmpi_g.yield_polls == 0) {
+        if (VMPI_UNLIKELY(vmpi_cs_multiple) && depth == 0 && vmpi_cs_depth > 0)
+            vmpi_cs_sched_yield();
+        else
+            sched_yield();
+    }
     if (VMPI_UNLIKELY(idle >= PULL_IDLE_POLLS)) {
         idle = 0;
         vmpi_p2p_idle_pull();

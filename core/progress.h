@@ -48,6 +48,9 @@ bool vmpi_cs_try(void);
 void vmpi_cs_exit(void);
 /* A thread that waits lets a queued one in (between two polls). */
 void vmpi_cs_yield(void);
+/* A thread that waits gives its processor away, without the lock, so a
+ * thread that runs in its place can take it (between two polls). */
+void vmpi_cs_sched_yield(void);
 /* The outermost call returns: start or stop the helper, then drop the lock
  * or the owner's mark. */
 void vmpi_cs_leave(void);

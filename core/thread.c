@@ -181,6 +181,17 @@ void vmpi_cs_yield(void)
     vmpi_oticket_lock_acquire(&cs);
 }
 
+void vmpi_cs_sched_yield(void)
+{
+    if (!vmpi_cs_held) {
+        sched_yield();
+        return;
+    }
+    vmpi_oticket_unlock(&cs);
+    sched_yield();
+    vmpi_oticket_lock_acquire(&cs);
+}
+
 void vmpi_cs_leave(void)
 {
     if (!vmpi_cs_held && vmpi_cs_owner && vmpi_async_wanted && !vmpi_async_on) {
