@@ -6,6 +6,7 @@
     vmpi study --resume --out DIR
     vmpi study report DIR
     vmpi study compare OLD NEW [--threshold PCT]
+    vmpi study model [--out DIR] [--skip-measure] ...   (vmpi.study.model_run)
 
 A study is a grid of runs (library x placement x channel policy x
 benchmark, each repeated R times); see :mod:`vmpi.study.spec`.  Every
@@ -179,6 +180,9 @@ def _run(argv: list[str]) -> int:
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["model"]:
+        from .model_run import main as model_main
+        return model_main(argv[1:])
     if argv[:1] == ["compare"]:
         ap = argparse.ArgumentParser(prog="vmpi study compare",
                                      description="What got faster or slower beyond noise.")

@@ -1,0 +1,182 @@
+"""The collective cost model (vmpi.study.model): the fit recovers the
+parameters that made synthetic data, the simulator's predictions behave as
+the algorithms they mirror must, and `vmpi study model --skip-measure`
+turns stored measurements into the validation table and the predictions."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from vmpi.study import model
+from vmpi.study.model import Chan, Params, Placement, predict
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+TRUE = {"smp": Chan(0.3, 1.5e-4, 2.0, 1e-4, 0.2, 1e-4, 1.0, 1.2e-4),
+        "ivshmem": Chan(0.35, 2e-4, 2.5, 1.1e-4, 0.25, 1.2e-4, 1.5, 1.3e-4),
+        "ofi": Chan(12.0, 1.1e-3, 30.0, 1e-3, 9.0, 1e-3, 20.0, 2e-3)}
+SIZES = (1, 8, 64, 512, 4096, 16384, 32768, 65536)
+
+
+def synthetic() -> dict:
+    data = {}
+    for c, ch in TRUE.items():
+        data[c] = {"latency": {m: ch.one(m) for m in SIZES},
+                   "gap": {m: ch.gap(m) for m in SIZES}}
+        data["handoff-" + c] = {"latency": {8: 2.0 + ch.L}}
+    data["copy"] = {"gap": {1 << 20: (1 << 20) * 1.25e-4}}
+    return data
+
+
+def params() -> Params:
+    return model.fit(synthetic())
+
+
+def test_fit_recovers_parameters():
+    prm = params()
+    for c, ch in TRUE.items():
+        got = prm.chans[c]
+        for name in ("L", "G", "Lr", "Gr", "g", "Gg", "gr", "Ggr"):
+            assert getattr(got, name) == pytest.approx(getattr(ch, name), rel=1e-6), (c, name)
+        assert prm.handoff[c] == pytest.approx(2.0 + ch.L)
+    assert prm.copy == pytest.approx(1.25e-4)
+
+
+def test_fit_line_is_robust_to_noise_and_needs_two_points():
+    pts = {m: (5.0 + 1e-3 * m) * (1.05 if i % 2 else 0.95) for i, m in enumerate(SIZES)}
+    a, b = model.fit_line(pts)
+    assert a == pytest.approx(5.0, rel=0.1)
+    assert b == pytest.approx(1e-3, rel=0.1)
+    with pytest.raises(ValueError):
+        model.fit_line({8: 1.0})
+    with pytest.raises(ValueError):
+        model.fit({"smp": synthetic()["smp"]})
+    # the protocol switch: each regime is its own line
+    ch = TRUE["ofi"]
+    assert ch.one(model.EAGER) < ch.one(model.EAGER + 1) - 10
+
+
+def test_params_round_trip_json():
+    prm = params()
+    back = Params.from_json(json.loads(json.dumps(prm.to_json())))
+    assert back == prm
+
+
+@pytest.mark.parametrize("coll", model.COLLECTIVES)
+@pytest.mark.parametrize("aware", (True, False))
+def test_more_ranks_and_bytes_never_cost_less(coll, aware):
+    prm = params()
+    # (at 64 KiB the reductions switch from Rabenseifner to binomial once
+    # the vector has fewer elements than ranks, which can be cheaper)
+    for m in (8,) if "reduce" in coll else (8, 65536):
+        last = 0.0
+        for hosts, vms in ((1, 1), (1, 4), (4, 4), (64, 8), (1024, 8)):
+            t = predict(coll, Placement(hosts, vms, 4), m, aware, prm)
+            assert t >= last * 0.999, (coll, aware, hosts, vms, m, t, last)
+            last = t
+        if coll != "barrier":
+            small = predict(coll, Placement(16, 4, 4), 8, aware, prm)
+            big = predict(coll, Placement(16, 4, 4), 65536, aware, prm)
+            assert big > small
+
+
+def test_one_vm_needs_no_network_and_unaware_pays_it():
+    prm = params()
+    pl1 = Placement(1, 1, 16)
+    for coll in model.COLLECTIVES:
+        for aware in (True, False):
+            assert all(r.chan == "smp" for r in model.rounds(coll, pl1, 8, aware))
+    # 4 VMs of one host: the aware path never touches the network, the
+    # unaware one crosses it in every collective
+    pl = Placement(1, 4, 4)
+    for coll in model.COLLECTIVES:
+        assert all(r.chan != "ofi" for r in model.rounds(coll, pl, 8, True)), coll
+        assert any(r.chan == "ofi" for r in model.rounds(coll, pl, 8, False)), coll
+        assert predict(coll, pl, 8, False, prm) > predict(coll, pl, 8, True, prm), coll
+
+
+def test_rounds_follow_the_flat_algorithms():
+    v = model.full_view(Placement(1, 1, 16), False)
+    assert len(model.flat_barrier(v)) == 4                      # log2 16 rounds
+    assert len(model.flat_allgather(v, 65536)) == 15            # ring: p - 1
+    assert len(model.flat_allgather(v, 8)) == 4                 # recursive doubling
+    assert len(model.flat_alltoall(v, 65536)) == 15             # pairwise
+    assert len(model.flat_alltoall(v, 8)) == 4                  # Bruck, p >= 8
+    assert len(model.flat_alltoall(model.full_view(Placement(1, 1, 4), False), 8)) == 1
+    # recursive doubling at 8 B; Rabenseifner at 64 KiB: 2 log2 p rounds
+    assert len(model.flat_allreduce(v, 8)) == 4
+    assert len(model.flat_allreduce(v, 65536)) == 8
+    # xor partners stay in the VM below its size, cross above
+    v = model.full_view(Placement(2, 2, 4), True)
+    assert [v.chan(v.level_xor(d)) for d in (1, 2, 4, 8)] == ["smp", "smp", "ivshmem", "ofi"]
+
+
+def test_hierarchy_sends_once_per_host():
+    prm = params()
+    pl = Placement(1024, 8, 4)
+    ofi = [r for r in model.rounds("allreduce", pl, 8, True) if r.chan == "ofi"]
+    assert len(ofi) == 10          # recursive doubling over 1024 leaders
+    assert predict("bcast", pl, 8, True, prm) < predict("bcast", pl, 8, False, prm)
+
+
+def test_oversubscription_costs_turns():
+    prm = params()
+    pl = Placement(1, 1, 16)
+    assert predict("allreduce", pl, 8, True, prm, cores=2) > \
+        predict("allreduce", pl, 8, True, prm)
+    assert predict("allreduce", Placement(1, 1, 2), 8, True, prm, cores=2) == \
+        predict("allreduce", Placement(1, 1, 2), 8, True, prm)
+
+
+def _store(tmp_path):
+    """Stored measurements made from the synthetic parameters."""
+    chan = []
+    for c, d in synthetic().items():
+        if "latency" in d:
+            chan.append({"channel": c, "bench": "latency", "records": [
+                {"size": m, "p50_us": t} for m, t in d["latency"].items()]})
+        bench = "memcpy" if c == "copy" else "bw"
+        if "gap" in d:
+            chan.append({"channel": c, "bench": bench, "records": [
+                {"size": m, "mbps": m / t, "samples_mbps": [m / t]} for m, t in d["gap"].items()]})
+    with open(tmp_path / "channels.jsonl", "w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in chan)
+    prm = params()
+    pl = Placement(1, 2, 2)
+    with open(tmp_path / "colls.jsonl", "w") as f:
+        for rep, scale in enumerate((1.3, 1.0, 1.1)):
+            t = predict("allreduce", pl, 8, True, prm, cores=2) * scale
+            f.write(json.dumps({"ranks": 4, "hosts": 1, "vms": 2, "policy": "aware",
+                                "coll": "allreduce", "rep": rep,
+                                "records": [{"size": 8, "mean_us": t}]}) + "\n")
+
+
+def test_subcommand_from_stored_measurements(tmp_path):
+    _store(tmp_path)
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    p = subprocess.run([sys.executable, "-m", "vmpi", "study", "model", "--skip-measure",
+                        "--out", str(tmp_path)], capture_output=True, text=True, env=env,
+                       timeout=60)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads((tmp_path / "model.json").read_text())
+    (row,) = doc["validation"]
+    assert row["reps"] == 3
+    # the least disturbed run is the model's value; the median is kept
+    assert row["error_pct"] == pytest.approx(0.0, abs=1e-6)
+    assert row["median_us"] == pytest.approx(row["predicted_us"] * 1.1)
+    assert doc["within_25pct"] == 1
+    labels = {p["placement"] for p in doc["predictions"]}
+    assert {"1 x 4 x 4", "1 x 16 x 4", "1024 x 8 x 4"} <= labels
+    assert "| 1024 x 8 x 4 | 32768 | allreduce |" in p.stdout
+
+
+def test_subcommand_without_measurements(tmp_path):
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    p = subprocess.run([sys.executable, "-m", "vmpi", "study", "model", "--skip-measure",
+                        "--out", str(tmp_path)], capture_output=True, text=True, env=env,
+                       timeout=60)
+    assert p.returncode == 2
+    assert "no channel measurements" in p.stderr
