@@ -492,6 +492,16 @@ static size_t vbytes(const int *counts, int j, const struct vmpi_dtype *dt)
     return (size_t)counts[j] * (size_t)vmpi_dtype_size(dt);
 }
 
+/* The largest block of counts (of dt) but block `skip`'s (-1: none). */
+static size_t most_bytes(const int *counts, int n, int skip, const struct vmpi_dtype *dt)
+{
+    size_t most = 0;
+    for (int j = 0; j < n; j++)
+        if (j != skip && vbytes(counts, j, dt) > most)
+            most = vbytes(counts, j, dt);
+    return most;
+}
+
 /* Block j of a v-variant's buffer: at displs[j] extents of dt. */
 static char *vblock(const void *buf, const int *displs, int j, const struct vmpi_dtype *dt)
 {
@@ -515,9 +525,7 @@ int vmpi_node_allgatherv(struct coll_node *nd, const void *sbuf, MPI_Count scoun
 {
     int n = nd->n, me = nd->me;
     uint32_t seq = nd->seq++;
-    size_t most = 0;
-    for (int j = 0; j < n; j++)
-        most = vbytes(rcounts, j, rdt) > most ? vbytes(rcounts, j, rdt) : most;
+    size_t most = most_bytes(rcounts, n, -1, rdt);
     struct vmpi_cslot *mine = nd->slot[me];
     char *own = vblock(rbuf, displs, me, rdt);
     for (int st = 0; st < steps_of(most, VMPI_CSLOT_HALF); st++) {
@@ -561,10 +569,7 @@ int vmpi_node_gatherv(struct coll_node *nd, const void *sbuf, MPI_Count scount,
         }
         return MPI_SUCCESS;
     }
-    size_t most = 0;
-    for (int j = 0; j < n; j++)
-        if (j != me && vbytes(rcounts, j, rdt) > most)
-            most = vbytes(rcounts, j, rdt);
+    size_t most = most_bytes(rcounts, n, me, rdt);
     for (int st = 0; st < steps_of(most, VMPI_CSLOT_HALF); st++) {
         struct step p = step_at(nd, seq, st, most, VMPI_CSLOT_HALF);
         for (int j = 0; j < n; j++) {
@@ -601,10 +606,7 @@ int vmpi_node_scatterv(struct coll_node *nd, const void *sbuf, const int *scount
         }
         return MPI_SUCCESS;
     }
-    size_t most = 0;
-    for (int j = 0; j < n; j++)
-        if (j != me && vbytes(scounts, j, sdt) > most)
-            most = vbytes(scounts, j, sdt);
+    size_t most = most_bytes(scounts, n, me, sdt);
     for (int st = 0; st < steps_of(most, piece); st++) {
         struct step p = step_at(nd, seq, st, most, piece);
         wait_free(&s->flag[p.h]);
@@ -638,13 +640,8 @@ int vmpi_node_alltoallv(struct coll_node *nd, const void *sbuf, const int *scoun
     const void *src = inplace ? rbuf : sbuf;
     const int *sc = inplace ? rcounts : scounts, *sd = inplace ? rdispls : sdispls;
     struct vmpi_dtype *sdt2 = inplace ? rdt : sdt;
-    size_t most = 0;
-    for (int j = 0; j < n; j++) {
-        if (j == me)
-            continue;
-        most = vbytes(sc, j, sdt2) > most ? vbytes(sc, j, sdt2) : most;
-        most = vbytes(rcounts, j, rdt) > most ? vbytes(rcounts, j, rdt) : most;
-    }
+    size_t most = most_bytes(sc, n, me, sdt2), rmost = most_bytes(rcounts, n, me, rdt);
+    most = rmost > most ? rmost : most;
     struct vmpi_cslot *mine = nd->slot[me];
     for (int st = 0; st < steps_of(most, piece); st++) {
         struct step p = step_at(nd, seq, st, most, piece);
