@@ -482,13 +482,17 @@ static const struct vmpi_chan *net_chan(int *k)
  * channel's own address. A process connecting takes the first channel
  * whose record both have and whose connect accepts, so both ends of a
  * pair choose alike (a shared-memory channel accepts a process of its own
- * VM, and decides from both addresses alone). Without a network channel
- * there is none: greetings need one. */
+ * VM or host region, and decides from what both ends see alike: the two
+ * addresses, or the region). Without a network channel there is none:
+ * greetings need one. */
 size_t vmpi_locality_address(void *buf, size_t cap)
 {
     int net;
     if (!net_chan(&net))
         return 0;
+    for (int k = 0; vmpi_channels[k]; k++)
+        if ((started & (1u << k)) && vmpi_channels[k]->reach == VMPI_REACH_REGION)
+            vmpi_locality_join_alone();
     uint8_t *b = buf;
     size_t n = 0;
     /* The network's record first: it must fit, the others if they do. */

@@ -17,7 +17,9 @@
  * once: 0 = another host (or no region), its own slot = same VM, another
  * slot = same host, other VM. The list is in memory every VM of the host can
  * write, so its answer must agree with the cards, or the job stops with an
- * error naming the region. */
+ * error naming the region. A rank alone on its host makes its job's area
+ * there only when it first gives its address to another job, which may
+ * meet it there (vmpi_locality_join_alone). */
 #include "locality.h"
 #include "../channel/ivshmem/ivshmem.h"
 #include "../pmi/pmi.h"
@@ -134,8 +136,9 @@ struct vm_sections {
     uint32_t nvm;
 };
 
-/* Plans the detector's sections, then the ivshmem channel's. */
-static void area_plan(struct vmpi_area_hdr *d, int nranks, int nlocal)
+/* Plans the detector's sections, then the ivshmem channel's (with heap
+ * slices when heap). */
+static void area_plan(struct vmpi_area_hdr *d, int nranks, int nlocal, bool heap)
 {
     vmpi_area_init(d, nranks, nlocal);
     uint32_t nvm = nlocal < 254 ? (uint32_t)nlocal : 254;
@@ -143,12 +146,11 @@ static void area_plan(struct vmpi_area_hdr *d, int nranks, int nlocal)
     if (!t || !vmpi_area_add(d, VMPI_AREA_VMLIST, (uint64_t)nranks))
         vmpi_fatal("ivshmem region %s: cannot lay out this job's area", vmpi_region.path);
     t->param[0] = nvm;
-    vmpi_ivshmem_plan(d, nlocal);
+    vmpi_ivshmem_plan(d, nlocal, heap);
 }
 
 /* A new area (it may hold an earlier job's bytes, unless fresh): the
- * directory, empty VM table and list, the channel's sections (a fresh
- * area's are zero already). */
+ * directory, empty VM table and list, the channel's sections. */
 static void area_init(char *area, bool fresh, void *arg)
 {
     const struct vmpi_area_hdr *d = arg;
@@ -157,8 +159,7 @@ static void area_init(char *area, bool fresh, void *arg)
                                *l = vmpi_area_section(d, VMPI_AREA_VMLIST);
     memset(area + t->off, 0, t->len);
     memset(area + l->off, 0, l->len);
-    if (!fresh)
-        vmpi_ivshmem_area_init(area, d);
+    vmpi_ivshmem_area_init(area, d, fresh, vmpi_locality_job());
 }
 
 static void area_lost(const char *msg)
@@ -199,31 +200,59 @@ static uint32_t vm_slot(char *area, const struct vm_sections *d, const char *vm)
                d->nvm);
 }
 
-/* Joins the area and writes this rank's VM-list byte (before the barrier). */
-static void region_enter(struct vmpi_placement *pl, const uint64_t *uuid, const char *vm,
-                         struct vm_sections *vs, uint32_t *slot)
+/* Joins the job's area as rank `me` of the nlocal ranks of this host that
+ * use it (the claimant makes it): 0, or an error code. */
+static int area_join(int nlocal, int me, bool claimant, bool heap, struct vm_sections *vs)
 {
-    int n = vmpi_job.size, me = vmpi_job.rank, nlocal = 0, claimant = -1;
-    for (int r = 0; r < n; r++)
-        if (uuid[r] == uuid[me] && nlocal++ == 0)
-            claimant = r;
     uint64_t key[2];
     get_key(key);
     struct vmpi_area_hdr d;
-    area_plan(&d, n, nlocal);
+    area_plan(&d, vmpi_job.size, nlocal, heap);
     const char *domain = vmpi_knob_str("VMPI_DOMAIN");
     uint64_t dom = domain && *domain ? vmpi_fnv(VMPI_FNV_BASIS, domain, strlen(domain)) : key[0];
     uint32_t trust = VMPI_TRUST_DOMAIN((uint32_t)(dom ^ dom >> 32)) |
                      (vmpi_ivshmem_integrity() ? VMPI_TRUST_INTEGRITY : 0);
-    int rc = vmpi_region_join(key, trust, d.area_bytes, me == claimant, area_init, &d, area_lost);
+    int rc = vmpi_region_join(key, trust, d.area_bytes, claimant, area_init, &d, area_lost);
+    if (rc)
+        return rc;
+    area_check(&d, vmpi_job.size, vs);
+    vmpi_ivshmem_area_dir(&d, vmpi_ivshmem_integrity() ? get_secret() : 0, trust, me,
+                          vmpi_job.rank);
+    return 0;
+}
+
+/* Joins the area and writes this rank's VM-list byte (before the barrier). */
+static void region_enter(struct vmpi_placement *pl, const uint64_t *uuid, const char *vm,
+                         struct vm_sections *vs, uint32_t *slot)
+{
+    int n = vmpi_job.size, me = vmpi_job.rank, nlocal = 0, claimant = -1, index = 0;
+    for (int r = 0; r < n; r++)
+        if (uuid[r] == uuid[me]) {
+            if (nlocal++ == 0)
+                claimant = r;
+            index += r < me;
+        }
+    int rc = area_join(nlocal, index, me == claimant, true, vs);
     if (rc)
         vmpi_fatal("%s", vmpi_err_text(rc));
-    area_check(&d, n, vs);
-    vmpi_ivshmem_area_dir(&d, vmpi_ivshmem_integrity() ? get_secret() : 0);
     *slot = vm_slot(vmpi_region.area, vs, vm);
     volatile uint8_t *list = (volatile uint8_t *)(vmpi_region.area + vs->vmlist_off);
     list[me] = (uint8_t)(*slot + 1);
     pl->ngroup = nlocal;
+}
+
+void vmpi_locality_join_alone(void)
+{
+    static bool tried;
+    if (vmpi_region.area || !vmpi_region.base || tried || vmpi_ivshmem_integrity())
+        return;
+    tried = true;
+    struct vm_sections vs;
+    int rc = area_join(1, 0, true, false, &vs);
+    const char *verbose = vmpi_knob_str("VMPI_VERBOSE");
+    if (rc && verbose && atoi(verbose) > 0)
+        fprintf(stderr, "vmpi: rank %d reaches other jobs without the host region: %s\n",
+                vmpi_job.rank, vmpi_err_text(rc));
 }
 
 /* Reads the VM list once and checks it against the cards. */

@@ -25,6 +25,11 @@ struct vmpi_placement {
  * VM-list detection (two PMI barriers). */
 void vmpi_locality_detect(struct vmpi_placement *pl, bool use_region);
 void vmpi_locality_placement_free(struct vmpi_placement *pl);
+/* A rank alone on its host at init did not join the job's area; processes
+ * of other jobs in other VMs of the host meet it there, so it joins now
+ * (tried once; an area without heap slices; on failure other jobs reach it
+ * over the network). */
+void vmpi_locality_join_alone(void);
 
 /* ---- the coordinator (coord.c) --------------------------------------------- */
 
@@ -95,8 +100,9 @@ void vmpi_locality_rdma_get(int world, void *buf, size_t len, const struct vmpi_
 
 /* ---- processes of other jobs (dynamic processes) --------------------------
  * They get world ranks after the job's own, in the order they connect, and
- * the first channel that takes them: smp for a process of this VM, else
- * the network channel (the one that greets). job(): this job's name for
+ * the first channel that takes them: smp for a process of this VM,
+ * ivshmem for one of another VM of this host (the host region), else the
+ * network channel (the one that greets). job(): this job's name for
  * them. address(): this process's address for them, one record per
  * channel that connects (0 when no network channel reaches other jobs).
  * connect(): the world rank of rank `rank` of job `job` at that address

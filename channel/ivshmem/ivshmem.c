@@ -13,19 +13,67 @@
  * corrupt it; every offset another rank names is checked against that
  * rank's slice before a byte is copied.
  *
+ * Processes of other jobs (dynamic processes) in another VM of the host
+ * talk through a pool of pair slots at the end of the PAIRS section of a
+ * job's area (channel/pair/pool.h): a process finds the area of the other
+ * job in the region's job table (same trust domain, same pair geometry,
+ * the other process in the pool's member list), and both ends use the
+ * pool of the one with the lower name. They stream rendezvous data through
+ * the bulk slots (a heap offset names memory of one area, not the other's).
+ * Slots are never given back (so a full pool sends both ends to the
+ * network alike). A process whose slot lies in another job's area is one
+ * more user of that area until it finalizes, so the area outlives its job
+ * while messages in it may be unread; if it is taken back all the same
+ * (its heartbeat stopped and a job needed the room), the peer is moved to
+ * private memory before it is polled again.
+ *
  * With VMPI_INTEGRITY=crc32c the region carries messages only: every ring
  * record and bulk chunk is checksummed (channel/pair/sum.c), and nothing
  * the program computes on lives in the region (no heap slices, so
  * MPI_Alloc_mem and windows take private memory and reach other VMs by
- * messages; no collective slots, so node collectives use messages too). */
+ * messages; no collective slots, so node collectives use messages too),
+ * and no pools: the checksums are keyed by the job's secret, which another
+ * job does not have, so other jobs are reached over the network. */
 #include "ivshmem.h"
-#include "../pair/pair.h"
+#include "../pair/pool.h"
 #include "../../shm/cslot.h"
 #include "../../shm/region.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+
+/* The pool of a job's area, after its n * n pairs in the PAIRS section
+ * when the section is longer than those (so its length says how many
+ * slots the pool has):
+ *   struct iv_pool                     one page: magic, job, nslots and nlocal,
+ *                                      written before the area is published;
+ *                                      the claims (pool.h)
+ *   _Atomic uint32_t member[nlocal]    area index -> job rank + 1, written by
+ *                                      each rank as it joins (0: none)
+ *   slots, at POOL_SLOTS_AT(nlocal)    slot i's two blocks at + stride * 2i
+ * Another VM may write all of it: a process reads the header and members
+ * of another job's pool only to compare them, and indexes nothing by them. */
+#define POOL_MAGIC 0x6c6f6f702d766976ull /* "vi-pool" */
+#define POOL_NSLOTS 8 /* at most */
+struct iv_pool {
+    uint64_t magic;
+    uint32_t job, nslots;
+    uint32_t nlocal, rsvd;
+    _Atomic uint64_t claim[POOL_NSLOTS];
+    char pad[4096 - 24 - 8 * POOL_NSLOTS];
+};
+static_assert(sizeof(struct iv_pool) == 4096, "pool header is one page");
+#define POOL_SLOTS_AT(n) (sizeof(struct iv_pool) + ((4 * (uint64_t)(n) + 4095) & ~4095ull))
+
+/* A job's pool: where it is in the region, its slots, how many. */
+struct pool_ref {
+    uint64_t off; /* in its area */
+    struct iv_pool *h;
+    char *slots;
+    uint32_t n;
+};
 
 /* This job's sections of the area, from its checked directory. */
 static struct {
@@ -37,6 +85,9 @@ static struct {
     uint64_t slot_bytes;
     uint64_t heap_off, heap_bytes;
     uint64_t secret; /* keys the checksums when VMPI_INTEGRITY is on */
+    uint64_t pool_off; /* this area's pool, 0 without one */
+    uint32_t pool_slots;
+    uint32_t trust;    /* this job's trust word (shm/region.h) */
 } dir;
 static char where[300];
 
@@ -51,6 +102,20 @@ static char *heap;        /* this rank's slice, or NULL */
 static int *area_group;   /* area index -> world rank (the area's ranks) */
 static int area_ngroup;
 static uint64_t heap_lo;  /* its area offset */
+static uint32_t job_name; /* this job's name for other jobs */
+static size_t eager_knob; /* VMPI_IVSHMEM_EAGER_MAX */
+
+/* Peers of other jobs whose slot lies in their job's pool: the job table
+ * entry of that area as found (its first of count), and, once it changed
+ * (the area was taken back), the private blocks the peer was moved to. */
+static struct far {
+    struct vmpi_pair_peer *p;
+    struct vmpi_region_chunk *entry;
+    uint64_t state, key0;
+    uint32_t count;
+    char *moved;
+} *fars;
+static int nfars;
 
 static uint64_t iv_addr_of(const void *buf, size_t n)
 {
@@ -76,8 +141,62 @@ static bool iv_copy(struct vmpi_pair_peer *p, char *local, uint64_t remote, size
 static const struct vmpi_pair_ops iv_ops = {iv_addr_of, iv_copy};
 static struct vmpi_pair_inst inst = {.ops = &iv_ops, .where = where};
 
+/* Whether f's area is still what it was when f was found. */
+static bool far_same(const struct far *f)
+{
+    return atomic_load_explicit(&f->entry->state, memory_order_acquire) == f->state &&
+           f->entry->key[0] == f->key0;
+}
+
+/* The area of another job holding a slot of this process stays until
+ * this process is done with it, also when that job ends first (with
+ * messages it sent still unread): one more user of it (shm/region.h). */
+static void far_hold(const struct far *f)
+{
+    atomic_fetch_add(&f->entry->users, 1);
+}
+
+/* At finalize: one user less, and if it was the last, the area's chunks
+ * go back to the region as its last rank would give them (region.h). */
+static void far_release(const struct far *f)
+{
+    if (f->moved || !far_same(f) || atomic_fetch_sub(&f->entry->users, 1) != 1)
+        return;
+    uint32_t head = (uint32_t)(f->entry - (struct vmpi_region_chunk *)(vmpi_region.base +
+                                                                    sizeof(struct vmpi_region_hdr)));
+    for (uint32_t k = f->count; k-- > 0;) {
+        struct vmpi_region_chunk *c = f->entry + k;
+        uint64_t s = k ? atomic_load(&c->state) : f->state;
+        if (k && (VMPI_CHUNK_KIND(s) != VMPI_CHUNK_CONT || c->head != head))
+            continue;
+        atomic_compare_exchange_strong(&c->state, &s,
+                                       VMPI_CHUNK_STATE(VMPI_CHUNK_GEN(s) + 1, VMPI_CHUNK_FREE));
+    }
+}
+
+/* Moves peers whose slot lay in an area that was freed to private blocks,
+ * where they find nothing to read and write nothing shared, before their
+ * slot is read again: the chunks may be another job's by now. */
+static void far_check(void)
+{
+    for (int i = 0; i < nfars; i++) {
+        struct far *f = &fars[i];
+        if (f->moved || far_same(f))
+            continue;
+        void *m = mmap(NULL, 2 * dir.pair_stride, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED)
+            vmpi_fatal("%s: out of memory", where);
+        f->moved = m;
+        vmpi_pair_pool_attach(&inst, f->p, f->p->world, m, dir.pair_stride, 0, true,
+                              f->p->eager_max);
+    }
+}
+
 static int iv_poll(void)
 {
+    if (VMPI_UNLIKELY(nfars))
+        far_check();
     return vmpi_pair_poll(&inst);
 }
 
@@ -89,6 +208,14 @@ static bool iv_busy(void)
 static void iv_finalize(void)
 {
     vmpi_pair_finalize(&inst);
+    for (int i = 0; i < nfars; i++) {
+        far_release(&fars[i]);
+        if (fars[i].moved)
+            munmap(fars[i].moved, 2 * dir.pair_stride);
+    }
+    free(fars);
+    fars = NULL;
+    nfars = 0;
     free(blks);
     blks = NULL;
     nblks = 0;
@@ -172,20 +299,26 @@ bool vmpi_ivshmem_integrity(void)
     return on;
 }
 
-void vmpi_ivshmem_plan(struct vmpi_area_hdr *d, int nlocal)
+void vmpi_ivshmem_plan(struct vmpi_area_hdr *d, int nlocal, bool heap_on)
 {
     uint32_t ncells, nslots;
     uint64_t sb;
     vmpi_pair_geom("IVSHMEM", (uint64_t)nlocal, 65536, &ncells, &nslots, &sb);
     uint64_t stride = vmpi_pair_stride((uint32_t)ncells, (uint32_t)nslots, sb);
     uint64_t n = (uint64_t)nlocal;
-    struct vmpi_area_sec *cs = vmpi_area_add(d, VMPI_AREA_CSLOT, n * VMPI_CSLOT_BYTES);
-    struct vmpi_area_sec *pr = vmpi_area_add(d, VMPI_AREA_PAIRS, n * n * stride);
     bool integrity = vmpi_ivshmem_integrity();
-    uint64_t heap = integrity ? 0
-                              : (vmpi_env_bytes("VMPI_IVSHMEM_HEAP",
-                                                default_heap(d->area_bytes, d->nlocal), 0,
-                                                1ull << 36) + 4095) & ~4095ull;
+    /* The pool takes up to a 16th of the region (none with integrity
+     * checks: other jobs then go over the network). */
+    uint64_t slots = integrity ? 0 : vmpi_region.size / 16 / (2 * stride);
+    slots = slots > POOL_NSLOTS ? POOL_NSLOTS : slots;
+    uint64_t pool = slots ? POOL_SLOTS_AT(n) + slots * 2 * stride : 0;
+    struct vmpi_area_sec *cs = vmpi_area_add(d, VMPI_AREA_CSLOT, n * VMPI_CSLOT_BYTES);
+    struct vmpi_area_sec *pr = vmpi_area_add(d, VMPI_AREA_PAIRS, n * n * stride + pool);
+    uint64_t heap = integrity || !heap_on
+                        ? 0
+                        : (vmpi_env_bytes("VMPI_IVSHMEM_HEAP",
+                                          default_heap(d->area_bytes, d->nlocal), 0,
+                                          1ull << 36) + 4095) & ~4095ull;
     struct vmpi_area_sec *hp = vmpi_area_add(d, VMPI_AREA_HEAP, n * heap);
     if (!cs || !pr || !hp)
         vmpi_fatal("ivshmem region %s: cannot lay out this job's area", vmpi_region.path);
@@ -198,32 +331,64 @@ void vmpi_ivshmem_plan(struct vmpi_area_hdr *d, int nlocal)
     hp->param[1] = integrity;
 }
 
-void vmpi_ivshmem_area_init(char *area, const struct vmpi_area_hdr *d)
+/* Whether a PAIRS section of n ranks (n <= 65536) describes pairs this
+ * process can index, and its pool: pool->n 0 when it has none, else the
+ * pool's offset in the area (pool->off). */
+static bool pairs_ok(const struct vmpi_area_sec *pr, uint64_t n, struct pool_ref *pool)
+{
+    uint64_t pairs, stride = pr->param[3], at = POOL_SLOTS_AT(n);
+    bool ok = pr->param[0] >= 64 && pr->param[0] <= (1u << 20) &&
+              !(pr->param[0] & (pr->param[0] - 1)) && pr->param[1] >= 2 &&
+              pr->param[1] <= 1024 && pr->param[2] >= 4096 && pr->param[2] <= (1u << 26) &&
+              pr->param[2] % 64 == 0 &&
+              stride >= vmpi_pair_stride((uint32_t)pr->param[0], (uint32_t)pr->param[1],
+                                         pr->param[2]) &&
+              stride % 4096 == 0 && stride <= (1ull << 40) &&
+              !__builtin_mul_overflow(n * n, stride, &pairs) && pr->len >= pairs;
+    uint64_t rest = ok ? pr->len - pairs : 0;
+    *pool = (struct pool_ref){0};
+    if (rest >= at + 2 * stride) {
+        uint64_t k = (rest - at) / (2 * stride);
+        pool->off = pr->off + pairs;
+        pool->n = (uint32_t)(k > POOL_NSLOTS ? POOL_NSLOTS : k);
+    }
+    return ok;
+}
+
+void vmpi_ivshmem_area_init(char *area, const struct vmpi_area_hdr *d, bool fresh, uint32_t job)
 {
     const struct vmpi_area_sec *cs = vmpi_area_section(d, VMPI_AREA_CSLOT),
                                *pr = vmpi_area_section(d, VMPI_AREA_PAIRS);
-    memset(area + cs->off, 0, cs->len);
-    for (uint64_t i = 0; i < (uint64_t)d->nlocal * d->nlocal; i++)
-        vmpi_pair_clear(area + pr->off + i * pr->param[3], (uint32_t)pr->param[0],
-                        (uint32_t)pr->param[1], pr->param[2]);
+    if (!fresh) {
+        memset(area + cs->off, 0, cs->len);
+        for (uint64_t i = 0; i < (uint64_t)d->nlocal * d->nlocal; i++)
+            vmpi_pair_clear(area + pr->off + i * pr->param[3], (uint32_t)pr->param[0],
+                            (uint32_t)pr->param[1], pr->param[2]);
+    }
+    struct pool_ref ref;
+    if (!pairs_ok(pr, d->nlocal, &ref) || !ref.n)
+        return;
+    struct iv_pool *pool = (struct iv_pool *)(area + ref.off);
+    if (!fresh)
+        memset(pool, 0, POOL_SLOTS_AT(d->nlocal));
+    pool->magic = POOL_MAGIC;
+    pool->job = job;
+    pool->nslots = ref.n;
+    pool->nlocal = d->nlocal;
 }
 
-void vmpi_ivshmem_area_dir(const struct vmpi_area_hdr *d, uint64_t secret)
+void vmpi_ivshmem_area_dir(const struct vmpi_area_hdr *d, uint64_t secret, uint32_t trust,
+                           int me, int rank)
 {
     snprintf(where, sizeof where, "ivshmem region %s", vmpi_region.path);
     const struct vmpi_area_sec *cs = vmpi_area_section(d, VMPI_AREA_CSLOT),
                                *pr = vmpi_area_section(d, VMPI_AREA_PAIRS),
                                *hp = vmpi_area_section(d, VMPI_AREA_HEAP);
-    uint64_t n = d->nlocal, pairs, heaps;
-    bool ok = cs && pr && hp && n <= 65536 && cs->param[0] == VMPI_CSLOT_BYTES &&
-              cs->len >= n * VMPI_CSLOT_BYTES && pr->param[0] >= 64 &&
-              pr->param[0] <= (1u << 20) && !(pr->param[0] & (pr->param[0] - 1)) &&
-              pr->param[1] >= 2 && pr->param[1] <= 1024 && pr->param[2] >= 4096 &&
-              pr->param[2] <= (1u << 26) && pr->param[2] % 64 == 0 &&
-              pr->param[3] >= vmpi_pair_stride((uint32_t)pr->param[0], (uint32_t)pr->param[1],
-                                               pr->param[2]) &&
-              pr->param[3] % 4096 == 0 && !__builtin_mul_overflow(n * n, pr->param[3], &pairs) &&
-              pr->len >= pairs && hp->param[0] % 4096 == 0 &&
+    uint64_t n = d->nlocal, heaps;
+    struct pool_ref pool = {0};
+    bool ok = cs && pr && hp && n <= 65536 && me >= 0 && (uint64_t)me < n &&
+              cs->param[0] == VMPI_CSLOT_BYTES && cs->len >= n * VMPI_CSLOT_BYTES &&
+              pairs_ok(pr, n, &pool) && hp->param[0] % 4096 == 0 &&
               !__builtin_mul_overflow(n, hp->param[0], &heaps) && hp->len >= heaps;
     if (!ok)
         vmpi_fatal("%s: the directory of this job's area is corrupt or from another vmpi",
@@ -244,6 +409,14 @@ void vmpi_ivshmem_area_dir(const struct vmpi_area_hdr *d, uint64_t secret)
     dir.heap_off = hp->off;
     dir.heap_bytes = hp->param[0];
     dir.secret = secret;
+    dir.trust = trust;
+    dir.pool_off = pool.n ? pool.off : 0;
+    dir.pool_slots = pool.n;
+    if (pool.n) {
+        _Atomic uint32_t *member =
+            (_Atomic uint32_t *)(vmpi_region.area + dir.pool_off + sizeof(struct iv_pool));
+        atomic_store_explicit(&member[me], (uint32_t)rank + 1, memory_order_release);
+    }
 }
 
 static void *iv_add_peer(int world, size_t *eager_max)
@@ -259,6 +432,15 @@ static const char *iv_describe(void)
     return where;
 }
 
+/* The pairs' sizes, from the area directory. */
+static void inst_geom(void)
+{
+    inst.ncells = dir.ncells;
+    inst.nslots = dir.nslots;
+    inst.slot_bytes = dir.slot_bytes;
+    inst.split_min = vmpi_knob_num("VMPI_IVSHMEM_SPLIT_MIN");
+}
+
 /* Sets up pairs with the peers, given every rank of this job in the area
  * (the group, in world-rank order). Not collective: the detector joined
  * the area. */
@@ -267,6 +449,8 @@ static void iv_init(const struct vmpi_chan_up *up, const struct vmpi_chan_setup 
     const int *worlds = s->peers, *group = s->group;
     int n = s->npeers, ngroup = s->ngroup, me = s->me;
     inst.up = up;
+    job_name = s->job;
+    eager_knob = vmpi_knob_num("VMPI_IVSHMEM_EAGER_MAX");
     if (!dir.joined) {
         if (n)
             vmpi_fatal("ivshmem: rank %d shares the region with this rank but the job's area "
@@ -284,13 +468,10 @@ static void iv_init(const struct vmpi_chan_up *up, const struct vmpi_chan_setup 
         memcpy(area_group, group, (size_t)ngroup * sizeof *area_group);
         area_ngroup = ngroup;
     }
-    inst.ncells = dir.ncells;
-    inst.nslots = dir.nslots;
-    inst.slot_bytes = dir.slot_bytes;
-    inst.split_min = vmpi_knob_num("VMPI_IVSHMEM_SPLIT_MIN");
+    inst_geom();
     if (vmpi_ivshmem_integrity() && n)
         vmpi_pair_sum_on(&inst, dir.secret);
-    size_t eager_max = vmpi_knob_num("VMPI_IVSHMEM_EAGER_MAX");
+    size_t eager_max = eager_knob;
     if (dir.heap_bytes) {
         heap_lo = dir.heap_off + (uint64_t)me * dir.heap_bytes;
         heap = vmpi_region.area + heap_lo;
@@ -320,6 +501,134 @@ static void iv_init(const struct vmpi_chan_up *up, const struct vmpi_chan_setup 
                          chan + dir.pair_stride * ((uint64_t)j * dir.nlocal + (uint64_t)me),
                          eager_max);
     }
+}
+
+/* ---- processes of other jobs in other VMs of the host ----------------------
+ * The address says only which region this process joined (the low bits of
+ * its id, to skip the search when they differ); the rest is found in the
+ * region, where both ends look alike: each finds the other's job area
+ * (iv_find), so both see the same two areas and decide alike. */
+
+/* The table of the region's job areas, from its header, checked against
+ * this process's own area; NULL if it does not fit. */
+static struct vmpi_region_chunk *job_table(uint32_t *first, uint32_t *n, unsigned *shift)
+{
+    struct vmpi_region_hdr h;
+    memcpy(&h, vmpi_region.base, sizeof h);
+    uint64_t meta = sizeof h + (uint64_t)h.nchunks * sizeof(struct vmpi_region_chunk);
+    unsigned sh = h.chunk_shift;
+    if (h.magic != VMPI_REGION_MAGIC || sh < 16 || sh > 30 || h.nchunks > (1u << 20) ||
+        ((uint64_t)h.nchunks << sh) > vmpi_region.size ||
+        h.first_chunk != (meta + (1ull << sh) - 1) >> sh || vmpi_region.head >= h.nchunks ||
+        (uint64_t)(vmpi_region.area - vmpi_region.base) != (uint64_t)vmpi_region.head << sh)
+        return NULL;
+    *first = h.first_chunk;
+    *n = h.nchunks;
+    *shift = sh;
+    return (struct vmpi_region_chunk *)(vmpi_region.base + sizeof h);
+}
+
+/* The pool of the area at `area` (bytes long), into pool, when it is job
+ * `job`'s, has this process's pair geometry and lists rank `rank`. */
+static bool area_pool(char *area, uint64_t bytes, uint32_t job, int rank, struct pool_ref *pool)
+{
+    struct vmpi_area_hdr d;
+    char why[200];
+    memcpy(&d, area, sizeof d);
+    if (d.nranks > (1u << 24) ||
+        vmpi_area_check(area, bytes, (int)d.nranks, &d, why, sizeof why) || d.nlocal > 65536)
+        return false;
+    const struct vmpi_area_sec *pr = vmpi_area_section(&d, VMPI_AREA_PAIRS);
+    if (!pr || !pairs_ok(pr, d.nlocal, pool) || !pool->n || pr->param[0] != dir.ncells ||
+        pr->param[1] != dir.nslots || pr->param[2] != dir.slot_bytes ||
+        pr->param[3] != dir.pair_stride)
+        return false;
+    char *at = area + pool->off;
+    pool->h = (struct iv_pool *)at;
+    pool->slots = at + POOL_SLOTS_AT(d.nlocal);
+    if (pool->h->magic != POOL_MAGIC || pool->h->job != job || pool->h->nslots != pool->n ||
+        pool->h->nlocal != d.nlocal)
+        return false;
+    _Atomic uint32_t *member = (_Atomic uint32_t *)(pool->h + 1);
+    for (uint32_t k = 0; k < d.nlocal; k++)
+        if (atomic_load_explicit(&member[k], memory_order_acquire) == (uint32_t)rank + 1)
+            return true;
+    return false;
+}
+
+/* The pool of the live area of job `job`, of this job's trust domain, in
+ * which rank `rank` of that job is listed, into pool; its job table entry
+ * into f. */
+static bool iv_find(uint32_t job, int rank, struct far *f, struct pool_ref *pool)
+{
+    uint32_t first, n;
+    unsigned sh;
+    struct vmpi_region_chunk *tab = job_table(&first, &n, &sh);
+    for (uint32_t i = first; tab && i < n; i++) {
+        uint64_t s = atomic_load_explicit(&tab[i].state, memory_order_acquire);
+        uint32_t count = tab[i].count, trust = tab[i].trust;
+        if (i == vmpi_region.head || VMPI_CHUNK_KIND(s) != VMPI_CHUNK_HEAD || count == 0 ||
+            count > n - i || VMPI_TRUST_DOMAIN(trust) != VMPI_TRUST_DOMAIN(dir.trust))
+            continue;
+        if (area_pool(vmpi_region.base + ((size_t)i << sh), (uint64_t)count << sh, job, rank,
+                      pool)) {
+            *f = (struct far){.entry = &tab[i], .state = s, .key0 = tab[i].key[0],
+                              .count = count};
+            return true;
+        }
+    }
+    return false;
+}
+
+static size_t iv_address(void *buf, size_t cap)
+{
+    uint16_t tag = (uint16_t)vmpi_region.uuid;
+    if (cap < sizeof tag || !dir.joined || !dir.pool_off)
+        return 0;
+    if (!inst.ncells)
+        inst_geom(); /* the area was joined after init (a rank alone on its host) */
+    memcpy(buf, &tag, sizeof tag);
+    return sizeof tag;
+}
+
+static void *iv_connect(int world, uint32_t job, int rank, const void *addr, size_t alen,
+                        size_t *eager_max)
+{
+    uint16_t tag;
+    if (!dir.pool_off || alen != sizeof tag || rank < 0 || rank >= 1 << 24)
+        return NULL;
+    memcpy(&tag, addr, sizeof tag);
+    struct far f;
+    struct pool_ref pool;
+    if (tag != (uint16_t)vmpi_region.uuid || !iv_find(job, rank, &f, &pool))
+        return NULL;
+    /* The other process is in this region: use the pool of the lower name. */
+    uint64_t me = vmpi_pair_pool_name(job_name, vmpi_job.rank),
+             them = vmpi_pair_pool_name(job, rank);
+    bool owner = me < them;
+    uint64_t key[2] = {owner ? me : them, owner ? them : me};
+    if (owner) {
+        pool.h = (struct iv_pool *)(vmpi_region.area + dir.pool_off);
+        pool.slots = (char *)pool.h + POOL_SLOTS_AT(dir.nlocal);
+        pool.n = dir.pool_slots;
+    }
+    int i = vmpi_pair_pool_claim(&inst, pool.h->claim, pool.n, pool.slots, dir.pair_stride,
+                                 vmpi_fnv(VMPI_FNV_BASIS, key, sizeof key) | 1);
+    if (i < 0)
+        return NULL;
+    struct far *fs = owner ? fars : realloc(fars, sizeof *fs * (size_t)(nfars + 1));
+    struct vmpi_pair_peer *p = vmpi_pair_new_peer(&inst);
+    if (!p || (!owner && !fs))
+        vmpi_fatal("ivshmem: out of memory");
+    fars = fs;
+    vmpi_pair_pool_attach(&inst, p, world, pool.slots, dir.pair_stride, i, owner, eager_knob);
+    if (!owner) {
+        f.p = p;
+        fars[nfars++] = f;
+        far_hold(&f);
+    }
+    *eager_max = p->eager_max;
+    return p;
 }
 
 /* MPI_Alloc_mem from this rank's heap slice in the region: NULL when there
@@ -386,6 +695,8 @@ const struct vmpi_chan vmpi_ivshmem_chan = {
     .reach = VMPI_REACH_REGION,
     .init = iv_init,
     .add_peer = iv_add_peer,
+    .address = iv_address,
+    .connect = iv_connect,
     VMPI_PAIR_CHAN_OPS,
     .poll = iv_poll,
     .busy = iv_busy,

@@ -7,14 +7,13 @@
  * with one process_vm_readv (CMA) by the receiver, shared with the sender's
  * process_vm_writev for large messages; if the kernel refuses (ptrace rules)
  * or VMPI_SMP_CMA=0, the sender streams it through the bulk slots instead. */
-#include "../pair/pair.h"
+#include "../pair/pool.h"
 #include "../../pmi/pmi.h"
 #include "../../shm/cslot.h"
 #include "../../shm/seg.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,11 +83,10 @@ static int seg_nlocal;
 
 #define POOL_MAGIC 0x766d70692d706f6full /* "vmpi-poo" */
 #define POOL_SLOTS 64
-enum { CLAIM_INIT = 1, CLAIM_READY = 2 };
 
 /* Pool layout: this header (one page), then slot i's two pair blocks at
  * POOL_HDR + stride * 2i (owner to other) and + stride (other to owner).
- * claim[i]: 0 free, else the other's name << 8 | CLAIM_INIT or READY. */
+ * claim[i]: channel/pair/pool.h, keyed by the other's name. */
 struct pool_hdr {
     uint64_t magic, nonce;
     uint32_t geom, nslots;
@@ -265,12 +263,9 @@ static void smp_init(const struct vmpi_chan_up *up, const struct vmpi_chan_setup
  * MPI_Finalize, which others of its VM (same kernel, namespaces and user)
  * map through /proc/<pid>/fd/<fd> (nothing named, so nothing is left
  * behind). Two processes of different jobs in one VM talk through a slot
- * of the pool of the one with the lower name (job, rank). Either may claim
- * the slot, found by probing from a hash of the other's name, so both find
- * the same one in whatever order they come and neither waits for the other
- * to arrive, only for a claim being set up. Both decide from the two
- * addresses alone (same VM, same pair geometry) and from the pool, whose
- * slots are never given back: a full pool sends both to the network. */
+ * of the pool of the one with the lower name, claimed as channel/pair/pool.h
+ * says. Both decide from the two addresses alone (same VM, same pair
+ * geometry) and from the pool: a full pool sends both to the next channel. */
 
 /* Processes with the same value share /dev/shm, System V IPC, pids and a
  * user: the kernel's boot id and the namespaces' inodes. */
@@ -345,34 +340,6 @@ static struct pool_hdr *pool_of(const struct dyn_addr *a)
     return h;
 }
 
-/* The slot of `other` (a 56-bit name) in pool h, claimed and set up by
- * whichever end comes first; -1 when the pool is full. */
-static int claim(struct pool_hdr *h, uint64_t other)
-{
-    uint32_t first = (uint32_t)(vmpi_fnv(VMPI_FNV_BASIS, &other, sizeof other) % POOL_SLOTS);
-    for (uint32_t k = 0; k < POOL_SLOTS; k++) {
-        uint32_t i = (first + k) % POOL_SLOTS;
-        uint64_t v = atomic_load_explicit(&h->claim[i], memory_order_acquire);
-        if (v == 0 && atomic_compare_exchange_strong(&h->claim[i], &v, other << 8 | CLAIM_INIT)) {
-            char *b = (char *)h + POOL_HDR + h->stride * 2 * i;
-            vmpi_pair_clear(b, inst.ncells, inst.nslots, inst.slot_bytes);
-            vmpi_pair_clear(b + h->stride, inst.ncells, inst.nslots, inst.slot_bytes);
-            atomic_store_explicit(&h->claim[i], other << 8 | CLAIM_READY, memory_order_release);
-            return (int)i;
-        }
-        if (v >> 8 != other)
-            continue;
-        for (unsigned n = 0; (v & 0xff) != CLAIM_READY; n++) {
-            if (n > 10000000u)
-                vmpi_fatal("smp: pair slot %u of a pool was never set up", i);
-            sched_yield();
-            v = atomic_load_explicit(&h->claim[i], memory_order_acquire);
-        }
-        return (int)i;
-    }
-    return -1;
-}
-
 static void *smp_connect(int world, uint32_t job, int rank, const void *addr, size_t alen,
                          size_t *eager_max)
 {
@@ -382,21 +349,21 @@ static void *smp_connect(int world, uint32_t job, int rank, const void *addr, si
     memcpy(&a, addr, sizeof a);
     if (a.vm != dyn.me.vm || a.geom != dyn.me.geom || a.pid <= 0 || a.fd < 0)
         return NULL;
-    uint64_t me = (uint64_t)dyn.job << 24 | (uint32_t)vmpi_job.rank,
-             them = (uint64_t)job << 24 | (uint32_t)rank;
+    uint64_t me = vmpi_pair_pool_name(dyn.job, vmpi_job.rank),
+             them = vmpi_pair_pool_name(job, rank);
     bool owner = me < them;
     struct pool_hdr *h = owner ? dyn.pool : pool_of(&a);
-    int i = claim(h, owner ? them : me);
+    char *slots = (char *)h + POOL_HDR;
+    int i = vmpi_pair_pool_claim(&inst, h->claim, POOL_SLOTS, slots, h->stride,
+                                 owner ? them : me);
     if (i < 0)
         return NULL;
     struct vmpi_pair_peer *p = vmpi_pair_new_peer(&inst);
     if (!p)
         vmpi_fatal("smp: out of memory");
-    char *b = (char *)h + POOL_HDR + h->stride * 2 * (uint64_t)i;
     p->pid = a.pid;
     p->single = dyn.cma;
-    vmpi_pair_attach(&inst, p, world, owner ? b : b + h->stride, owner ? b + h->stride : b,
-                     dyn.eager_max);
+    vmpi_pair_pool_attach(&inst, p, world, slots, h->stride, i, owner, dyn.eager_max);
     *eager_max = p->eager_max;
     return p;
 }
