@@ -7,8 +7,14 @@
  * name to B, A accepts and B connects. Every A process then receives from
  * every B process, one at a time, 3 eager messages and one of 256 KiB,
  * counting with the MPI_T channel counters which channel brought them, and
- * answers; both sides check the data. */
+ * answers; both sides check the data. Then the first process of each joins
+ * the other's over a socket (MPI_Comm_join) and they exchange again. */
 #include "t_dyn_chan.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 enum { NPROC = 2 };
 
@@ -60,6 +66,75 @@ static void meet(MPI_Comm ab, int is_a)
                NPROC * NPROC);
 }
 
+/* A's rank 0 listens on the loopback (the VMs of a host share its
+ * network), tells B's rank 0 the port over ab, and both join. */
+static void join(MPI_Comm ab, int is_a)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof sa;
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port = 0;
+    CHECK(fd >= 0, "socket");
+    if (is_a) {
+        CHECK(!bind(fd, (struct sockaddr *)&sa, sizeof sa) && !listen(fd, 1) &&
+                  !getsockname(fd, (struct sockaddr *)&sa, &len),
+              "listen on the loopback");
+        port = ntohs(sa.sin_port);
+        OK(MPI_Send(&port, 1, MPI_INT, 0, 3, ab));
+        int c = accept(fd, NULL, NULL);
+        CHECK(c >= 0, "accept");
+        close(fd);
+        fd = c;
+    } else {
+        OK(MPI_Recv(&port, 1, MPI_INT, 0, 3, ab, MPI_STATUS_IGNORE));
+        sa.sin_port = htons((uint16_t)port);
+        CHECK(!connect(fd, (struct sockaddr *)&sa, sizeof sa), "connect to port %d", port);
+    }
+    MPI_Comm j;
+    OK(MPI_Comm_join(fd, &j));
+    close(fd);
+    char me[MPI_MAX_PROCESSOR_NAME] = "", peer[MPI_MAX_PROCESSOR_NAME] = "";
+    int n;
+    OK(MPI_Get_processor_name(me, &n));
+    OK(MPI_Sendrecv(me, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, 1, peer, MPI_MAX_PROCESSOR_NAME,
+                    MPI_CHAR, 0, 1, j, MPI_STATUS_IGNORE));
+    if (is_a) {
+        unsigned long long got[T_DYN_NCHAN];
+        t_dyn_counted(j, 0, 30, got);
+        t_dyn_check(got, t_dyn_channel(me, peer), me, peer);
+        printf("t_dyn_connect: joined over a socket, %s OK\n",
+               t_dyn_chan[t_dyn_channel(me, peer)]);
+    } else {
+        t_dyn_exchange(j, 0, 30, 1);
+    }
+    OK(MPI_Comm_disconnect(&j));
+}
+
+/* A process of job A (is_a) or B: meets the other job through A's port,
+ * then its first process joins the other's. */
+static void member(MPI_Comm parent, int is_a, int rank)
+{
+    char port[MPI_MAX_PORT_NAME] = "";
+    MPI_Comm ab;
+    if (rank == 0 && is_a) {
+        OK(MPI_Open_port(MPI_INFO_NULL, port));
+        OK(MPI_Send(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, 1, parent));
+    } else if (rank == 0) {
+        OK(MPI_Recv(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, 1, parent, MPI_STATUS_IGNORE));
+    }
+    if (is_a)
+        OK(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &ab));
+    else
+        OK(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &ab));
+    meet(ab, is_a);
+    if (rank == 0)
+        join(ab, is_a);
+    OK(MPI_Barrier(MPI_COMM_WORLD)); /* nothing reaches a joined process that counts */
+    OK(MPI_Comm_disconnect(&ab));
+    if (rank == 0 && is_a)
+        OK(MPI_Close_port(port));
+    OK(MPI_Comm_disconnect(&parent));
+}
+
 static MPI_Comm spawn(const char *prog, const char *role, const char *host)
 {
     MPI_Info info = MPI_INFO_NULL;
@@ -80,7 +155,7 @@ int main(int argc, char **argv)
     int provided, len, rank;
     OK(MPI_Init(&argc, &argv));
     OK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
-    MPI_Comm parent, ab;
+    MPI_Comm parent;
     OK(MPI_Comm_get_parent(&parent));
     OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     char me[MPI_MAX_PROCESSOR_NAME] = "", port[MPI_MAX_PORT_NAME] = "";
@@ -95,24 +170,8 @@ int main(int argc, char **argv)
         }
         OK(MPI_Comm_disconnect(&a));
         OK(MPI_Comm_disconnect(&b));
-    } else if (argc > 1 && !strcmp(argv[1], "a")) {
-        if (rank == 0) {
-            OK(MPI_Open_port(MPI_INFO_NULL, port));
-            OK(MPI_Send(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, 1, parent));
-        }
-        OK(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &ab));
-        meet(ab, 1);
-        OK(MPI_Comm_disconnect(&ab));
-        if (rank == 0)
-            OK(MPI_Close_port(port));
-        OK(MPI_Comm_disconnect(&parent));
     } else {
-        if (rank == 0)
-            OK(MPI_Recv(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, 1, parent, MPI_STATUS_IGNORE));
-        OK(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &ab));
-        meet(ab, 0);
-        OK(MPI_Comm_disconnect(&ab));
-        OK(MPI_Comm_disconnect(&parent));
+        member(parent, argc > 1 && !strcmp(argv[1], "a"), rank);
     }
     OK(MPI_T_finalize());
     OK(MPI_Finalize());
