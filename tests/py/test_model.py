@@ -27,7 +27,7 @@ def synthetic() -> dict:
         data[c] = {"latency": {m: ch.one(m) for m in SIZES},
                    "gap": {m: ch.gap(m) for m in SIZES}}
         data["handoff-" + c] = {"latency": {8: 2.0 + ch.L}}
-    data["copy"] = {"gap": {1 << 20: (1 << 20) * 1.25e-4}}
+    data["copy"] = {"gap": {1 << 16: (1 << 16) * 2e-5, 1 << 20: (1 << 20) * 1.25e-4}}
     return data
 
 
@@ -42,7 +42,11 @@ def test_fit_recovers_parameters():
         for name in ("L", "G", "Lr", "Gr", "g", "Gg", "gr", "Ggr"):
             assert getattr(got, name) == pytest.approx(getattr(ch, name), rel=1e-6), (c, name)
         assert prm.handoff[c] == pytest.approx(2.0 + ch.L)
-    assert prm.copy == pytest.approx(1.25e-4)
+    assert prm.copy_us(1 << 20) == pytest.approx((1 << 20) * 1.25e-4)
+    # in cache below 64 KiB, out of it above, the largest beyond
+    assert prm.copy_us(1000) == pytest.approx(1000 * 2e-5)
+    assert prm.copy_us(100000) == pytest.approx(100000 * 1.25e-4)
+    assert prm.copy_us(1 << 22) == pytest.approx((1 << 22) * 1.25e-4)
 
 
 def test_fit_line_is_robust_to_noise_and_needs_two_points():
@@ -171,6 +175,10 @@ def test_subcommand_from_stored_measurements(tmp_path):
     labels = {p["placement"] for p in doc["predictions"]}
     assert {"1 x 4 x 4", "1 x 16 x 4", "1024 x 8 x 4"} <= labels
     assert "| 1024 x 8 x 4 | 32768 | allreduce |" in p.stdout
+    # the quiet-machine runs of docs/PERFORMANCE.md are validated too
+    ref = doc["reference"]
+    assert len(ref) > 50 and all(r["predicted_us"] > 0 for r in ref)
+    assert {r["policy"] for r in ref} == {"aware", "vnic"}
 
 
 def test_subcommand_without_measurements(tmp_path):
@@ -180,3 +188,17 @@ def test_subcommand_without_measurements(tmp_path):
                        timeout=60)
     assert p.returncode == 2
     assert "no channel measurements" in p.stderr
+
+
+def test_vnic_keeps_the_hierarchy_inside_each_vm():
+    prm = params()
+    pl = Placement(1, 4, 4)
+    vnic = model.rounds("allreduce", pl, 8, True, vnic=True)
+    flat = model.rounds("allreduce", pl, 8, False)
+    # slots inside each VM, a recursive doubling over 4 VM leaders on ofi
+    assert [r.chan for r in vnic].count("ofi") == 2
+    assert sum(r.chan == "ofi" for r in flat) == 2 and len(flat) == 4
+    assert model.predict_policy("allreduce", pl, 8, "vnic", prm) > \
+        model.predict_policy("allreduce", pl, 8, "aware", prm)
+    with pytest.raises(ValueError):
+        model.predict_policy("allreduce", pl, 8, "sriov", prm)

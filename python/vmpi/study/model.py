@@ -12,8 +12,9 @@ fitted from this machine's point-to-point runs (:func:`fit`):
 each pair twice, for eager messages (up to EAGER bytes) and for rendezvous
 ones (Lr, Gr, gr, Ggr), fitted by least squares on relative error.  So k
 messages a rank sends in a row take one(m) + (k-1)*gap(m).  Memory copies
-into and out of the collective slots cost ``copy`` per byte (memcpy of
-1 MiB), and a reduction the same per byte of input (an assumption:
+into and out of the collective slots cost what memcpy costs per byte for
+a buffer of that size (measured at 64 KiB to 4 MiB: in cache or not; see
+:meth:`Params.copy_us`), and a reduction the same per byte of input (an assumption:
 summing floats streams like a copy).
 
 Placements.  H hosts x V VMs x R ranks, ranks in blocks (vmpirun's order).
@@ -109,16 +110,26 @@ class Chan:
 class Params:
     chans: dict            # name -> Chan
     handoff: dict          # name -> us, see the module text
-    copy: float            # us per byte through the slots (memcpy)
+    copy: dict             # buffer bytes -> us per byte of memcpy
+
+    def copy_us(self, nbytes: float) -> float:
+        """Time to copy nbytes: the per-byte cost of the smallest measured
+        buffer at least that large (the largest one's beyond)."""
+        if nbytes <= 0:
+            return 0.0
+        sizes = sorted(self.copy)
+        size = next((s for s in sizes if s >= nbytes), sizes[-1])
+        return nbytes * self.copy[size]
 
     def to_json(self) -> dict:
         return {"channels": {k: asdict(v) for k, v in self.chans.items()},
-                "handoff_us": self.handoff, "copy_us_per_byte": self.copy}
+                "handoff_us": self.handoff,
+                "copy_us_per_byte": {str(k): v for k, v in self.copy.items()}}
 
     @staticmethod
     def from_json(doc: dict) -> "Params":
         return Params({k: Chan(**v) for k, v in doc["channels"].items()}, doc["handoff_us"],
-                      doc["copy_us_per_byte"])
+                      {int(k): v for k, v in doc["copy_us_per_byte"].items()})
 
 
 # ---- fitting -----------------------------------------------------------------
@@ -162,7 +173,7 @@ def fit(data: dict) -> Params:
         h = data.get("handoff-" + c, {}).get("latency", {})
         hand[c] = min(h.values()) if h else 0.0
     cp = data.get("copy", {}).get("gap", {})
-    copy = min(t / s for s, t in cp.items()) if cp else chans["smp"].Ggr
+    copy = {int(s): t / s for s, t in cp.items()} if cp else {1 << 20: chans["smp"].Ggr}
     return Params(chans, hand, copy)
 
 
@@ -191,6 +202,7 @@ class Round:
     active: int = 0     # ranks that send in the round (CPU work)
     nic: int = 0        # flows leaving one host in the round
     sync: bool = True   # every rank waits for another rank's part
+    hops: int = 1       # latencies in a row: a slot step reads the flag, then the data
 
 
 def _chan_of_level(level: int, aware: bool) -> str:
@@ -250,10 +262,6 @@ class View:
 
 def full_view(pl: Placement, aware: bool) -> View:
     return View(pl.n, (pl.ranks, pl.vms * pl.ranks), aware, pl.vms * pl.ranks)
-
-
-def leader_view(pl: Placement) -> View:
-    return View(pl.hosts, (1, 1), True, 1)
 
 
 def _log2(p: int) -> int:
@@ -385,70 +393,81 @@ def node_rounds(coll: str, pl: Placement, m: int) -> list[Round]:
     if coll == "bcast":
         # the readers wait for the root alone, which publishes as soon as
         # it enters: in bench/coll it leaves the barrier first (its leader)
-        return [Round(c, 0, 1, 2 * min(m, SLOT_HALF), n, sync=False)
+        return [Round(c, 0, 1, 2 * min(m, SLOT_HALF), n, sync=False, hops=2)
                 for _ in range(_chunks(m))]
     if coll in ("reduce", "allreduce"):
         out = []
         for _ in range(_chunks(m)):
             b = min(m, SLOT_HALF)
             if b <= NODE_SLICE_MIN:
-                out.append(Round(c, 0, n - 1, b + n * b, n))
+                out.append(Round(c, 0, n - 1, b + n * b, n, hops=2))
             else:
-                out += [Round(c, 0, n - 1, b + b, n), Round(c, 0, n - 1, b, n)]
+                out += [Round(c, 0, n - 1, b + b, n, hops=2), Round(c, 0, n - 1, b, n, hops=2)]
         return out
     if coll in ("gather", "scatter"):
-        return [Round(c, 0, n - 1, m + (n - 1) * m / n, n)]
+        return [Round(c, 0, n - 1, m + (n - 1) * m / n, n, hops=2)]
     if coll == "allgather":
-        return [Round(c, 0, n - 1, m + n * m, n)]
+        return [Round(c, 0, n - 1, m + n * m, n, hops=2)]
     if coll == "alltoall":
         steps = max(1, math.ceil(n * m / SLOT_HALF))
-        return [Round(c, 0, n - 1, 2 * n * m / steps, n) for _ in range(steps)]
+        return [Round(c, 0, n - 1, 2 * n * m / steps, n, hops=2) for _ in range(steps)]
     raise ValueError(coll)
 
 
 # ---- the two paths -----------------------------------------------------------
 
-def rounds(coll: str, pl: Placement, m: int, aware: bool) -> list[Round]:
-    """The rounds of one call at placement pl (coll/select.c's choice)."""
+def rounds(coll: str, pl: Placement, m: int, aware: bool, vnic: bool = False) -> list[Round]:
+    """The rounds of one call at placement pl (coll/select.c's choice):
+    aware, vmpi's default; vnic (with aware), ``VMPI_CHANNELS=smp,ofi``
+    alone: every VM a node of its own, its leader on the virtual NIC;
+    not aware, the flat algorithms over smp and ofi."""
     if coll not in COLLECTIVES:
         raise ValueError(f"unknown collective {coll}")
     if pl.n == 1:
         return []
     if not aware:
         return FLAT[coll](full_view(pl, False), m)
-    if pl.hosts == 1:
-        return node_rounds(coll, pl, m)
+    nodes = pl.hosts * pl.vms if vnic else pl.hosts
+    one = Placement(1, 1, pl.ranks) if vnic else Placement(1, pl.vms, pl.ranks)
+    if nodes == 1:
+        return node_rounds(coll, one, m)
     # several nodes: the data-movement ones without a hierarchical version
     # run flat over every rank (select.c: one_node is NULL)
     if coll in ("allgather", "alltoall", "gather", "scatter"):
-        return FLAT[coll](full_view(pl, True), m)
-    lv = leader_view(pl)
-    node = node_rounds
+        return FLAT[coll](full_view(pl, not vnic), m)
+    # the leaders: one a host, or (vnic) one a VM, a host's VMs sharing its NIC
+    lv = View(nodes, (1, pl.vms), False, pl.vms) if vnic else View(nodes, (1, 1), True, 1)
+
+    def node(c: str, size: int) -> list[Round]:
+        return node_rounds(c, one, size)
     if coll == "barrier":
-        return node("barrier", pl, 0)[:1] + flat_barrier(lv) + node("barrier", pl, 0)[1:]
+        return node("barrier", 0)[:1] + flat_barrier(lv) + node("barrier", 0)[1:]
     if coll == "bcast":
-        return node("bcast", pl, m) + flat_bcast(lv, m) + node("bcast", pl, m)
+        return node("bcast", m) + flat_bcast(lv, m) + node("bcast", m)
     if coll == "reduce":
-        return node("reduce", pl, m) + flat_reduce(lv, m)
-    return node("reduce", pl, m) + flat_allreduce(lv, m) + node("bcast", pl, m)
+        return node("reduce", m) + flat_reduce(lv, m)
+    return node("reduce", m) + flat_allreduce(lv, m) + node("bcast", m)
 
 
 def round_time(r: Round, prm: Params, n_all: int, cores: int | None) -> float:
     ch = prm.chans[r.chan]
-    copy = prm.copy
-    t = ch.burst(r.k, r.nbytes)
-    t += r.local * copy
+    copy = prm.copy_us(r.local)
+    t = ch.burst(r.k, r.nbytes) + (r.hops - 1) * ch.L
+    t += copy
     if cores is None:
         if r.nic > 1 and r.chan == "ofi":
+            # the NIC carries the bytes of all flows; each sender's own
+            # per-message cost is already in t
             ofi = prm.chans["ofi"]
-            t = max(t, ofi.one(r.nbytes) + (r.nic * r.k - 1) * ofi.gap(r.nbytes))
+            per_byte = ofi.Gg if r.nbytes <= EAGER else ofi.Ggr
+            t = max(t, ofi.one(r.nbytes) + (r.nic * r.k - 1) * r.nbytes * per_byte)
         return t
     if n_all <= cores:
         return t
     if r.nbytes == 0 and r.k > 1:
-        work = r.active * (ch.L + r.local * copy)
+        work = r.active * (ch.L + copy)
     else:
-        work = r.active * (r.k * ch.cpu(r.nbytes) + r.local * copy)
+        work = r.active * (r.k * ch.cpu(r.nbytes) + copy)
     # one hand-off over the round's channel, and one turn of each further
     # rank that shares the core
     per_core = n_all / cores
@@ -458,11 +477,25 @@ def round_time(r: Round, prm: Params, n_all: int, cores: int | None) -> float:
 
 
 def predict(coll: str, pl: Placement, m: int, aware: bool, prm: Params,
-            cores: int | None = None) -> float:
+            cores: int | None = None, vnic: bool = False) -> float:
     """Predicted time of one call in us."""
     if coll == "barrier":
         m = 0
-    return sum(round_time(r, prm, pl.n, cores) for r in rounds(coll, pl, m, aware))
+    return sum(round_time(r, prm, pl.n, cores) for r in rounds(coll, pl, m, aware, vnic))
+
+
+POLICIES = ("aware", "vnic", "unaware")
+
+
+def predict_policy(coll: str, pl: Placement, m: int, policy: str, prm: Params,
+                   cores: int | None = None) -> float:
+    """aware, vnic or unaware (see :func:`rounds`; unaware is vnic's
+    channels with every ``VMPI_COLL_*=flat``)."""
+    if policy == "vnic":
+        return predict(coll, pl, m, True, prm, cores, vnic=True)
+    if policy not in POLICIES:
+        raise ValueError(f"unknown policy {policy}")
+    return predict(coll, pl, m, policy == "aware", prm, cores)
 
 
 # ---- validation and predictions ---------------------------------------------
@@ -479,15 +512,12 @@ def placement_of(row: dict) -> Placement:
     return Placement(hosts, vms, row["ranks"] // (hosts * vms))
 
 
-def evaluate(prm: Params, measured: list[dict], cores: int = 2) -> dict:
-    """The validation rows (predicted on ``cores`` cores against measured),
-    the errors by collective and ranks, and the predictions (one core per
-    rank) with, as error bar, the largest error of that collective where
-    the emulation ran one rank a core (the regime the predictions are for)."""
+def validate(prm: Params, measured: list[dict], cores: int = 2) -> tuple[list, list]:
+    """Each measured row with its prediction on ``cores`` cores and the
+    error; and the errors summed up by collective and ranks."""
     rows = []
     for r in measured:
-        pl = placement_of(r)
-        pred = predict(r["coll"], pl, r["size"], r["policy"] == "aware", prm, cores)
+        pred = predict_policy(r["coll"], placement_of(r), r["size"], r["policy"], prm, cores)
         rows.append({**r, "predicted_us": pred,
                      "error_pct": 100.0 * (pred - r["us"]) / r["us"] if r["us"] else None})
     errs: dict = {}
@@ -497,22 +527,32 @@ def evaluate(prm: Params, measured: list[dict], cores: int = 2) -> dict:
     by_scale = [{"coll": c, "ranks": n, "cases": len(v), "median_abs_pct": _median(v),
                  "max_abs_pct": max(v), "within_25pct": sum(1 for e in v if e <= 25)}
                 for (c, n), v in sorted(errs.items())]
-    bars = {}
-    for e in by_scale:
-        if e["ranks"] <= cores:
+    return rows, by_scale
+
+
+def evaluate(prm: Params, measured: list[dict], reference: list[dict] | None = None,
+             cores: int = 2) -> dict:
+    """The validation against this run's measurements and against the
+    reference (earlier, quieter runs of the same benchmark), and the
+    predictions (one core per rank) with, as error bar, the largest error
+    of that collective in the reference at 4 and 16 ranks (where those
+    runs were least dominated by oversubscription), else in this run."""
+    rows, by_scale = validate(prm, measured, cores)
+    ref_rows, ref_scale = validate(prm, reference or [], cores)
+    bars: dict = {}
+    for e in (ref_scale if ref_scale else by_scale):
+        if e["ranks"] <= 16:
             bars[e["coll"]] = max(bars.get(e["coll"], 0.0), e["max_abs_pct"])
     preds = []
     for pl in TARGETS:
         for coll in TARGET_COLLS:
             for m in ((0,) if coll == "barrier" else TARGET_SIZES):
-                a = predict(coll, pl, m, True, prm)
-                u = predict(coll, pl, m, False, prm)
+                t = {pol: predict_policy(coll, pl, m, pol, prm) for pol in POLICIES}
                 preds.append({"placement": pl.label(), "ranks": pl.n, "coll": coll,
-                              "size": m, "aware_us": a, "unaware_us": u,
-                              "speedup": u / a if a else None,
+                              "size": m, **{f"{pol}_us": v for pol, v in t.items()},
                               "error_bar_pct": bars.get(coll)})
-    return {"params": prm.to_json(), "cores": cores, "validation": rows,
-            "errors": by_scale, "error_bar_pct": bars,
+    return {"params": prm.to_json(), "cores": cores, "validation": rows, "errors": by_scale,
+            "reference": ref_rows, "reference_errors": ref_scale, "error_bar_pct": bars,
             "within_25pct": sum(1 for r in rows if r["error_pct"] is not None
                                 and abs(r["error_pct"]) <= 25),
             "predictions": preds}
@@ -529,6 +569,37 @@ def _us(v: float | None) -> str:
     return f"{v:.3g}" if v < 1000 else f"{v:.0f}"
 
 
+def _validation_md(rows: list[dict], errors: list[dict], title: str, cores: int) -> list[str]:
+    if not rows:
+        return []
+    within = sum(1 for r in rows if r["error_pct"] is not None and abs(r["error_pct"]) <= 25)
+    out = [f"Validation against {title} ({len(rows)} cases, {within} within 25 %; "
+           "measured: the least disturbed of the repetitions, median in parentheses "
+           "where there were several):", "",
+           "| ranks | hosts x VMs | path | collective | small: measured | predicted | "
+           "error | 64 KiB: measured | predicted | error |",
+           "| ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    cells: dict = {}
+    for r in rows:
+        key = (r["ranks"], r["hosts"], r["vms"], r["policy"], r["coll"])
+        err = "-" if r["error_pct"] is None else f"{r['error_pct']:+.0f} %"
+        med = f" ({_us(r['median_us'])})" if r.get("reps", 1) > 1 else ""
+        cells.setdefault(key, {})[r["size"] > 4096] = \
+            f"{_us(r['us'])}{med} | {_us(r['predicted_us'])} | {err}"
+    for key, c in cells.items():
+        n, h, v, pol, coll = key
+        out.append(f"| {n} | {h} x {v} | {pol} | {coll} | {c.get(False, '| |')} | "
+                   f"{c.get(True, '| |')} |")
+    out += ["", f"Error by collective and ranks, {title} (|predicted - measured| / measured; "
+            f"{cores} cores):", "",
+            "| collective | ranks | cases | within 25 % | median error | largest error |",
+            "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    for e in errors:
+        out.append(f"| {e['coll']} | {e['ranks']} | {e['cases']} | {e['within_25pct']} | "
+                   f"{e['median_abs_pct']:.0f} % | {e['max_abs_pct']:.0f} % |")
+    return out + [""]
+
+
 def format_markdown(doc: dict) -> str:
     out = [f"Channel parameters (us; per byte in ns; eager up to {EAGER} bytes, "
            "rendezvous above):", "",
@@ -540,37 +611,21 @@ def format_markdown(doc: dict) -> str:
                    f"{p['gr']:.3g} | {p['Ggr'] * 1e3:.3g} |")
     hand = ", ".join(f"{c} {v:.3g}" for c, v in doc["params"]["handoff_us"].items())
     out += ["", f"Hand-off (ping-pong with both ranks on one core, one way, us): {hand}; "
-            f"copy through a slot {doc['params']['copy_us_per_byte'] * 1e6:.3g} us/MB", ""]
-    rows = doc["validation"]
-    if rows:
-        out += [f"Validation on this machine ({len(rows)} cases, "
-                f"{doc['within_25pct']} within 25 %):", "",
-                "| ranks | hosts x VMs | path | collective | size | measured | predicted | error |",
-                "| ---: | --- | --- | --- | ---: | ---: | ---: | ---: |"]
-        for r in rows:
-            err = "-" if r["error_pct"] is None else f"{r['error_pct']:+.0f} %"
-            out.append(f"| {r['ranks']} | {r['hosts']} x {r['vms']} | {r['policy']} | "
-                       f"{r['coll']} | {r['size']} | {_us(r['us'])} | "
-                       f"{_us(r['predicted_us'])} | {err} |")
-        out.append("")
-    if doc.get("errors"):
-        out += [f"Error by collective and ranks (|predicted - measured| / measured; "
-                f"{doc['cores']} cores):", "",
-                "| collective | ranks | cases | within 25 % | median error | largest error |",
-                "| --- | ---: | ---: | ---: | ---: | ---: |"]
-        for e in doc["errors"]:
-            out.append(f"| {e['coll']} | {e['ranks']} | {e['cases']} | {e['within_25pct']} | "
-                       f"{e['median_abs_pct']:.0f} % | {e['max_abs_pct']:.0f} % |")
-        out.append("")
-    out += [f"Predictions, one core per rank (us; error bar: the largest validation "
-            f"error of that collective at {doc.get('cores', 2)} ranks or fewer, one a core):",
-            "",
-            "| hosts x VMs x ranks | ranks | collective | size | aware | unaware | "
-            "unaware / aware | error bar |",
-            "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |"]
+            "memcpy " + ", ".join(f"{int(k) >> 10} KiB {v * 1e6:.3g} us/MB" for k, v in
+                                  sorted(doc["params"]["copy_us_per_byte"].items(),
+                                         key=lambda kv: int(kv[0]))), ""]
+    for rows, errors, title in (("validation", "errors", "this run"),
+                                ("reference", "reference_errors", "the reference runs")):
+        out += _validation_md(doc[rows], doc[errors], title, doc["cores"])
+    out += [f"Predictions, one core per rank (us; error bar: the largest error of that "
+            "collective in the reference runs at 4 and 16 ranks):", "",
+            "| hosts x VMs x ranks | ranks | collective | size | aware | vnic | unaware | "
+            "vnic / aware | unaware / aware | error bar |",
+            "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for p in doc["predictions"]:
         bar = "-" if p["error_bar_pct"] is None else f"±{p['error_bar_pct']:.0f} %"
-        sp = "-" if p["speedup"] is None else f"{p['speedup']:.2f}"
+        a = p["aware_us"]
         out.append(f"| {p['placement']} | {p['ranks']} | {p['coll']} | {p['size']} | "
-                   f"{_us(p['aware_us'])} | {_us(p['unaware_us'])} | {sp} | {bar} |")
+                   f"{_us(a)} | {_us(p['vnic_us'])} | {_us(p['unaware_us'])} | "
+                   f"{p['vnic_us'] / a:.2f} | {p['unaware_us'] / a:.2f} | {bar} |")
     return "\n".join(out)

@@ -11,13 +11,16 @@ with --skip-measure only refits and reprints:
    on smp (2 ranks, one VM), ivshmem (2 VMs of one host), ofi (2 hosts),
    and the hand-off of each: the ping-pong with both ranks on one core,
    what a rank pays to get its turn when ranks outnumber cores,
-   and memcpy of 1 MiB (bench/clping --memcpy), the copy through a slot;
+   and memcpy of 64 KiB to 4 MiB (bench/clping --memcpy), the copies
+   through the collective slots;
 2. colls.jsonl: bench/coll at the validation placements (4, 16 and 64
-   ranks, 1 to 16 VMs, 2 hosts at 4 ranks), vmpi's default (aware) and the
-   locality-unaware path (``VMPI_CHANNELS=smp,ofi`` and every
-   ``VMPI_COLL_*=flat``);
-3. model.json: the fitted parameters, the validation table (predicted
-   against measured, error in %) and the predictions; printed as Markdown.
+   ranks, 1 to 16 VMs, 2 hosts at 4 ranks), vmpi's default (aware), the
+   virtual NIC between VMs (vnic: ``VMPI_CHANNELS=smp,ofi``) and the
+   locality-unaware path (unaware: that and every ``VMPI_COLL_*=flat``);
+3. model.json: the fitted parameters, the validation tables (predicted
+   against measured, error in %: this run's, and the reference runs' of
+   model_ref.json, bench/coll results docs/PERFORMANCE.md recorded on a
+   quieter machine) and the predictions; printed as Markdown.
 
 Runs are interleaved (every configuration once, then again, R times).  A
 point-to-point value is the median over the repetitions of a run's median;
@@ -50,8 +53,10 @@ VALIDATION = (
     (4, 1, 1, "aware"), (4, 1, 2, "aware"), (4, 1, 2, "unaware"), (4, 2, 1, "aware"),
     (16, 1, 1, "aware"), (16, 1, 4, "aware"), (16, 1, 4, "unaware"),
     (64, 1, 1, "aware"), (64, 1, 16, "aware"), (64, 1, 16, "unaware"),
+    (4, 1, 2, "vnic"), (16, 1, 4, "vnic"), (64, 1, 16, "vnic"),
 )
 QUICK = ((4, 1, 1, "aware"), (4, 1, 2, "unaware"))
+COPY_SIZES = (65536, 262144, 1048576, 4194304)
 COLLS = ("barrier", "bcast", "allreduce", "allgather", "alltoall")
 SIZES = (8, 65536)
 UNAWARE_ENV = ["VMPI_CHANNELS=smp,ofi"] + [
@@ -112,17 +117,18 @@ def channel_jobs(lay: Layout) -> list[tuple[dict, list[str]]]:
                      + _vmpirun(lay, 2, hosts, vms, ["VMPI_YIELD_POLLS=1"], bind=False)
                      + [os.path.join(lay.bench, "latency"), "-m", "8:8", "-i", "1000",
                         "--json"]))
-    # What a copy through the collective slots costs per byte: memcpy of a
-    # buffer larger than the caches.
-    jobs.append(({"channel": "copy", "bench": "memcpy"},
-                 [os.path.join(lay.bench, "clping"), "--memcpy", "-s", "1048576", "--json"]))
+    # What a copy through the collective slots costs per byte: memcpy of
+    # buffers from cache-sized to larger than the caches.
+    for size in COPY_SIZES:
+        jobs.append(({"channel": "copy", "bench": "memcpy"},
+                     [os.path.join(lay.bench, "clping"), "--memcpy", "-s", str(size), "--json"]))
     return jobs
 
 
 def coll_jobs(lay: Layout, grid) -> list[tuple[dict, list[str]]]:
     jobs = []
     for n, hosts, vms, policy in grid:
-        env = UNAWARE_ENV if policy == "unaware" else []
+        env = {"unaware": UNAWARE_ENV, "vnic": UNAWARE_ENV[:1]}.get(policy, [])
         iters = "50" if n >= 64 else "200"
         for coll in COLLS:
             args = [os.path.join(lay.bench, "coll"), coll, "-i", iters, "-x", "10", "--json"]
@@ -213,6 +219,20 @@ def coll_data(runs: list[dict]) -> list[dict]:
             for k, v in sorted(acc.items())]
 
 
+REFERENCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model_ref.json")
+
+
+def load_reference(path: str) -> list[dict]:
+    """The rows of a reference file (model_ref.json's format)."""
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+        return [{k: r[k] for k in ("ranks", "hosts", "vms", "policy", "coll", "size", "us")}
+                for r in doc["rows"]]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise StudyError(f"--reference {path}: {exc}") from None
+
+
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="vmpi study model",
@@ -226,6 +246,10 @@ def _parser() -> argparse.ArgumentParser:
                     help="a smoke run: 4 ranks, two placements, one repetition")
     ap.add_argument("--skip-measure", action="store_true",
                     help="use the measurements already in --out")
+    ap.add_argument("--reference", metavar="FILE", default=REFERENCE,
+                    help="earlier bench/coll results to validate against as well "
+                         "(default: the quiet-machine runs of docs/PERFORMANCE.md, "
+                         "model_ref.json; none: skip)")
     ap.add_argument("--no-validate", action="store_true",
                     help="measure the channels only, not the collectives")
     return ap
@@ -250,10 +274,11 @@ def main(argv: list[str]) -> int:
             raise StudyError(f"no channel measurements in {o.out} (run without --skip-measure)")
         params = model.fit(channel_data(_load(chan_path)))
         measured = coll_data(_load(coll_path)) if os.path.exists(coll_path) else []
+        reference = load_reference(o.reference) if o.reference != "none" else []
     except (StudyError, ValueError) as exc:
         print(f"vmpi study model: {exc}", file=sys.stderr)
         return 2
-    doc = model.evaluate(params, measured)
+    doc = model.evaluate(params, measured, reference)
     with open(os.path.join(o.out, "model.json"), "w") as f:
         json.dump(doc, f, indent=1)
     print(model.format_markdown(doc))
