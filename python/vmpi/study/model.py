@@ -14,8 +14,8 @@ ones (Lr, Gr, gr, Ggr), fitted by least squares on relative error.  So k
 messages a rank sends in a row take one(m) + (k-1)*gap(m).  Memory copies
 into and out of the collective slots cost what memcpy costs per byte for
 a buffer of that size (measured at 64 KiB to 4 MiB: in cache or not; see
-:meth:`Params.copy_us`), and a reduction the same per byte of input (an assumption:
-summing floats streams like a copy).
+:meth:`Params.copy_us`), and a reduction the same per byte of input (an
+assumption: summing floats streams like a copy).
 
 Placements.  H hosts x V VMs x R ranks, ranks in blocks (vmpirun's order).
 With vmpi's default (locality-aware) choice a host is one node: its V*R
@@ -23,7 +23,9 @@ ranks share the collective slots in the host region, and the node's lowest
 rank leads it on the network.  The locality-unaware path is what
 ``VMPI_CHANNELS=smp,ofi`` with every ``VMPI_COLL_*=flat`` runs: the flat
 algorithms over all ranks, every message over smp inside a VM and over ofi
-(the virtual NIC) otherwise.
+(the virtual NIC) otherwise.  Between the two, vnic (``VMPI_CHANNELS=smp,ofi``
+alone): each VM is a node, with its slots inside and its leader on the
+virtual NIC.
 
 Algorithms mirror coll/select.c, coll/hier.c, coll/node.c and the flat
 algorithms' choice by size and ranks (coll/flat_move.c, flat_reduce.c).
@@ -33,10 +35,10 @@ crosses (exactly so for partners r xor d and r + d in block placements).
 
 Two machines.  ``cores=None``: every rank has its own core (a cluster);
 flows leaving a host in one round share its NIC, which one flow fills
-(so k flows of m bytes take k*m*G of ofi); flows between the VMs of one
-host (the unaware path) each run at ofi's rate, as measured here, where
-the virtual network between VMs is the host's own bridge.  ``cores=C`` (this machine, for
-validation): all ranks share C cores, so a round costs at least the CPU
+(their bytes serialize at ofi's per-byte gap); flows between the VMs of
+one host (vnic, unaware) each run at ofi's rate, as measured here, where
+the virtual network between VMs is the host's own bridge.  ``cores=C``
+(this machine, for validation): all ranks share C cores, so a round costs at least the CPU
 work of all its ranks divided by C plus the turns of the ranks that share
 a core: one hand-off over the round's channel (``handoff``: the one-way
 time of a ping-pong with both ranks on one core, so a waiting rank yields
