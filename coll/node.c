@@ -33,6 +33,7 @@
  * per-communicator count every node member advances in step) and the step,
  * so a reader never takes another collective's data for its own, not even a
  * late reader of a freed communicator. */
+#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -59,6 +60,21 @@ static unsigned half(uint32_t seq, uint32_t step)
     return (seq + step) & 1;
 }
 
+/* One round of waiting for a flag. With more ranks than processors the
+ * rank that will set it needs this processor, and a poll of the progress
+ * engine reads every peer's ring (63 of them at 64 ranks, out of a cache
+ * the other ranks' time slices have filled): between two polls the waiter
+ * only gives the processor away. Without oversubscription it polls. */
+#define NODE_POLL_EVERY 8
+
+static void idle(unsigned *round)
+{
+    if (!vmpi_g.yield_polls || ++*round % NODE_POLL_EVERY == 0)
+        vmpi_progress();
+    else
+        sched_yield();
+}
+
 /* Halves whose readers only count themselves in (the v-variants, below):
  * their owner frees them before it uses them again, in whatever collective
  * that is. A rank owns at most two slots (its VM's and its host's). */
@@ -70,8 +86,8 @@ static int nowed;
 
 static void settle(struct owed *o)
 {
-    while (atomic_load_explicit(&o->f->ack, memory_order_acquire) < o->readers)
-        vmpi_progress();
+    for (unsigned r = 0; atomic_load_explicit(&o->f->ack, memory_order_acquire) < o->readers;)
+        idle(&r);
     atomic_store_explicit(&o->f->ack, 0, memory_order_relaxed);
     atomic_store_explicit(&o->f->tag, 0, memory_order_release);
     o->f = NULL;
@@ -101,14 +117,14 @@ static void wait_free(struct vmpi_cslot_flag *f)
         for (size_t i = 0; i < sizeof owed / sizeof *owed; i++)
             if (owed[i].f == f)
                 settle(&owed[i]);
-    while (atomic_load_explicit(&f->tag, memory_order_acquire) != 0)
-        vmpi_progress();
+    for (unsigned r = 0; atomic_load_explicit(&f->tag, memory_order_acquire) != 0;)
+        idle(&r);
 }
 
 static void wait_tag(struct vmpi_cslot_flag *f, uint64_t tag)
 {
-    while (atomic_load_explicit(&f->tag, memory_order_acquire) != tag)
-        vmpi_progress();
+    for (unsigned r = 0; atomic_load_explicit(&f->tag, memory_order_acquire) != tag;)
+        idle(&r);
 }
 
 static void publish(struct vmpi_cslot_flag *f, uint64_t tag, int readers)
