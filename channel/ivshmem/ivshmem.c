@@ -336,7 +336,7 @@ void vmpi_ivshmem_plan(struct vmpi_area_hdr *d, int nlocal, bool heap_on)
  * pool's offset in the area (pool->off). */
 static bool pairs_ok(const struct vmpi_area_sec *pr, uint64_t n, struct pool_ref *pool)
 {
-    uint64_t pairs, stride = pr->param[3], at = POOL_SLOTS_AT(n);
+    uint64_t pairs = 0, stride = pr->param[3], at = POOL_SLOTS_AT(n);
     bool ok = pr->param[0] >= 64 && pr->param[0] <= (1u << 20) &&
               !(pr->param[0] & (pr->param[0] - 1)) && pr->param[1] >= 2 &&
               pr->param[1] <= 1024 && pr->param[2] >= 4096 && pr->param[2] <= (1u << 26) &&
