@@ -535,6 +535,27 @@ static void count_in(struct vmpi_cslot_flag *f)
     atomic_fetch_add_explicit(&f->ack, 1, memory_order_acq_rel);
 }
 
+/* Step p of an owner whose blocks go one to each other rank (Scatterv's
+ * root, every rank in Alltoallv): the parts of the blocks that reach this
+ * far, into half p->h of slot s, published to the ranks that get one. */
+static void put_parts(struct vmpi_cslot *s, int n, int me, const struct step *p, size_t piece,
+                      const void *buf, const int *counts, const int *displs,
+                      struct vmpi_dtype *dt)
+{
+    wait_free(&s->flag[p->h]);
+    uint32_t readers = 0;
+    for (int j = 0; j < n; j++) {
+        size_t lj = piece_len(p, vbytes(counts, j, dt), piece);
+        if (j == me || !lj)
+            continue;
+        put(s->data[p->h] + (size_t)j * piece, vblock(buf, displs, j, dt), counts[j], dt, p->off,
+            lj);
+        readers++;
+    }
+    publish(&s->flag[p->h], p->tag, (int)readers);
+    owe(&s->flag[p->h], readers);
+}
+
 int vmpi_node_allgatherv(struct coll_node *nd, const void *sbuf, MPI_Count scount,
                          struct vmpi_dtype *sdt, void *rbuf, const int *rcounts,
                          const int *displs, struct vmpi_dtype *rdt)
@@ -625,18 +646,7 @@ int vmpi_node_scatterv(struct coll_node *nd, const void *sbuf, const int *scount
     size_t most = most_bytes(scounts, n, me, sdt);
     for (int st = 0; st < steps_of(most, piece); st++) {
         struct step p = step_at(nd, seq, st, most, piece);
-        wait_free(&s->flag[p.h]);
-        uint32_t readers = 0;
-        for (int j = 0; j < n; j++) {
-            size_t lj = piece_len(&p, vbytes(scounts, j, sdt), piece);
-            if (j == me || !lj)
-                continue;
-            put(s->data[p.h] + (size_t)j * piece, vblock(sbuf, displs, j, sdt), scounts[j], sdt,
-                p.off, lj);
-            readers++;
-        }
-        publish(&s->flag[p.h], p.tag, (int)readers);
-        owe(&s->flag[p.h], readers);
+        put_parts(s, n, me, &p, piece, sbuf, scounts, displs, sdt);
     }
     if (rbuf != MPI_IN_PLACE)
         return coll_local_copy2(rbuf, rcount, rdt, vblock(sbuf, displs, me, sdt), scounts[me],
@@ -661,18 +671,7 @@ int vmpi_node_alltoallv(struct coll_node *nd, const void *sbuf, const int *scoun
     struct vmpi_cslot *mine = nd->slot[me];
     for (int st = 0; st < steps_of(most, piece); st++) {
         struct step p = step_at(nd, seq, st, most, piece);
-        wait_free(&mine->flag[p.h]);
-        uint32_t readers = 0;
-        for (int j = 0; j < n; j++) {
-            size_t lj = piece_len(&p, vbytes(sc, j, sdt2), piece);
-            if (j == me || !lj)
-                continue;
-            put(mine->data[p.h] + (size_t)j * piece, vblock(src, sd, j, sdt2), sc[j], sdt2, p.off,
-                lj);
-            readers++;
-        }
-        publish(&mine->flag[p.h], p.tag, (int)readers);
-        owe(&mine->flag[p.h], readers);
+        put_parts(mine, n, me, &p, piece, src, sc, sd, sdt2);
         for (int i = 1; i < n; i++) {
             int j = (me + i) % n;
             size_t lj = piece_len(&p, vbytes(rcounts, j, rdt), piece);

@@ -110,7 +110,7 @@ static void revoke_bias(void)
 
 static void second_thread(void)
 {
-    if (vmpi_g.yield_auto && (vmpi_g.yield_polls == 0 || vmpi_g.yield_polls > SHARED_YIELD_POLLS))
+    if (vmpi_g.yield_auto && vmpi_g.yield_polls == 0)
         vmpi_g.yield_polls = SHARED_YIELD_POLLS;
 }
 
