@@ -64,12 +64,13 @@ static unsigned half(uint32_t seq, uint32_t step)
  * rank that will set it needs this processor, and a poll of the progress
  * engine reads every peer's ring (63 of them at 64 ranks, out of a cache
  * the other ranks' time slices have filled): between two polls the waiter
- * only gives the processor away. Without oversubscription it polls. */
+ * only gives the processor away. Without oversubscription it polls (with
+ * threads that share a processor the progress engine yields for them). */
 #define NODE_POLL_EVERY 8
 
 static void idle(unsigned *round)
 {
-    if (!vmpi_g.yield_polls || ++*round % NODE_POLL_EVERY == 0)
+    if (!vmpi_g.yield_polls || vmpi_g.yield_threads || ++*round % NODE_POLL_EVERY == 0)
         vmpi_progress();
     else
         sched_yield();

@@ -11,8 +11,9 @@ int vmpi_npvars;
 struct vmpi_tcat vmpi_tcats[VMPI_TCAT_MAX];
 int vmpi_ntcats;
 
-static_assert(sizeof(size_t) == sizeof(uint64_t) && sizeof(vmpi_lock_parks) == sizeof(uint64_t),
-              "unexp_bytes and vmpi_lock_parks are read as 64-bit counters");
+static_assert(sizeof(size_t) == sizeof(uint64_t) && sizeof(vmpi_lock_parks) == sizeof(uint64_t) &&
+                  sizeof(vmpi_cs_yields) == sizeof(uint64_t),
+              "unexp_bytes, vmpi_lock_parks and vmpi_cs_yields are read as 64-bit counters");
 
 static const struct {
     const char *name, *desc;
@@ -120,6 +121,11 @@ void vmpi_mpit_tables(void)
              MPI_T_VERBOSITY_TUNER_BASIC, "vmpi_lock_parks",
              "Times a waiter of the library's parking locks (windows' locks in shared memory, the "
              "MPI_THREAD_MULTIPLE lock) parked or backed off instead of spinning");
+    pvar_add("vmpi.core", (const uint64_t *)&vmpi_cs_yields, MPI_T_PVAR_CLASS_COUNTER,
+             MPI_T_VERBOSITY_TUNER_BASIC, "vmpi_thread_yields",
+             "Times a thread waiting in a blocking call under MPI_THREAD_MULTIPLE gave its "
+             "processor away (sched_yield, without the library's lock) so that another "
+             "application thread could run");
     for (int k = 0; vmpi_channels[k]; k++)
         channel_pvars(vmpi_channels[k]);
 }

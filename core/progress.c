@@ -95,7 +95,7 @@ int vmpi_progress(void)
     if (VMPI_UNLIKELY(vmpi_g.yield_polls) && idle % vmpi_g.yield_polls == 0) {
         if (VMPI_UNLIKELY(vmpi_cs_multiple) && depth == 0 && vmpi_cs_depth > 0)
             vmpi_cs_sched_yield();
-        else
+        else if (!vmpi_g.yield_threads)
             sched_yield();
     }
     if (VMPI_UNLIKELY(idle >= PULL_IDLE_POLLS)) {

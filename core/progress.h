@@ -51,6 +51,7 @@ void vmpi_cs_yield(void);
 /* A thread that waits gives its processor away, without the lock, so a
  * thread that runs in its place can take it (between two polls). */
 void vmpi_cs_sched_yield(void);
+extern _Atomic uint64_t vmpi_cs_yields; /* times it did (MPI_T) */
 /* The outermost call returns: start or stop the helper, then drop the lock
  * or the owner's mark. */
 void vmpi_cs_leave(void);

@@ -110,8 +110,28 @@ static void revoke_bias(void)
 
 static void second_thread(void)
 {
-    if (vmpi_g.yield_auto && vmpi_g.yield_polls == 0)
+    if (vmpi_g.yield_auto && vmpi_g.yield_polls == 0) {
         vmpi_g.yield_polls = SHARED_YIELD_POLLS;
+        vmpi_g.yield_threads = true;
+    }
+}
+
+/* Hand-overs of the lock from one application thread to another, and the
+ * last holder (a thread-local address names the thread). Written under
+ * the lock; atomic because a waiter reads them in vmpi_cs_sched_yield. */
+static atomic_ulong handoffs;
+static const void *_Atomic holder;
+
+static inline void took(void)
+{
+    vmpi_cs_held = true;
+    const void *me = &vmpi_cs_depth;
+    if (atomic_load_explicit(&holder, memory_order_relaxed) != me) {
+        atomic_store_explicit(&holder, me, memory_order_relaxed);
+        atomic_store_explicit(&handoffs,
+                              atomic_load_explicit(&handoffs, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+    }
 }
 
 void vmpi_cs_enter(void)
@@ -123,7 +143,7 @@ void vmpi_cs_enter(void)
         !vmpi_cs_owner)
         revoke_bias();
     vmpi_oticket_lock_acquire(&cs);
-    vmpi_cs_held = true;
+    took();
     /* Counted once the bias is gone, so the owner reads yield_polls under
      * the lock from then on. The owner counts too: it may enter here only
      * after the revocation. */
@@ -139,7 +159,7 @@ void vmpi_cs_enter(void)
 static void owner_lock(void)
 {
     vmpi_oticket_lock_acquire(&cs);
-    vmpi_cs_held = true;
+    took();
     atomic_store_explicit(&vmpi_cs_owner_inside, 0, memory_order_release);
 }
 
@@ -179,10 +199,36 @@ void vmpi_cs_yield(void)
         else
             relax();
     vmpi_oticket_lock_acquire(&cs);
+    took();
 }
+
+/* Yielding for threads (not for ranks that outnumber the processors) costs
+ * a system call every SHARED_YIELD_POLLS idle polls and helps only while
+ * another application thread uses MPI. A waiter that has yielded this many
+ * times in a row without any other thread taking the lock in between stops
+ * until one does: another thread that becomes runnable on its processor
+ * gets it at the end of the time slice and queues for the lock, which the
+ * waiter hands over between two polls (vmpi_cs_yield). */
+#define ALONE_YIELDS 16
+
+_Atomic uint64_t vmpi_cs_yields;
 
 void vmpi_cs_sched_yield(void)
 {
+    static __thread unsigned long seen;
+    static __thread unsigned quiet;
+    if (vmpi_g.yield_threads) {
+        unsigned long h = atomic_load_explicit(&handoffs, memory_order_relaxed);
+        if (h != seen) {
+            seen = h;
+            quiet = 0;
+        } else if (quiet >= ALONE_YIELDS) {
+            return;
+        } else {
+            quiet++;
+        }
+    }
+    atomic_fetch_add_explicit(&vmpi_cs_yields, 1, memory_order_relaxed);
     if (!vmpi_cs_held) {
         sched_yield();
         return;
@@ -190,6 +236,7 @@ void vmpi_cs_sched_yield(void)
     vmpi_oticket_unlock(&cs);
     sched_yield();
     vmpi_oticket_lock_acquire(&cs);
+    took();
 }
 
 void vmpi_cs_leave(void)

@@ -55,6 +55,7 @@ struct vmpi_global {
     int thread_level;
     unsigned yield_polls;        /* oversubscribed: sched_yield after this many idle polls */
     bool yield_auto;             /* yield_polls is the computed default (core/thread.c may turn it on) */
+    bool yield_threads;          /* ... and it was turned on for threads sharing a processor */
     struct vmpi_comm *world; /* MPI_COMM_WORLD, for the lookup fast path */
     size_t unexp_bytes, unexp_max; /* unexpected eager data held, and its cap */
     uint64_t unexp_len, unexp_hwm; /* unexpected messages queued, and the most ever (MPI_T) */
