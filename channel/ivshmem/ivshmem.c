@@ -31,11 +31,17 @@
  * record and bulk chunk is checksummed (channel/pair/sum.c), and nothing
  * the program computes on lives in the region (no heap slices, so
  * MPI_Alloc_mem and windows take private memory and reach other VMs by
- * messages; no collective slots, so node collectives use messages too),
- * and no pools: the checksums are keyed by the job's secret, which another
- * job does not have, so other jobs are reached over the network. */
+ * messages; no collective slots, so node collectives use messages too).
+ * The pool's pairs are keyed by the trust domain's secret, which the
+ * process manager puts into the key-value space of each job of the domain
+ * (vmpirun does, for the domain it chose), and named by job and rank; a
+ * job without it (another process manager, or a domain the user named)
+ * gives other jobs no address here, so they meet over the network. Both
+ * ends of a pool pair check integrity: their job table entries carry the
+ * same trust word. */
 #include "ivshmem.h"
 #include "../pair/pool.h"
+#include "../../pmi/pmi.h"
 #include "../../shm/cslot.h"
 #include "../../shm/region.h"
 
@@ -307,9 +313,8 @@ void vmpi_ivshmem_plan(struct vmpi_area_hdr *d, int nlocal, bool heap_on)
     uint64_t stride = vmpi_pair_stride((uint32_t)ncells, (uint32_t)nslots, sb);
     uint64_t n = (uint64_t)nlocal;
     bool integrity = vmpi_ivshmem_integrity();
-    /* The pool takes up to a 16th of the region (none with integrity
-     * checks: other jobs then go over the network). */
-    uint64_t slots = integrity ? 0 : vmpi_region.size / 16 / (2 * stride);
+    /* The pool takes up to a 16th of the region. */
+    uint64_t slots = vmpi_region.size / 16 / (2 * stride);
     slots = slots > POOL_NSLOTS ? POOL_NSLOTS : slots;
     uint64_t pool = slots ? POOL_SLOTS_AT(n) + slots * 2 * stride : 0;
     struct vmpi_area_sec *cs = vmpi_area_add(d, VMPI_AREA_CSLOT, n * VMPI_CSLOT_BYTES);
@@ -556,9 +561,9 @@ static bool area_pool(char *area, uint64_t bytes, uint32_t job, int rank, struct
     return false;
 }
 
-/* The pool of the live area of job `job`, of this job's trust domain, in
- * which rank `rank` of that job is listed, into pool; its job table entry
- * into f. */
+/* The pool of the live area of job `job`, of this job's trust domain and
+ * integrity mode (its trust word), in which rank `rank` of that job is
+ * listed, into pool; its job table entry into f. */
 static bool iv_find(uint32_t job, int rank, struct far *f, struct pool_ref *pool)
 {
     uint32_t first, n;
@@ -568,7 +573,7 @@ static bool iv_find(uint32_t job, int rank, struct far *f, struct pool_ref *pool
         uint64_t s = atomic_load_explicit(&tab[i].state, memory_order_acquire);
         uint32_t count = tab[i].count, trust = tab[i].trust;
         if (i == vmpi_region.head || VMPI_CHUNK_KIND(s) != VMPI_CHUNK_HEAD || count == 0 ||
-            count > n - i || VMPI_TRUST_DOMAIN(trust) != VMPI_TRUST_DOMAIN(dir.trust))
+            count > n - i || trust != dir.trust)
             continue;
         if (area_pool(vmpi_region.base + ((size_t)i << sh), (uint64_t)count << sh, job, rank,
                       pool)) {
@@ -580,13 +585,44 @@ static bool iv_find(uint32_t job, int rank, struct far *f, struct pool_ref *pool
     return false;
 }
 
+/* The trust domain's secret into key, when the process manager gave one
+ * (key "vmpi-domainsecret": 16 hex digits); asked once. */
+static bool domain_secret(uint64_t *key)
+{
+    static int known = -1;
+    static uint64_t secret;
+    if (known < 0) {
+        char v[VMPI_PMI_VALLEN], *end;
+        known = !vmpi_pmi_get("vmpi-domainsecret", v, sizeof v) && strlen(v) == 16;
+        if (known) {
+            secret = strtoull(v, &end, 16);
+            known = !*end;
+        }
+    }
+    *key = secret;
+    return known;
+}
+
+/* Whether this process meets other jobs through its area's pool: it has
+ * one, and with integrity checks, the domain's secret to key them. */
+static bool far_ready(void)
+{
+    uint64_t key;
+    if (!dir.joined || !dir.pool_off ||
+        (vmpi_ivshmem_integrity() && !domain_secret(&key)))
+        return false;
+    if (!inst.ncells)
+        inst_geom(); /* the area was joined after init (a rank alone on its host) */
+    if (vmpi_ivshmem_integrity() && !inst.stage)
+        vmpi_pair_sum_on(&inst, dir.secret); /* no peer of this job here */
+    return true;
+}
+
 static size_t iv_address(void *buf, size_t cap)
 {
     uint16_t tag = (uint16_t)vmpi_region.uuid;
-    if (cap < sizeof tag || !dir.joined || !dir.pool_off)
+    if (cap < sizeof tag || !far_ready())
         return 0;
-    if (!inst.ncells)
-        inst_geom(); /* the area was joined after init (a rank alone on its host) */
     memcpy(buf, &tag, sizeof tag);
     return sizeof tag;
 }
@@ -595,7 +631,8 @@ static void *iv_connect(int world, uint32_t job, int rank, const void *addr, siz
                         size_t *eager_max)
 {
     uint16_t tag;
-    if (!dir.pool_off || alen != sizeof tag || rank < 0 || rank >= 1 << 24)
+    uint64_t secret;
+    if (alen != sizeof tag || rank < 0 || rank >= 1 << 24 || !far_ready())
         return NULL;
     memcpy(&tag, addr, sizeof tag);
     struct far f;
@@ -622,6 +659,8 @@ static void *iv_connect(int world, uint32_t job, int rank, const void *addr, siz
         vmpi_fatal("ivshmem: out of memory");
     fars = fs;
     vmpi_pair_pool_attach(&inst, p, world, pool.slots, dir.pair_stride, i, owner, eager_knob);
+    if (inst.stage && domain_secret(&secret))
+        vmpi_pair_sum_names(p, secret, me, them);
     if (!owner) {
         f.p = p;
         fars[nfars++] = f;

@@ -578,6 +578,8 @@ void vmpi_pair_attach(struct vmpi_pair_inst *in, struct vmpi_pair_peer *p, int w
     p->bulk_out = (char *)(p->claim_out + 1);
     p->bulk_in = (char *)(p->claim_in + 1);
     p->eager_max = eager_max < cap ? eager_max : cap;
+    if (in->stage)
+        vmpi_pair_sum_names(p, in->sum_key, (uint64_t)vmpi_job.rank, (uint64_t)world);
 }
 
 void *vmpi_pair_add_peer(struct vmpi_pair_inst *in, int world, size_t *eager_max)

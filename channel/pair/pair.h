@@ -84,7 +84,8 @@ struct vmpi_pair_inst {
     size_t split_min; /* smallest transfer shared by both sides */
     struct vmpi_chan_stats stats;
     /* Integrity (sum.c), NULL when off: a payload being packed, a record
-     * or chunk being checked; the job's secret keys the checksums. */
+     * or chunk being checked; the job's secret, which keys the checksums
+     * of the job's own peers. */
     char *stage, *bounce;
     uint64_t sum_key;
 };
@@ -103,6 +104,7 @@ struct vmpi_pair_peer {
     struct vmpi_ring_tx tx;
     struct vmpi_ring_rx rx;
     char *resv;               /* record reserved by reserve() */
+    uint32_t sum_tx, sum_rx;  /* integrity: seeds of what goes to and comes from it */
     struct vmpi_pair_ctl *bl_head, *bl_tail; /* control packets waiting for ring room */
     char *bulk_out, *bulk_in;
     uint64_t out_chunk, in_chunk;
@@ -166,9 +168,14 @@ void vmpi_pair_rndv_recv(void *cs, struct vmpi_xfer *r, const void *info, size_t
 int vmpi_pair_poll(struct vmpi_pair_inst *in);
 
 /* Integrity (sum.c): on for in's peers attached after this call (before
- * its first attach, so sizes agree); the ring and bulk operations above
- * call the others when in->stage is set. */
+ * its first attach, so sizes agree), keyed by key (the job's secret) and
+ * the two ranks; the ring and bulk operations above call the others when
+ * in->stage is set. */
 void vmpi_pair_sum_on(struct vmpi_pair_inst *in, uint64_t key);
+/* Keys p's checksums by another secret (key) and names of the two ends
+ * that tell processes of different jobs apart: `me` this process's, `them`
+ * the peer's, as the peer gives them the other way round. After attach. */
+void vmpi_pair_sum_names(struct vmpi_pair_peer *p, uint64_t key, uint64_t me, uint64_t them);
 void *vmpi_pair_sum_reserve(struct vmpi_pair_peer *p, size_t paylen);
 void vmpi_pair_sum_commit(struct vmpi_pair_peer *p, const struct vmpi_hdr *h, size_t paylen);
 bool vmpi_pair_sum_put(struct vmpi_pair_peer *p, const struct vmpi_hdr *h, const void *pay,

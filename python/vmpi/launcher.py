@@ -215,6 +215,12 @@ class Job:
         self.ranks: list[_Rank] = []            # of every job
         first = self._new_group()
         self.jobid = first.jobid
+        # The trust domain vmpirun chooses (VMPI_DOMAIN, unless the user
+        # named one) has a secret that keys the integrity checks of messages
+        # between its jobs (channel/pair/sum.c); it reaches each job through
+        # its key-value space only, never the environment or the region.
+        user_domain = "VMPI_DOMAIN" in os.environ or "VMPI_DOMAIN" in dict(opts.env)
+        self.kvs_extra = {} if user_domain else {"vmpi-domainsecret": secrets.token_hex(8)}
         starts = self.vm_start
         self._add_ranks(first, opts.program, [g for g in range(len(starts) - 1)
                                               for _ in range(starts[g], starts[g + 1])])
@@ -222,6 +228,7 @@ class Job:
         # each VM is a node for MPICH-derived ranks (they share memory only there)
         first.server = pmi.PMIServer(
             self.n, first.kvsname, universe_size=self.universe, names=self.names, spawn=True,
+            preput=self.kvs_extra,
             node_sizes=[b - a for a, b in zip(self.vm_start, self.vm_start[1:])])
         self.net: netns.Network | None = None   # the emulated hosts, once made
         self.vms: vms.VMs | None = None         # the emulated VMs, once made
@@ -543,7 +550,7 @@ class Job:
         node: dict[int, int] = {}   # the job's nodes (VMs), numbered as they come
         g.server = pmi.PMIServer(
             total, g.kvsname, appnum=appnum, universe_size=self.universe, names=self.names,
-            preput=ev.preput, spawn=True,
+            preput=dict(ev.preput, **self.kvs_extra), spawn=True,
             node_of=[node.setdefault(r.vm, len(node)) for r in g.ranks])
         shm.write_pidfile(self.shm_dir, g.jobid)
         started = []

@@ -9,13 +9,16 @@
  * a time, 3 eager messages and one of 256 KiB (rendezvous through the bulk
  * slots), with data that depend on child and message, counting with the
  * MPI_T channel counters which channel brought them; then sends each child
- * a reply of both sizes, which the child checks. Run by
- * tests/py/test_spawn_region.py with a lone parent and a lone child too. */
+ * a reply of both sizes, which the child checks; argv[3] (default 1) such
+ * exchanges each way in all, the first counted. Run by
+ * tests/py/test_spawn_region.py with a lone parent and a lone child too,
+ * and with a writer changing the bytes of the pool pairs. */
 #include "t_dyn_chan.h"
 
 /* One spawn of nchild children; the pairs of parent and child over each
  * channel into by. */
-static void spawn_round(const char *prog, int nchild, const char *me, int by[T_DYN_NCHAN])
+static void spawn_round(const char *prog, int nchild, int reps, const char *me,
+                        int by[T_DYN_NCHAN])
 {
     int rank;
     OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
@@ -25,7 +28,9 @@ static void spawn_round(const char *prog, int nchild, const char *me, int by[T_D
         OK(MPI_Info_set(info, "host", "h0-vm1"));
     }
     MPI_Comm inter;
-    char *args[] = {"child", NULL};
+    char nreps[16];
+    snprintf(nreps, sizeof nreps, "%d", reps);
+    char *args[] = {"child", nreps, NULL};
     OK(MPI_Comm_spawn(prog, args, nchild, info, 0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE));
     if (info != MPI_INFO_NULL)
         OK(MPI_Info_free(&info));
@@ -43,6 +48,10 @@ static void spawn_round(const char *prog, int nchild, const char *me, int by[T_D
         by[k]++;
         t_dyn_check(got, k, me, cn);
         t_dyn_exchange(inter, c, 100 + rank, 1);
+        for (int i = 1; i < reps; i++) {
+            t_dyn_exchange(inter, c, c, 0);
+            t_dyn_exchange(inter, c, 100 + rank, 1);
+        }
     }
     OK(MPI_Comm_disconnect(&inter));
     free(names);
@@ -50,14 +59,15 @@ static void spawn_round(const char *prog, int nchild, const char *me, int by[T_D
 
 static void parent_side(int argc, char **argv, const char *me)
 {
-    int rank, size, nchild = argc > 1 ? atoi(argv[1]) : 2, rounds = argc > 2 ? atoi(argv[2]) : 1;
+    int rank, size, nchild = argc > 1 ? atoi(argv[1]) : 2, rounds = argc > 2 ? atoi(argv[2]) : 1,
+                    reps = argc > 3 ? atoi(argv[3]) : 1;
     OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-    CHECK(nchild > 0 && nchild < 16 && rounds > 0, "bad child count %d or rounds %d", nchild,
-          rounds);
+    CHECK(nchild > 0 && nchild < 16 && rounds > 0 && reps > 0,
+          "bad child count %d, rounds %d or exchanges %d", nchild, rounds, reps);
     int by[T_DYN_NCHAN] = {0}, all[T_DYN_NCHAN];
     for (int r = 0; r < rounds; r++) {
-        spawn_round(argv[0], nchild, me, by);
+        spawn_round(argv[0], nchild, reps, me, by);
         /* No parent's bytes may reach one that still counts (a barrier carries none). */
         OK(MPI_Barrier(MPI_COMM_WORLD));
     }
@@ -69,7 +79,7 @@ static void parent_side(int argc, char **argv, const char *me)
                "ivshmem, %d over ofi OK\n", size, nchild, rounds, all[0], all[1], all[2]);
 }
 
-static void child_side(MPI_Comm parent, const char *me, int len)
+static void child_side(MPI_Comm parent, const char *me, int len, int reps)
 {
     int rank, size;
     OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
@@ -80,8 +90,10 @@ static void child_side(MPI_Comm parent, const char *me, int len)
     for (int p = 0; p < size; p++) {
         int go;
         OK(MPI_Recv(&go, 1, MPI_INT, p, 2, parent, MPI_STATUS_IGNORE));
-        t_dyn_exchange(parent, p, rank, 1);
-        t_dyn_exchange(parent, p, 100 + p, 0);
+        for (int i = 0; i < reps; i++) {
+            t_dyn_exchange(parent, p, rank, 1);
+            t_dyn_exchange(parent, p, 100 + p, 0);
+        }
     }
     OK(MPI_Comm_disconnect(&parent));
 }
@@ -98,7 +110,7 @@ int main(int argc, char **argv)
     if (parent == MPI_COMM_NULL)
         parent_side(argc, argv, me);
     else
-        child_side(parent, me, len);
+        child_side(parent, me, len, argc > 2 ? atoi(argv[2]) : 1);
     OK(MPI_T_finalize());
     OK(MPI_Finalize());
     return 0;

@@ -6,13 +6,25 @@ runs cover two children per spawn (an area made at MPI_Init) and 2 hosts;
 these cover a child alone in its VM (its area is made when it first meets
 another job), spawns in a row (each round's children finalize and their
 areas go back to the region while the parent lives on) and integrity
-checks (the region then carries no other job's messages: the network does)."""
+checks: the jobs of vmpirun's trust domain then key their pool pairs with
+the domain's secret (docs/SECURITY.md), so they still meet in the region,
+and a writer changing bytes of those pairs is caught; jobs without the
+secret (a VMPI_DOMAIN the user named) go over the network."""
+import random
+import re
+import struct
+import threading
+import time
+
 import pytest
 
-from conftest import run_vmpirun
-from test_vms import BUILD, needs_vms
+from conftest import finish, run_vmpirun, start_vmpirun
+from test_ivshmem import CHUNK, ENTRY, HDR
+from test_vms import BUILD, needs_hosts, needs_vms
 
 PROG = BUILD / "tests" / "t_dyn_region"
+CONNECT = BUILD / "tests" / "t_dyn_connect"
+INTEGRITY = ("-x", "VMPI_INTEGRITY=crc32c")
 
 needs_prog = pytest.mark.skipif(not PROG.exists(), reason="needs the library build (tests/t_dyn_region)")
 
@@ -29,9 +41,129 @@ def test_lone_children_in_a_row_reach_their_parent_through_the_region():
 
 @needs_vms
 @needs_prog
-def test_with_integrity_checks_other_jobs_go_over_the_network():
-    cp, _ = run_vmpirun("-n", 2, "--vms", 2, "--timeout", 100, "-x", "VMPI_INTEGRITY=crc32c",
-                        PROG, timeout=120)
+def test_with_integrity_checks_other_jobs_of_the_domain_meet_in_the_region():
+    cp, _ = run_vmpirun("-n", 2, "--vms", 2, "--timeout", 100, *INTEGRITY, PROG, timeout=120)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert cp.stdout == ("t_dyn_region: 2 parent(s) x 2 child(ren) x 1: 2 pairs over smp, "
+                         "2 over ivshmem, 0 over ofi OK\n"), cp.stderr
+
+
+@needs_vms
+@needs_hosts
+@needs_prog
+def test_with_integrity_checks_spawns_on_2_hosts_use_region_and_network():
+    cp, _ = run_vmpirun("-n", 4, "--hosts", 2, "--vms", 2, "--timeout", 100, *INTEGRITY, PROG,
+                        timeout=120)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    # h0-vm0 -> ivshmem, h0-vm1 -> smp, h1-vm* -> ofi; 2 children each
+    assert cp.stdout == ("t_dyn_region: 4 parent(s) x 2 child(ren) x 1: 2 pairs over smp, "
+                         "2 over ivshmem, 4 over ofi OK\n"), cp.stderr
+
+
+@needs_vms
+@pytest.mark.skipif(not CONNECT.exists(), reason="needs the library build (tests/t_dyn_connect)")
+def test_with_integrity_checks_jobs_meeting_through_a_port_use_the_region():
+    cp, _ = run_vmpirun("-n", 2, "--vms", 2, "--timeout", 100, *INTEGRITY, CONNECT, timeout=120)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert cp.stdout == ("t_dyn_connect: 4 of 4 pairs between jobs A and B over ivshmem OK\n"
+                         "t_dyn_connect: joined over a socket, ivshmem OK\n"), cp.stderr
+
+
+@needs_vms
+@needs_prog
+def test_with_integrity_checks_jobs_without_the_domain_secret_use_the_network():
+    """A VMPI_DOMAIN the user names comes without a secret (another launch
+    may use the same name): the jobs' messages cannot be keyed alike, so
+    they go over the network."""
+    cp, _ = run_vmpirun("-n", 2, "--vms", 2, "--timeout", 100, *INTEGRITY,
+                        "-x", "VMPI_DOMAIN=mine", "-x", "T_DYN_REGION=off", PROG, timeout=120)
     assert cp.returncode == 0, cp.stdout + cp.stderr
     assert cp.stdout == ("t_dyn_region: 2 parent(s) x 2 child(ren) x 1: 2 pairs over smp, "
                          "0 over ivshmem, 2 over ofi OK\n"), cp.stderr
+
+
+def _pool_bulk(f):
+    """Byte ranges of the bulk slot data of the claimed slots of every
+    area's pool in the region file f (channel/ivshmem/ivshmem.c: struct
+    iv_pool after the n * n pairs of the PAIRS section, then the member
+    list, then each slot's two pair blocks)."""
+    f.seek(0)
+    head = f.read(CHUNK)
+    nchunks = HDR.unpack_from(head, 0)[5]
+    spans = []
+    for i in range(min(nchunks, (CHUNK - HDR.size) // ENTRY.size)):
+        state, _, _, _, _, count, _ = ENTRY.unpack_from(head, HDR.size + i * ENTRY.size)
+        if state & 0xFF != 2 or not count:
+            continue
+        f.seek(i * CHUNK)
+        d = f.read(4096)
+        nsec, nlocal = struct.unpack_from("<I", d, 12)[0], struct.unpack_from("<I", d, 20)[0]
+        for k in range(min(nsec, 60)):
+            kind, _, off, length, ncells, nslots, slot_bytes, stride = struct.unpack_from(
+                "<IIQQQQQQ", d, 32 + 56 * k)
+            if kind != 4 or not stride:
+                continue
+            pool = i * CHUNK + off + nlocal * nlocal * stride
+            f.seek(pool)
+            magic, _, npool, _, _ = struct.unpack_from("<QIIII", f.read(64))
+            if magic != 0x6C6F6F702D766976:
+                continue
+            f.seek(pool + 24)
+            claims = struct.unpack(f"<{npool}Q", f.read(8 * npool))
+            slots = pool + 4096 + ((4 * nlocal + 4095) & ~4095)
+            bulk = 64 + ncells * 64 + 512
+            for s, c in enumerate(claims):
+                for block in (slots + stride * 2 * s, slots + stride * (2 * s + 1)):
+                    spans += [(block + bulk + j * (128 + slot_bytes) + 128,
+                               block + bulk + (j + 1) * (128 + slot_bytes)) for j in range(nslots)
+                              if c]
+    return spans
+
+
+def _rogue_pools(shm_dir, stop, rng, hits):
+    """Writes random bytes into the bulk data of the pool pairs of the job's
+    host region while they are in use."""
+    while not stop.is_set() and not list(shm_dir.glob("vmpi-*-ivshmem-h0")):
+        time.sleep(0.01)
+    for path in shm_dir.glob("vmpi-*-ivshmem-h0"):
+        with open(path, "r+b") as f:
+            spans, t = [], 0.0
+            while not stop.is_set():
+                if time.monotonic() - t > 0.05:
+                    spans, t = _pool_bulk(f), time.monotonic()
+                if not spans:
+                    time.sleep(0.005)
+                    continue
+                lo, hi = rng.choice(spans)
+                off = rng.randrange(lo, hi - 8)
+                f.seek(off)
+                f.write(rng.randbytes(8))
+                f.flush()
+                hits.append(off)
+                time.sleep(0.0005)
+
+
+@needs_vms
+@needs_prog
+@pytest.mark.parametrize("seed", [1, 2])
+def test_with_integrity_checks_changed_bytes_between_jobs_are_an_error(tmp_path, seed):
+    """A writer changes bytes of the bulk chunks in the pool pairs while a
+    parent and its 2 children (another job, another VM) exchange 200 times
+    each way: the job ends with an integrity error naming the region, never with
+    data the program finds changed."""
+    stop, hits = threading.Event(), []
+    th = threading.Thread(target=_rogue_pools, args=(tmp_path, stop, random.Random(seed), hits))
+    th.start()
+    try:
+        p = start_vmpirun(tmp_path, "-n", 2, "--vms", 2, "--timeout", 100, *INTEGRITY, PROG, 2,
+                          1, 200, env={"VMPI_SHM_DIR": str(tmp_path)})
+        rc, out, err = finish(p, 120)
+    finally:
+        stop.set()
+        th.join()
+    assert hits, "the rogue wrote nothing"
+    assert "signal" not in err and "timed out" not in err, err
+    assert not re.search(r"\.[ch]:\d+: check failed", err), err   # the program's own check
+    assert rc == 1, (rc, out, err)
+    assert re.search(r"ivshmem region \S+: integrity check failed on bulk chunk \d+ from rank "
+                     r"\d", err), err
