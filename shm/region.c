@@ -497,3 +497,30 @@ void vmpi_region_close(void)
     vmpi_region = (struct vmpi_region){0};
     table = NULL;
 }
+
+struct vmpi_region_chunk *vmpi_region_table(uint32_t *first, uint32_t *n, unsigned *shift)
+{
+    *first = first_chunk;
+    *n = nchunks;
+    *shift = chunk_shift;
+    return table;
+}
+
+void vmpi_region_hold(struct vmpi_region_chunk *entry)
+{
+    atomic_fetch_add(&entry->users, 1);
+}
+
+void vmpi_region_release(struct vmpi_region_chunk *entry, uint64_t state, uint32_t count)
+{
+    if (atomic_fetch_sub(&entry->users, 1) != 1)
+        return;
+    uint32_t head = (uint32_t)(entry - table);
+    for (uint32_t k = count; k-- > 0;) {
+        uint64_t s = k ? atomic_load(&entry[k].state) : state;
+        /* A chunk that is no longer part of this area is someone else's. */
+        if (k && (VMPI_CHUNK_KIND(s) != VMPI_CHUNK_CONT || entry[k].head != head))
+            continue;
+        free_chunk(head + k, s);
+    }
+}

@@ -142,4 +142,19 @@ int vmpi_region_join(const uint64_t key[2], uint32_t trust, size_t bytes, bool c
 /* Stops the heartbeat, frees the area if this is its last user, unmaps. */
 void vmpi_region_close(void);
 
+/* ---- other jobs' areas (dynamic processes) ----
+ * The job table as this process checked it at open: its entries, the
+ * first that may head an area (*first) and their number (*n), chunks of
+ * 2^*shift bytes; NULL without a region. Entries are another VM's to
+ * write: read each once, and index nothing by it before checking it. */
+struct vmpi_region_chunk *vmpi_region_table(uint32_t *first, uint32_t *n, unsigned *shift);
+/* This process becomes one more user of the area headed by `entry` (of
+ * another job), so the area outlives that job while this process may
+ * still read it. */
+void vmpi_region_hold(struct vmpi_region_chunk *entry);
+/* One user less of the area headed by `entry`, found with state `state`
+ * and `count` chunks (checked to lie inside the table); the last user
+ * frees its chunks, as the area's last rank would at vmpi_region_close. */
+void vmpi_region_release(struct vmpi_region_chunk *entry, uint64_t state, uint32_t count);
+
 #endif

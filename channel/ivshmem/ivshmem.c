@@ -154,30 +154,12 @@ static bool far_same(const struct far *f)
            f->entry->key[0] == f->key0;
 }
 
-/* The area of another job holding a slot of this process stays until
- * this process is done with it, also when that job ends first (with
- * messages it sent still unread): one more user of it (shm/region.h). */
-static void far_hold(const struct far *f)
-{
-    atomic_fetch_add(&f->entry->users, 1);
-}
-
-/* At finalize: one user less, and if it was the last, the area's chunks
- * go back to the region as its last rank would give them (region.h). */
+/* At finalize: one user less of the area of f's slot, unless it was
+ * taken back meanwhile (shm/region.h). */
 static void far_release(const struct far *f)
 {
-    if (f->moved || !far_same(f) || atomic_fetch_sub(&f->entry->users, 1) != 1)
-        return;
-    uint32_t head = (uint32_t)(f->entry - (struct vmpi_region_chunk *)(vmpi_region.base +
-                                                                    sizeof(struct vmpi_region_hdr)));
-    for (uint32_t k = f->count; k-- > 0;) {
-        struct vmpi_region_chunk *c = f->entry + k;
-        uint64_t s = k ? atomic_load(&c->state) : f->state;
-        if (k && (VMPI_CHUNK_KIND(s) != VMPI_CHUNK_CONT || c->head != head))
-            continue;
-        atomic_compare_exchange_strong(&c->state, &s,
-                                       VMPI_CHUNK_STATE(VMPI_CHUNK_GEN(s) + 1, VMPI_CHUNK_FREE));
-    }
+    if (!f->moved && far_same(f))
+        vmpi_region_release(f->entry, f->state, f->count);
 }
 
 /* Moves peers whose slot lay in an area that was freed to private blocks,
@@ -514,25 +496,6 @@ static void iv_init(const struct vmpi_chan_up *up, const struct vmpi_chan_setup 
  * region, where both ends look alike: each finds the other's job area
  * (iv_find), so both see the same two areas and decide alike. */
 
-/* The table of the region's job areas, from its header, checked against
- * this process's own area; NULL if it does not fit. */
-static struct vmpi_region_chunk *job_table(uint32_t *first, uint32_t *n, unsigned *shift)
-{
-    struct vmpi_region_hdr h;
-    memcpy(&h, vmpi_region.base, sizeof h);
-    uint64_t meta = sizeof h + (uint64_t)h.nchunks * sizeof(struct vmpi_region_chunk);
-    unsigned sh = h.chunk_shift;
-    if (h.magic != VMPI_REGION_MAGIC || sh < 16 || sh > 30 || h.nchunks > (1u << 20) ||
-        ((uint64_t)h.nchunks << sh) > vmpi_region.size ||
-        h.first_chunk != (meta + (1ull << sh) - 1) >> sh || vmpi_region.head >= h.nchunks ||
-        (uint64_t)(vmpi_region.area - vmpi_region.base) != (uint64_t)vmpi_region.head << sh)
-        return NULL;
-    *first = h.first_chunk;
-    *n = h.nchunks;
-    *shift = sh;
-    return (struct vmpi_region_chunk *)(vmpi_region.base + sizeof h);
-}
-
 /* The pool of the area at `area` (bytes long), into pool, when it is job
  * `job`'s, has this process's pair geometry and lists rank `rank`. */
 static bool area_pool(char *area, uint64_t bytes, uint32_t job, int rank, struct pool_ref *pool)
@@ -568,7 +531,7 @@ static bool iv_find(uint32_t job, int rank, struct far *f, struct pool_ref *pool
 {
     uint32_t first, n;
     unsigned sh;
-    struct vmpi_region_chunk *tab = job_table(&first, &n, &sh);
+    struct vmpi_region_chunk *tab = vmpi_region_table(&first, &n, &sh);
     for (uint32_t i = first; tab && i < n; i++) {
         uint64_t s = atomic_load_explicit(&tab[i].state, memory_order_acquire);
         uint32_t count = tab[i].count, trust = tab[i].trust;
@@ -664,7 +627,9 @@ static void *iv_connect(int world, uint32_t job, int rank, const void *addr, siz
     if (!owner) {
         f.p = p;
         fars[nfars++] = f;
-        far_hold(&f);
+        /* Its area stays until this process is done with it, also when
+         * that job ends first with messages it sent still unread. */
+        vmpi_region_hold(f.entry);
     }
     *eager_max = p->eager_max;
     return p;
