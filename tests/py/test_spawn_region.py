@@ -9,12 +9,15 @@ areas go back to the region while the parent lives on) and integrity
 checks: the jobs of vmpirun's trust domain then key their pool pairs with
 the domain's secret (docs/SECURITY.md), so they still meet in the region,
 and a writer changing bytes of those pairs is caught; jobs without the
-secret (a VMPI_DOMAIN the user named) go over the network."""
+secret (a VMPI_DOMAIN the user named) go over the network. Jobs of two
+vmpirun launches on one region file share pool pairs only within a domain."""
 import random
 import re
 import struct
+import subprocess
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -167,3 +170,109 @@ def test_with_integrity_checks_changed_bytes_between_jobs_are_an_error(tmp_path,
     assert rc == 1, (rc, out, err)
     assert re.search(r"ivshmem region \S+: integrity check failed on bulk chunk \d+ from rank "
                      r"\d", err), err
+
+
+# Two jobs of two vmpirun launches that share one region file (VMPI_VM_ID
+# puts each rank in a "VM" of its own, so a job's two ranks make its area
+# at MPI_Init) meet through a port written to a file: rank 0 of job A
+# counts per channel what rank 0 of job B sends.
+XDOMAIN_C = r'''
+#include "t_dyn_chan.h"
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+    int provided, rank;
+    char port[MPI_MAX_PORT_NAME] = "", tmp[4096];
+    MPI_Comm ab;
+    OK(MPI_Init(&argc, &argv));
+    OK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
+    OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    CHECK(argc == 3, "usage: xdomain accept|connect FILE");
+    int accept = !strcmp(argv[1], "accept");
+    if (accept && rank == 0) {
+        OK(MPI_Open_port(MPI_INFO_NULL, port));
+        snprintf(tmp, sizeof tmp, "%s.tmp", argv[2]);
+        FILE *f = fopen(tmp, "w");
+        CHECK(f && fputs(port, f) >= 0 && !fclose(f) && !rename(tmp, argv[2]), "cannot write %s",
+              argv[2]);
+    } else if (rank == 0) {
+        FILE *f = NULL;
+        for (int t = 0; t < 6000 && !(f = fopen(argv[2], "r")); t++)
+            usleep(10000);
+        CHECK(f && fgets(port, sizeof port, f), "no port in %s", argv[2]);
+        fclose(f);
+    }
+    if (accept)
+        OK(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &ab));
+    else
+        OK(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &ab));
+    int go = 1;
+    if (rank == 0 && accept) {
+        unsigned long long got[T_DYN_NCHAN];
+        /* B sends only now, so A counts every byte. */
+        OK(MPI_Send(&go, 1, MPI_INT, 0, 2, ab));
+        t_dyn_counted(ab, 0, 7, got);
+        printf("xdomain: smp %llu ivshmem %llu ofi %llu\n", got[0], got[1], got[2]);
+        OK(MPI_Close_port(port));
+    } else if (rank == 0) {
+        OK(MPI_Recv(&go, 1, MPI_INT, 0, 2, ab, MPI_STATUS_IGNORE));
+        t_dyn_exchange(ab, 0, 7, 1);
+    }
+    OK(MPI_Barrier(ab));
+    OK(MPI_Comm_disconnect(&ab));
+    OK(MPI_T_finalize());
+    OK(MPI_Finalize());
+    return 0;
+}
+'''
+
+
+@pytest.fixture(scope="module")
+def xdomain(tmp_path_factory):
+    from test_mpi_jobs import MPICC
+    d = tmp_path_factory.mktemp("xdomain")
+    (d / "xdomain.c").write_text(XDOMAIN_C)
+    cp = subprocess.run([str(MPICC), "-O1", "-I", str(Path(__file__).parents[1] / "c"), "-o",
+                         str(d / "xdomain"), str(d / "xdomain.c")],
+                        capture_output=True, text=True, timeout=120)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    return d / "xdomain"
+
+
+@needs_prog
+@pytest.mark.parametrize("domain,integrity,channel", [
+    ("one", "off", "ivshmem"),      # one domain, named alike by both: the pool
+    (None, "crc32c", "ofi"),        # two domains (each vmpirun's own): never a pool pair
+    ("one", "crc32c", "ofi"),       # one named domain, no secret: no keyed pool pair
+])
+def test_jobs_of_two_launches_share_pool_pairs_only_within_a_domain(xdomain, tmp_path, domain,
+                                                                   integrity, channel):
+    """Without integrity checks two jobs may pool their pairs when the user
+    names one domain for both; with them, only jobs that share a domain's
+    secret (vmpirun's own domain and the jobs it spawns) do. Jobs of two
+    domains may share the region (both check integrity) but never a pair."""
+    region = tmp_path / "region"
+    with open(region, "wb") as f:
+        f.truncate(256 << 20)
+    env = {"VMPI_IVSHMEM_PATH": str(region), "VMPI_INTEGRITY": integrity,
+           "VMPI_CHANNELS": "ivshmem,ofi", "VMPI_IVSHMEM_HEAP": str(8 << 20)}
+    if domain:
+        env["VMPI_DOMAIN"] = domain
+    port = tmp_path / "port"
+    a = start_vmpirun(tmp_path, "-n", 2, "--timeout", 60, "sh", "-c",
+                      'VMPI_VM_ID=vmA$PMI_RANK exec "$0" "$@"', xdomain, "accept", port, env=env)
+    b = start_vmpirun(tmp_path, "-n", 2, "--timeout", 60, "sh", "-c",
+                      'VMPI_VM_ID=vmB$PMI_RANK exec "$0" "$@"', xdomain, "connect", port, env=env)
+    rb, outb, errb = finish(b, 90)
+    ra, outa, erra = finish(a, 90)
+    assert (ra, rb) == (0, 0), erra + errb
+    m = re.fullmatch(r"xdomain: smp (\d+) ivshmem (\d+) ofi (\d+)\n", outa)
+    assert m, outa + erra
+    got = dict(zip(("smp", "ivshmem", "ofi"), map(int, m.groups())))
+    assert got["smp"] == 0, got
+    assert got[channel] >= 3 * 1000 + 256 * 1024, got
+    if channel == "ofi":
+        assert got["ivshmem"] == 0, got
+    else:   # the network may carry the greeting, never the data
+        assert got["ofi"] < 3 * 1000, got
