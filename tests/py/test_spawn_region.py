@@ -74,8 +74,6 @@ def test_with_integrity_checks_jobs_meeting_through_a_port_use_the_region():
 
 @needs_vms
 @needs_prog
-@pytest.mark.xfail(strict=True, reason="a rank alone on its host makes no area with integrity "
-                   "checks (vmpi_locality_join_alone in locality/detect.c refuses that mode)")
 def test_with_integrity_checks_lone_children_reach_their_parent_through_the_region():
     cp, _ = run_vmpirun("-n", 2, "--vms", 2, "--timeout", 100, *INTEGRITY, PROG, 1, 2,
                         timeout=120)
