@@ -99,7 +99,8 @@ const struct vmpi_knob vmpi_knobs[] = {
     BYTES("VMPI_IVSHMEM_EAGER_MAX", "vmpi.ivshmem", 8192, 0, 1u << 26,
           "Largest message sent eagerly between VMs (bytes); larger ones use rendezvous"),
     STR("VMPI_INTEGRITY", "vmpi.ivshmem",
-        "crc32c: every message between VMs carries a checksum keyed by a secret of the job, "
+        "crc32c: every message between VMs carries a checksum keyed by a secret of the job "
+        "(between jobs, of its trust domain), "
         "checked in private memory, and the region holds no program memory; off (default)"),
     /* ofi */
     STR("FI_PROVIDER", "vmpi.ofi", "libfabric provider for the network channel (e.g. tcp, "
