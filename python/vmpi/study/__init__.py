@@ -3,6 +3,7 @@
     vmpi study [--quick | --config FILE.toml] [--out DIR] [--reps R] [--ranks N]
                [--bench LIST] [--libraries LIST] [--placements LIST]
                [--build DIR] [--npb DIR] [--force] [--dry-run]
+    vmpi study --scale [--scale-ranks 4,16,64] [--scale-vms 1,4,16] [--out DIR] ...
     vmpi study --resume --out DIR
     vmpi study report DIR
     vmpi study compare OLD NEW [--threshold PCT]
@@ -34,6 +35,13 @@ def _list(text: str) -> tuple[str, ...]:
     return tuple(v.strip() for v in text.split(",") if v.strip())
 
 
+def _ints(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(v) for v in _list(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: want numbers, e.g. 4,16") from None
+
+
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="vmpi study", description="Measure native vs virtualized vs vmpi "
@@ -44,6 +52,15 @@ def _parser() -> argparse.ArgumentParser:
     what = ap.add_mutually_exclusive_group()
     what.add_argument("--quick", action="store_true", help="a one-minute smoke study")
     what.add_argument("--config", metavar="FILE", help="a study file (TOML)")
+    what.add_argument("--scale", action="store_true",
+                      help="instead of the default study: collectives and vmpi's memory per "
+                           "rank over ranks x VMs (vmpi.study.scale; 3 repetitions unless "
+                           "--reps)")
+    ap.add_argument("--scale-ranks", type=_ints, metavar="LIST",
+                    help="the --scale grid's rank counts (default 4,16,64)")
+    ap.add_argument("--scale-vms", type=_ints, metavar="LIST",
+                    help="the --scale grid's VM counts (default 1,4,16; only those that "
+                         "divide a rank count run there)")
     ap.add_argument("--out", metavar="DIR", default=DEFAULT_OUT,
                     help=f"where results and the report go (default {DEFAULT_OUT})")
     ap.add_argument("--reps", type=int, help="repetitions of every run (default 5)")
@@ -74,6 +91,9 @@ def _study(o) -> Study:
                 study = load_toml(f.read(), o.config)
         except OSError as exc:
             raise StudyError(f"cannot read {o.config}: {exc.strerror}") from None
+    elif o.scale:
+        from .scale import RANKS, VMS, scale_study
+        study = scale_study(o.scale_ranks or RANKS, o.scale_vms or VMS)
     else:
         study = quick_study() if o.quick else default_study()
     if o.reps is not None:
@@ -86,6 +106,8 @@ def _study(o) -> Study:
         study.placements = o.placements
     if o.real_vms and "2guest" not in study.placements:
         study.placements = (*study.placements, "2guest")
+    if (o.scale_ranks or o.scale_vms) and not o.scale:
+        raise StudyError("--scale-ranks and --scale-vms shape the --scale grid: add --scale")
     if o.bench:
         unknown = [n for n in o.bench if n not in {b.name for b in study.benches}]
         if unknown:
@@ -135,7 +157,13 @@ def _report(study: Study, out: str) -> int:
     except ReportError as exc:
         print(f"vmpi study: {exc}", file=sys.stderr)
         return 1
-    print(format_headline(head))
+    if head:
+        print(format_headline(head))
+    if any(b.kind == "scale" for b in study.benches):
+        from .analysis import summarize_runs
+        from .scale import format_text
+        cores = next((r["machine"]["cores"] for r in runs if r.get("machine")), None)
+        print(format_text(summarize_runs(runs), cores or os.cpu_count() or 1))
     print(f"\nreport: {os.path.abspath(path)}")
     return 0
 

@@ -164,8 +164,24 @@ def _from_table(text: str, program: str | None) -> list[dict]:
     return recs
 
 
+_FOOTPRINT = re.compile(r"^(\d+) (\d+) (\d+) (\d+)$", re.M)
+
+
+def _from_footprint(text: str) -> list[dict]:
+    """footprint's one line (ranks, VMs, shared and private KiB per rank): a
+    record per kind of memory, x the ranks."""
+    m = _FOOTPRINT.search(text)
+    if not m:
+        return []
+    ranks, vms, shared, private = map(int, m.groups())
+    return [{"series": series, "x": ranks, "value": float(v), "unit": "KiB", "samples": [],
+             "extra": {"vms": vms}} for series, v in (("shared", shared), ("private", private))]
+
+
 def parse_output(text: str, program: str | None = None) -> list[dict]:
     """Records from a benchmark's JSON output, else from its table."""
+    if program == "footprint":
+        return _from_footprint(text)
     recs = []
     for obj in _json_objects(text):
         for o in obj if isinstance(obj, list) else [obj]:

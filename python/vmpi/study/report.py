@@ -8,13 +8,13 @@ import html
 import io
 import os
 
-from . import analysis, stats
+from . import analysis, scale, stats
 from .analysis import Key
 from .spec import YIELD_TEXT, Placement, Study, grid, machine_cores, oversubscribed, \
     ranks_on_cores
 
 LIB_COLORS = {"vmpi": "#1b6ac9", "mpich": "#d1495b", "openmpi": "#edae49", "raw": "#555555"}
-UNIT_LABEL = {"us": "µs", "MB/s": "MB/s", "1/s": "1/s"}
+UNIT_LABEL = {"us": "µs", "MB/s": "MB/s", "1/s": "1/s", "KiB": "KiB"}
 
 
 class ReportError(Exception):
@@ -257,7 +257,7 @@ def make_figures(table: dict[Key, dict], study: Study, outdir: str,
         if b.kind == "locks":
             figs.locks(b.name)
             continue
-        if b.kind in ("limit", "app"):
+        if b.kind in ("limit", "app", "scale"):  # scale: scale.figures
             continue
         for s in series:
             unit = next(r["unit"] for k, r in table.items() if k.bench == b.name)
@@ -347,7 +347,8 @@ def _both_settings(headline: list[dict]) -> list[str]:
 
 
 def write_html(path: str, study: Study, runs: list[dict], table: dict[Key, dict],
-               figures: list[dict], headline: list[dict]) -> None:
+               figures: list[dict], headline: list[dict],
+               scale_figures: list[dict] | None = None) -> None:
     ok = [r for r in runs if r.get("status") == "ok"]
     first = ok[0] if ok else (runs[0] if runs else {})
     versions = sorted({(r["library"], r.get("library_version", "")) for r in runs})
@@ -369,22 +370,25 @@ def write_html(path: str, study: Study, runs: list[dict], table: dict[Key, dict]
          f"git {html.escape(first.get('git', '?'))}; first run "
          f"{html.escape(first.get('date', '?'))}.</p>",
          "<p class='small'>" + "; ".join(html.escape(f"{lib}: {v}") for lib, v in versions)
-         + "</p>",
-         "<h2>Summary</h2>",
-         "<p>Medians over the repetitions at each benchmark's headline size. "
-         "<b>overhead vs 1 VM</b>: the extra time of vmpi when the ranks sit in "
-         "different VMs or hosts, against vmpi with both ranks in one VM (native); "
-         "<b>vs smp,ofi</b>: vmpi's speedup over its locality-unaware policy (the virtual "
-         "NIC between VMs); <b>MPICH overhead</b>: the same for Debian's MPICH; "
-         "<b>vs MPICH / vs Open MPI</b>: vmpi's speedup over them at the same placement; "
-         "<b>of limit</b>: the share of the physical limit (cache-line ping-pong or memcpy "
-         "inside a host, raw TCP between hosts).</p>",
-         _table_html(list(analysis.HEADLINE_COLUMNS),
-                     [analysis.headline_cells(r, "†") for r in headline]),
-         f"<p class='small'>{html.escape(analysis.headline_legend(headline, '†'))}</p>"]
+         + "</p>"]
+    if headline:  # a --scale study has none: its section follows
+        h += [
+            "<h2>Summary</h2>",
+            "<p>Medians over the repetitions at each benchmark's headline size. "
+            "<b>overhead vs 1 VM</b>: the extra time of vmpi when the ranks sit in "
+            "different VMs or hosts, against vmpi with both ranks in one VM (native); "
+            "<b>vs smp,ofi</b>: vmpi's speedup over its locality-unaware policy (the virtual "
+            "NIC between VMs); <b>MPICH overhead</b>: the same for Debian's MPICH; "
+            "<b>vs MPICH / vs Open MPI</b>: vmpi's speedup over them at the same placement; "
+            "<b>of limit</b>: the share of the physical limit (cache-line ping-pong or memcpy "
+            "inside a host, raw TCP between hosts).</p>",
+            _table_html(list(analysis.HEADLINE_COLUMNS),
+                        [analysis.headline_cells(r, "†") for r in headline]),
+            f"<p class='small'>{html.escape(analysis.headline_legend(headline, '†'))}</p>"]
     h += _caveats(runs, machine)
     h += _both_settings(headline)
-    h.append("<h2>Figures</h2>")
+    if figures:
+        h.append("<h2>Figures</h2>")
     for fig in figures:
         h.append(f"<figure id='{fig['name']}'><h3>{html.escape(fig['title'])}</h3>"
                  f"<img alt='{html.escape(fig['title'])}' "
@@ -392,7 +396,8 @@ def write_html(path: str, study: Study, runs: list[dict], table: dict[Key, dict]
                  f"<figcaption>{html.escape(fig['reading'])} <span class='small'>"
                  f"(<a href='figures/{fig['name']}.png'>PNG</a>, "
                  f"<a href='figures/{fig['name']}.svg'>SVG</a>)</span></figcaption></figure>")
-    if not any(b.kind == "app" for b in study.benches):
+    h += scale.section_html(table, scale_figures or [], cores)
+    if not any(b.kind in ("app", "scale") for b in study.benches):
         h.append("<p class='small'>Application overheads: this study runs no application "
                  "benchmark (kind = \"app\" in a study file adds them).</p>")
     limits = [(k, r) for k, r in table.items() if r["kind"] == "limit"]
@@ -458,6 +463,9 @@ def make_report(study: Study, out: str, runs: list[dict]) -> tuple[str, list[dic
     cores = next(((r.get("machine") or {}).get("cores") for r in runs
                   if (r.get("machine") or {}).get("cores")), None)
     figures = make_figures(table, study, out, cores)
+    scale_figs = []
+    if any(r["kind"] == "scale" for r in table.values()):
+        scale_figs = scale.figures(Figures(table, list(study.placements), out, cores), table)
     path = os.path.join(out, "report.html")
-    write_html(path, study, runs, table, figures, head)
+    write_html(path, study, runs, table, figures, head, scale_figs)
     return path, head

@@ -204,7 +204,8 @@ def command(cfg: Config, b: Bench, lay: Layout, hosts: Hosts) -> tuple[str, dict
         return f"{prog} {args} --json", env
     if b.program == "lockbench":
         return _sweep(prog, args, {"--lock": "l", "--threads": "t"}), env
-    tail = f"{prog} {args} --json"
+    # footprint takes no options and prints one line of its own
+    tail = f"{prog} {args}".strip() if b.program == "footprint" else f"{prog} {args} --json"
     if cfg.library == "vmpi" or (cfg.library == "mpich" and pl.hosts == 1 and pl.vms > 1):
         cmd = f"{lay.vmpirun} -n {n} --bind core --timeout {int(b.timeout + _boot(pl))}"
         if pl.hosts > 1:

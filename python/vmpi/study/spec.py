@@ -38,9 +38,10 @@ YIELD = {"mpich": ("MPIR_CVAR_DEFAULT_THREAD_LEVEL", "MPI_THREAD_MULTIPLE"),
          "openmpi": ("mpi_yield_when_idle", "1")}
 YIELD_TEXT = {"mpich": "MPIR_CVAR_DEFAULT_THREAD_LEVEL=MPI_THREAD_MULTIPLE",
               "openmpi": "--mca mpi_yield_when_idle 1"}
-KINDS = ("p2p", "coll", "rma", "limit", "locks", "app")
-METRICS = ("latency", "bandwidth", "rate", "time")
-UNITS = {"latency": "us", "bandwidth": "MB/s", "rate": "1/s", "time": "us"}
+# "scale": the --scale grid's collectives and memory (vmpi.study.scale)
+KINDS = ("p2p", "coll", "rma", "limit", "locks", "app", "scale")
+METRICS = ("latency", "bandwidth", "rate", "time", "memory")
+UNITS = {"latency": "us", "bandwidth": "MB/s", "rate": "1/s", "time": "us", "memory": "KiB"}
 
 _PLACEMENT_RE = re.compile(r"^(?:(\d+)host)?(?:(\d+)?(vm|guest))?$")
 
@@ -356,6 +357,9 @@ def skip_reason(b: Bench, lib: str, pl: Placement, policy: str, ranks: int,
         return "real QEMU guests run vmpi only (vmpirun --vm-guests serves PMI-1 to its ranks)"
     if pl.real and b.kind in ("limit", "locks"):
         return "physical limits and locks are measured on the machine, not in guests"
+    if b.kind == "scale" and lib in PEERS and pl.vms > 1:
+        return ("MPICH and Open MPI have no VMs: they run the same rank counts on the "
+                "machine (placement vm)")
     if lib == "openmpi" and pl.vms > 1:
         return ("Open MPI cannot start ranks in vmpirun's emulated VMs: its launcher "
                 "bootstraps over PMIx, vmpirun serves PMI-1")

@@ -12,7 +12,7 @@ Conventions (checked by the tests against hand-computed values):
   output) of the repetitions' values; 0 for a single value;
 * p99: nearest-rank percentile of the pooled samples (the value at rank
   ceil(0.99 n)); without samples the largest repetition value;
-* latency-like metrics are better when smaller, bandwidth and rates when
+* latency-like metrics (and memory) are better when smaller, bandwidth and rates when
   larger; overheads and speedups are oriented so that an overhead > 0 and a
   speedup > 1 mean "costs more" and "is faster".
 """
@@ -47,7 +47,7 @@ def p99(values: list[float], samples: list[list[float]]) -> float:
 
 
 def lower_is_better(metric: str) -> bool:
-    return metric in ("latency", "time")
+    return metric in ("latency", "time", "memory")
 
 
 def overhead_pct(value: float, native: float, metric: str) -> float:
