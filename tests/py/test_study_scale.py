@@ -80,10 +80,25 @@ def test_narrowed_grid_and_iterations():
 def test_bad_options():
     cp = dry_run("--scale-ranks", "4")
     assert cp.returncode == 2 and "add --scale" in cp.stderr
-    cp = dry_run("--scale", "--scale-ranks", "4", "--scale-vms", "8")
-    assert cp.returncode == 2 and "divides" in cp.stderr
     cp = dry_run("--scale", "--scale-ranks", "x")
     assert cp.returncode == 2 and "want numbers" in cp.stderr
+    cp = dry_run("--scale", "--scale-ranks", "1")
+    assert cp.returncode == 2 and "rank counts >= 2" in cp.stderr
+
+
+def test_one_vm_always_runs():
+    """1 VM is the baseline and where the peers run, asked for or not; a VM
+    count that divides no rank count runs nowhere."""
+    rows = runs_of(dry_run("--scale", "--scale-ranks", "4", "--scale-vms", "8").stdout)
+    assert rows and all("same VM" in lab for _, lab in rows)
+    rows = runs_of(dry_run("--scale", "--scale-ranks", "16", "--scale-vms", "4").stdout)
+    labs = [lab for b, lab in rows if b == "scale-allgather-r16"]
+    assert sorted(labs) == sorted(["vmpi · same VM · 16 ranks x 3",
+                                   "vmpi · 4 VMs, 1 host · 16 ranks x 3",
+                                   "MPICH · same VM · 16 ranks x 3",
+                                   "MPICH (yielding) · same VM · 16 ranks x 3",
+                                   "Open MPI · same VM · 16 ranks x 3",
+                                   "Open MPI (yielding) · same VM · 16 ranks x 3"])
 
 
 def test_footprint_output_parses():

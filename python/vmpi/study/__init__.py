@@ -59,8 +59,8 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--scale-ranks", type=_ints, metavar="LIST",
                     help="the --scale grid's rank counts (default 4,16,64)")
     ap.add_argument("--scale-vms", type=_ints, metavar="LIST",
-                    help="the --scale grid's VM counts (default 1,4,16; only those that "
-                         "divide a rank count run there)")
+                    help="the --scale grid's VM counts (default 1,4,16; each runs with "
+                         "the rank counts it divides; 1 VM always runs)")
     ap.add_argument("--out", metavar="DIR", default=DEFAULT_OUT,
                     help=f"where results and the report go (default {DEFAULT_OUT})")
     ap.add_argument("--reps", type=int, help="repetitions of every run (default 5)")

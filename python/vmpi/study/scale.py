@@ -45,8 +45,9 @@ def placement_name(vms: int) -> str:
 
 
 def placements(ranks: int, vms: tuple[int, ...]) -> tuple[str, ...]:
-    """The VM counts that can hold ``ranks`` evenly."""
-    return tuple(placement_name(v) for v in vms if v <= ranks and ranks % v == 0)
+    """One VM (the baseline, and where MPICH and Open MPI run) and the VM
+    counts that hold ``ranks`` evenly."""
+    return tuple(placement_name(v) for v in sorted({1, *vms}) if v <= ranks and ranks % v == 0)
 
 
 def bench_name(what: str, ranks: int) -> str:
@@ -61,9 +62,7 @@ def scale_study(ranks: tuple[int, ...] = RANKS, vms: tuple[int, ...] = VMS,
         raise StudyError(f"--scale-vms {','.join(map(str, vms))}: want VM counts 1..64")
     benches, used = [], []
     for n in sorted(set(ranks)):
-        pls = placements(n, tuple(sorted(set(vms))))
-        if not pls:
-            continue
+        pls = placements(n, vms)
         used += [p for p in pls if p not in used]
         it, warm = iterations(n)
         sizes = ",".join(map(str, SIZES))
@@ -76,9 +75,6 @@ def scale_study(ranks: tuple[int, ...] = RANKS, vms: tuple[int, ...] = VMS,
         benches.append(Bench(bench_name("mem", n), "footprint", "", "scale", "memory",
                              ranks=n, libraries=("vmpi",), placements=pls,
                              timeout=timeout(n)))
-    if not benches:
-        raise StudyError(f"--scale: no VM count of {','.join(map(str, vms))} divides any rank "
-                         f"count of {','.join(map(str, ranks))}")
     # vmpi runs its default channels only: the placements are all one host's
     study = Study(name="scale", reps=reps, libraries=libraries, placements=tuple(used),
                   policies=("aware",), benches=benches)
