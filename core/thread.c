@@ -136,7 +136,7 @@ static inline void took(void)
 
 void vmpi_cs_enter(void)
 {
-    static __thread bool counted;
+    static __thread bool counted __attribute__((tls_model("initial-exec")));
     static int threads; /* application threads that took the lock; under it */
     if (VMPI_UNLIKELY(atomic_load_explicit(&vmpi_cs_biased, memory_order_acquire) !=
                       VMPI_CS_REVOKED) &&
@@ -215,8 +215,8 @@ _Atomic uint64_t vmpi_cs_yields;
 
 void vmpi_cs_sched_yield(void)
 {
-    static __thread unsigned long seen;
-    static __thread unsigned quiet;
+    static __thread unsigned long seen __attribute__((tls_model("initial-exec")));
+    static __thread unsigned quiet __attribute__((tls_model("initial-exec")));
     if (vmpi_g.yield_threads) {
         unsigned long h = atomic_load_explicit(&handoffs, memory_order_relaxed);
         if (h != seen) {
