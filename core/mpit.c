@@ -12,8 +12,9 @@ struct vmpi_tcat vmpi_tcats[VMPI_TCAT_MAX];
 int vmpi_ntcats;
 
 static_assert(sizeof(size_t) == sizeof(uint64_t) && sizeof(vmpi_lock_parks) == sizeof(uint64_t) &&
-                  sizeof(vmpi_cs_yields) == sizeof(uint64_t),
-              "unexp_bytes, vmpi_lock_parks and vmpi_cs_yields are read as 64-bit counters");
+                  sizeof(vmpi_cs_yields) == sizeof(uint64_t) &&
+                  sizeof(vmpi_cs_bias_moves) == sizeof(uint64_t),
+              "unexp_bytes, vmpi_lock_parks and the thread counters are read as 64-bit counters");
 
 static const struct {
     const char *name, *desc;
@@ -126,6 +127,10 @@ void vmpi_mpit_tables(void)
              "Times a thread waiting in a blocking call under MPI_THREAD_MULTIPLE gave its "
              "processor away (sched_yield, without the library's lock) so that another "
              "application thread could run");
+    pvar_add("vmpi.core", (const uint64_t *)&vmpi_cs_bias_moves, MPI_T_PVAR_CLASS_COUNTER,
+             MPI_T_VERBOSITY_TUNER_BASIC, "vmpi_thread_bias_moves",
+             "Times the MPI_THREAD_MULTIPLE lock was biased to a thread that had used it alone "
+             "for a while, so its calls stopped taking the lock");
     for (int k = 0; vmpi_channels[k]; k++)
         channel_pvars(vmpi_channels[k]);
 }

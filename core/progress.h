@@ -34,14 +34,26 @@ extern const struct vmpi_chan_up vmpi_p2p_up;
  * under MULTIPLE it is biased to the initial thread until another enters. */
 extern __thread int vmpi_cs_depth; /* MPI calls this thread is inside (nested count) */
 extern __thread bool vmpi_cs_held;  /* its outermost call holds the lock */
-extern __thread bool vmpi_cs_owner; /* it is the thread the lock is biased to */
+extern __thread bool vmpi_cs_owner; /* its outermost call runs without it, as the bias's owner */
+extern __thread int vmpi_cs_slot;   /* its bias slot, -1 until it needs one */
 extern bool vmpi_cs_on;       /* outermost calls take the lock */
 extern bool vmpi_cs_multiple; /* the job asked for MPI_THREAD_MULTIPLE */
 extern atomic_int vmpi_cs_biased; /* VMPI_CS_BIASED: the owner may run without the lock */
 /* The bias's states: BIASED, REVOKING while one thread revokes it, then
- * REVOKED for good (also from the start when there is none). */
+ * REVOKED (also from the start when there is none), until the lock is
+ * biased again to a thread that uses it alone (core/thread.c). */
 enum { VMPI_CS_REVOKED, VMPI_CS_BIASED, VMPI_CS_REVOKING };
-extern atomic_int vmpi_cs_owner_inside; /* the owner is in a call it did not lock */
+/* The slot of the thread the bias is for, and each slot's flag: its thread
+ * is in a call it did not lock. Slots are never reused, so a flag outlives
+ * its thread. */
+enum { VMPI_CS_SLOTS = 64 };
+extern atomic_int vmpi_cs_bias_slot;
+struct vmpi_cs_flag {
+    atomic_int inside;
+    char pad_[60]; /* a cache line each: the owner writes its own at every call */
+};
+extern struct vmpi_cs_flag vmpi_cs_flags[VMPI_CS_SLOTS];
+extern _Atomic uint64_t vmpi_cs_bias_moves; /* times the lock was biased to another thread (MPI_T) */
 void vmpi_cs_init(int level);
 void vmpi_cs_enter(void); /* takes the lock (revoking the bias if needed) */
 bool vmpi_cs_try(void);
@@ -57,16 +69,22 @@ extern _Atomic uint64_t vmpi_cs_yields; /* times it did (MPI_T) */
 void vmpi_cs_leave(void);
 
 /* An outermost call begins: the owner marks itself inside while the bias
- * holds (no atomic read-modify-write; see core/thread.c), others lock. */
+ * holds (no atomic read-modify-write; see core/thread.c), others lock. The
+ * slot is read again after the mark: the bias may have moved to another
+ * thread meanwhile, which this thread's own flag does not disturb. */
 static inline void vmpi_cs_begin(void)
 {
-    if (vmpi_cs_owner) {
-        atomic_store_explicit(&vmpi_cs_owner_inside, 1, memory_order_relaxed);
+    int s = vmpi_cs_slot;
+    if (s >= 0 && atomic_load_explicit(&vmpi_cs_bias_slot, memory_order_relaxed) == s) {
+        atomic_store_explicit(&vmpi_cs_flags[s].inside, 1, memory_order_relaxed);
         atomic_signal_fence(memory_order_seq_cst);
-        if (VMPI_LIKELY(atomic_load_explicit(&vmpi_cs_biased, memory_order_relaxed) ==
-                        VMPI_CS_BIASED))
+        if (VMPI_LIKELY(atomic_load_explicit(&vmpi_cs_biased, memory_order_acquire) ==
+                            VMPI_CS_BIASED &&
+                        atomic_load_explicit(&vmpi_cs_bias_slot, memory_order_relaxed) == s)) {
+            vmpi_cs_owner = true;
             return;
-        atomic_store_explicit(&vmpi_cs_owner_inside, 0, memory_order_release);
+        }
+        atomic_store_explicit(&vmpi_cs_flags[s].inside, 0, memory_order_release);
     }
     vmpi_cs_enter();
 }
@@ -74,7 +92,8 @@ static inline void vmpi_cs_begin(void)
 static inline void vmpi_cs_owner_leave(void)
 {
     atomic_signal_fence(memory_order_seq_cst);
-    atomic_store_explicit(&vmpi_cs_owner_inside, 0, memory_order_release);
+    vmpi_cs_owner = false;
+    atomic_store_explicit(&vmpi_cs_flags[vmpi_cs_slot].inside, 0, memory_order_release);
 }
 
 /* Asynchronous progress (core/async.c): a helper thread polls while the

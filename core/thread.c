@@ -32,7 +32,15 @@
  * the revoker sees the owner inside, waits until the owner is outside or
  * has taken the lock (an owner waiting inside MPI takes it at its next idle
  * poll), and then marks it revoked; threads arriving meanwhile wait for
- * that. Without membarrier the lock is never biased. */
+ * that. Without membarrier the lock is never biased.
+ *
+ * A program may also hand MPI to one worker thread while the initial thread
+ * waits (a thread pool of one, or the initial thread blocked in
+ * pthread_join). So a thread that alone takes the lock for 20 ms, with
+ * nobody queued, gets the bias itself, and the next other thread revokes
+ * it the same way. Each thread has its own slot and inside flag
+ * (vmpi_cs_flags): a former owner that still finds its old slot named
+ * while it checks only ever writes its own flag. */
 #include "vmpi.h"
 
 #include "vmpi/lock.h"
@@ -45,10 +53,29 @@
 __thread int vmpi_cs_depth __attribute__((tls_model("initial-exec")));
 __thread bool vmpi_cs_held __attribute__((tls_model("initial-exec")));
 __thread bool vmpi_cs_owner __attribute__((tls_model("initial-exec")));
+__thread int vmpi_cs_slot __attribute__((tls_model("initial-exec"))) = -1;
 bool vmpi_cs_on;
 bool vmpi_cs_multiple;
 atomic_int vmpi_cs_biased;
-atomic_int vmpi_cs_owner_inside;
+atomic_int vmpi_cs_bias_slot = -1;
+struct vmpi_cs_flag vmpi_cs_flags[VMPI_CS_SLOTS];
+static_assert(sizeof(struct vmpi_cs_flag) == 64, "one flag a cache line");
+_Atomic uint64_t vmpi_cs_bias_moves;
+
+/* Whether the lock may be biased (membarrier works), the slots handed out,
+ * and the current run of acquisitions by one thread: its length and, from
+ * its REBIAS_CHECK-th acquisition on, when it began. A run that lasts
+ * rebias_ns biases the lock to its thread. That is longer than the time
+ * slices of threads that share a processor, whose runs end when the other
+ * gets it (revoking a bias each time would cost them more than the lock);
+ * it doubles with each new bias, so threads that take turns in longer runs
+ * soon stop moving it. All under the lock after vmpi_cs_init. */
+#define REBIAS_CHECK 1024
+#define REBIAS_NS 20000000ull
+static bool can_bias;
+static int nslots;
+static unsigned long streak;
+static uint64_t streak_t0, rebias_ns = REBIAS_NS;
 
 static vmpi_park_ticket_lock cs;
 
@@ -69,10 +96,13 @@ void vmpi_cs_init(int level)
     vmpi_oticket_init(&cs, &p);
     vmpi_cs_multiple = level == MPI_THREAD_MULTIPLE;
     vmpi_cs_on = vmpi_cs_multiple || vmpi_async_on;
-    bool bias = vmpi_cs_multiple && vmpi_knob_num("VMPI_THREAD_BIAS") &&
-                syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
-    atomic_store(&vmpi_cs_biased, bias ? VMPI_CS_BIASED : VMPI_CS_REVOKED);
-    vmpi_cs_owner = bias;
+    can_bias = vmpi_cs_multiple && vmpi_knob_num("VMPI_THREAD_BIAS") &&
+               syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+    if (can_bias) {
+        vmpi_cs_slot = nslots++;
+        atomic_store(&vmpi_cs_bias_slot, vmpi_cs_slot);
+    }
+    atomic_store(&vmpi_cs_biased, can_bias ? VMPI_CS_BIASED : VMPI_CS_REVOKED);
 }
 
 /* Spins, giving the processor away now and then, until *w == v. */
@@ -85,19 +115,30 @@ static void wait_for(atomic_int *w, int v)
             relax();
 }
 
-/* Other threads wait until the revocation is complete: until then the
- * owner may still run without the lock. */
+/* Returns once the bias is revoked. Other threads wait until the
+ * revocation is complete: until then the owner may still run without the
+ * lock. The state is read afresh each time round: by the time one thread
+ * sees REVOKED another may have biased the lock again. */
 static void revoke_bias(void)
 {
-    int b = VMPI_CS_BIASED;
-    if (atomic_compare_exchange_strong(&vmpi_cs_biased, &b, VMPI_CS_REVOKING)) {
-        if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
-            vmpi_fatal("membarrier failed after it was registered");
-        wait_for(&vmpi_cs_owner_inside, 0);
-        atomic_store_explicit(&vmpi_cs_biased, VMPI_CS_REVOKED, memory_order_release);
-        return;
+    for (unsigned i = 0;; i++) {
+        int b = atomic_load_explicit(&vmpi_cs_biased, memory_order_acquire);
+        if (b == VMPI_CS_REVOKED)
+            return;
+        if (b == VMPI_CS_BIASED &&
+            atomic_compare_exchange_strong(&vmpi_cs_biased, &b, VMPI_CS_REVOKING)) {
+            int s = atomic_load_explicit(&vmpi_cs_bias_slot, memory_order_relaxed);
+            if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
+                vmpi_fatal("membarrier failed after it was registered");
+            wait_for(&vmpi_cs_flags[s].inside, 0);
+            atomic_store_explicit(&vmpi_cs_biased, VMPI_CS_REVOKED, memory_order_release);
+            return;
+        }
+        if (i % 64 == 63)
+            sched_yield();
+        else
+            relax();
     }
-    wait_for(&vmpi_cs_biased, VMPI_CS_REVOKED);
 }
 
 /* A second application thread calls MPI. Threads may outnumber the
@@ -122,6 +163,42 @@ static void second_thread(void)
 static atomic_ulong handoffs;
 static const void *_Atomic holder;
 
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The holder biases the lock to itself: its run has lasted rebias_ns,
+ * nobody is queued, and no progress helper needs the lock. Its current
+ * call keeps the lock; the next ones run without it. A thread that then
+ * arrives revokes the bias as from the first owner. */
+static void rebias(void)
+{
+    if (streak == REBIAS_CHECK) {
+        streak_t0 = now_ns();
+        return;
+    }
+    if (now_ns() - streak_t0 < rebias_ns)
+        return;
+    streak = 0;
+    if (!can_bias || vmpi_async_on || vmpi_async_wanted ||
+        atomic_load_explicit(&vmpi_cs_biased, memory_order_relaxed) != VMPI_CS_REVOKED ||
+        atomic_load_explicit(&cs.next, memory_order_relaxed) !=
+            atomic_load_explicit(&cs.owner, memory_order_relaxed))
+        return;
+    if (vmpi_cs_slot < 0) {
+        if (nslots == VMPI_CS_SLOTS)
+            return;
+        vmpi_cs_slot = nslots++;
+    }
+    rebias_ns *= 2;
+    atomic_fetch_add_explicit(&vmpi_cs_bias_moves, 1, memory_order_relaxed);
+    atomic_store_explicit(&vmpi_cs_bias_slot, vmpi_cs_slot, memory_order_relaxed);
+    atomic_store_explicit(&vmpi_cs_biased, VMPI_CS_BIASED, memory_order_release);
+}
+
 static inline void took(void)
 {
     vmpi_cs_held = true;
@@ -131,6 +208,9 @@ static inline void took(void)
         atomic_store_explicit(&handoffs,
                               atomic_load_explicit(&handoffs, memory_order_relaxed) + 1,
                               memory_order_relaxed);
+        streak = 0;
+    } else if (VMPI_UNLIKELY(++streak % REBIAS_CHECK == 0)) {
+        rebias();
     }
 }
 
@@ -138,11 +218,18 @@ void vmpi_cs_enter(void)
 {
     static __thread bool counted __attribute__((tls_model("initial-exec")));
     static int threads; /* application threads that took the lock; under it */
-    if (VMPI_UNLIKELY(atomic_load_explicit(&vmpi_cs_biased, memory_order_acquire) !=
-                      VMPI_CS_REVOKED) &&
-        !vmpi_cs_owner)
-        revoke_bias();
-    vmpi_oticket_lock_acquire(&cs);
+    for (;;) {
+        if (VMPI_UNLIKELY(atomic_load_explicit(&vmpi_cs_biased, memory_order_acquire) !=
+                          VMPI_CS_REVOKED))
+            revoke_bias();
+        vmpi_oticket_lock_acquire(&cs);
+        /* Never hold the lock while an owner runs without it: a bias set
+         * again between the revocation and the lock is revoked first. */
+        if (VMPI_LIKELY(atomic_load_explicit(&vmpi_cs_biased, memory_order_relaxed) ==
+                        VMPI_CS_REVOKED))
+            break;
+        vmpi_oticket_unlock(&cs);
+    }
     took();
     /* Counted once the bias is gone, so the owner reads yield_polls under
      * the lock from then on. The owner counts too: it may enter here only
@@ -160,7 +247,8 @@ static void owner_lock(void)
 {
     vmpi_oticket_lock_acquire(&cs);
     took();
-    atomic_store_explicit(&vmpi_cs_owner_inside, 0, memory_order_release);
+    vmpi_cs_owner = false;
+    atomic_store_explicit(&vmpi_cs_flags[vmpi_cs_slot].inside, 0, memory_order_release);
 }
 
 bool vmpi_cs_try(void)
