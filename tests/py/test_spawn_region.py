@@ -32,23 +32,33 @@ INTEGRITY = ("-x", "VMPI_INTEGRITY=crc32c")
 needs_prog = pytest.mark.skipif(not PROG.exists(), reason="needs the library build (tests/t_dyn_region)")
 
 
-@needs_vms
-@needs_prog
-def test_lone_children_in_a_row_reach_their_parent_through_the_region():
-    cp, _ = run_vmpirun("-n", 2, "--vms", 2, "--timeout", 100, PROG, 1, 4, timeout=120)
-    assert cp.returncode == 0, cp.stdout + cp.stderr
-    # rank 0 (h0-vm0) meets each child (h0-vm1) through the region, rank 1 in its VM
-    assert cp.stdout == ("t_dyn_region: 2 parent(s) x 1 child(ren) x 4: 4 pairs over smp, "
-                         "4 over ivshmem, 0 over ofi OK\n"), cp.stderr
+# 2 ranks in 2 VMs spawning (program arguments: children per parent, spawns
+# in a row); what they count per channel. Rank 0 (h0-vm0) meets a child in
+# h0-vm1 through the region, rank 1 in its own VM. A VMPI_DOMAIN the user
+# names comes without a secret (another launch may use the same name): with
+# integrity checks its jobs' messages cannot be keyed alike, so they go over
+# the network.
+REGION_CASES = {
+    "lone children in a row": ((), (1, 4), "2 parent(s) x 1 child(ren) x 4: 4 pairs over smp, "
+                               "4 over ivshmem, 0 over ofi"),
+    "integrity, jobs of the domain": (INTEGRITY, (), "2 parent(s) x 2 child(ren) x 1: 2 pairs "
+                                      "over smp, 2 over ivshmem, 0 over ofi"),
+    "integrity, lone children": (INTEGRITY, (1, 2), "2 parent(s) x 1 child(ren) x 2: 2 pairs "
+                                 "over smp, 2 over ivshmem, 0 over ofi"),
+    "integrity, a domain without secret": (
+        (*INTEGRITY, "-x", "VMPI_DOMAIN=mine", "-x", "T_DYN_REGION=off"), (),
+        "2 parent(s) x 2 child(ren) x 1: 2 pairs over smp, 0 over ivshmem, 2 over ofi"),
+}
 
 
 @needs_vms
 @needs_prog
-def test_with_integrity_checks_other_jobs_of_the_domain_meet_in_the_region():
-    cp, _ = run_vmpirun("-n", 2, "--vms", 2, "--timeout", 100, *INTEGRITY, PROG, timeout=120)
+@pytest.mark.parametrize("case", REGION_CASES)
+def test_spawned_jobs_in_2_vms_take_the_expected_channels(case):
+    opts, args, counts = REGION_CASES[case]
+    cp, _ = run_vmpirun("-n", 2, "--vms", 2, "--timeout", 100, *opts, PROG, *args, timeout=120)
     assert cp.returncode == 0, cp.stdout + cp.stderr
-    assert cp.stdout == ("t_dyn_region: 2 parent(s) x 2 child(ren) x 1: 2 pairs over smp, "
-                         "2 over ivshmem, 0 over ofi OK\n"), cp.stderr
+    assert cp.stdout == f"t_dyn_region: {counts} OK\n", cp.stderr
 
 
 @needs_vms
@@ -70,29 +80,6 @@ def test_with_integrity_checks_jobs_meeting_through_a_port_use_the_region():
     assert cp.returncode == 0, cp.stdout + cp.stderr
     assert cp.stdout == ("t_dyn_connect: 4 of 4 pairs between jobs A and B over ivshmem OK\n"
                          "t_dyn_connect: joined over a socket, ivshmem OK\n"), cp.stderr
-
-
-@needs_vms
-@needs_prog
-def test_with_integrity_checks_lone_children_reach_their_parent_through_the_region():
-    cp, _ = run_vmpirun("-n", 2, "--vms", 2, "--timeout", 100, *INTEGRITY, PROG, 1, 2,
-                        timeout=120)
-    assert cp.returncode == 0, cp.stdout + cp.stderr
-    assert cp.stdout == ("t_dyn_region: 2 parent(s) x 1 child(ren) x 2: 2 pairs over smp, "
-                         "2 over ivshmem, 0 over ofi OK\n"), cp.stderr
-
-
-@needs_vms
-@needs_prog
-def test_with_integrity_checks_jobs_without_the_domain_secret_use_the_network():
-    """A VMPI_DOMAIN the user names comes without a secret (another launch
-    may use the same name): the jobs' messages cannot be keyed alike, so
-    they go over the network."""
-    cp, _ = run_vmpirun("-n", 2, "--vms", 2, "--timeout", 100, *INTEGRITY,
-                        "-x", "VMPI_DOMAIN=mine", "-x", "T_DYN_REGION=off", PROG, timeout=120)
-    assert cp.returncode == 0, cp.stdout + cp.stderr
-    assert cp.stdout == ("t_dyn_region: 2 parent(s) x 2 child(ren) x 1: 2 pairs over smp, "
-                         "0 over ivshmem, 2 over ofi OK\n"), cp.stderr
 
 
 def _pool_bulk(f):
