@@ -218,9 +218,18 @@ def _control_words(region, area):
 
 
 def _rogue(region, spans, stop, rng, hits):
+    """Writes 8 random bytes at random places of spans (a list of byte
+    ranges of the region file, or a function of the open file that gives
+    them, asked again every 50 ms) until stop is set."""
     with open(region, "r+b") as f:
+        now, t = spans, 0.0
         while not stop.is_set():
-            lo, hi = rng.choice(spans)
+            if callable(spans) and time.monotonic() - t > 0.05:
+                now, t = spans(f), time.monotonic()
+            if not now:
+                time.sleep(0.005)
+                continue
+            lo, hi = rng.choice(now)
             off = rng.randrange(lo, hi - 8)
             f.seek(off)
             f.write(rng.randbytes(8))

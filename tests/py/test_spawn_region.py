@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from conftest import finish, run_vmpirun, start_vmpirun
-from test_ivshmem import CHUNK, ENTRY, HDR
+from test_ivshmem import CHUNK, ENTRY, HDR, _rogue
 from test_vms import BUILD, needs_hosts, needs_vms
 
 PROG = BUILD / "tests" / "t_dyn_region"
@@ -126,21 +126,7 @@ def _rogue_pools(shm_dir, stop, rng, hits):
     while not stop.is_set() and not list(shm_dir.glob("vmpi-*-ivshmem-h0")):
         time.sleep(0.01)
     for path in shm_dir.glob("vmpi-*-ivshmem-h0"):
-        with open(path, "r+b") as f:
-            spans, t = [], 0.0
-            while not stop.is_set():
-                if time.monotonic() - t > 0.05:
-                    spans, t = _pool_bulk(f), time.monotonic()
-                if not spans:
-                    time.sleep(0.005)
-                    continue
-                lo, hi = rng.choice(spans)
-                off = rng.randrange(lo, hi - 8)
-                f.seek(off)
-                f.write(rng.randbytes(8))
-                f.flush()
-                hits.append(off)
-                time.sleep(0.0005)
+        _rogue(path, _pool_bulk, stop, rng, hits)
 
 
 @needs_vms
