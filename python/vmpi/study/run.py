@@ -194,7 +194,10 @@ def command(cfg: Config, b: Bench, lay: Layout, hosts: Hosts) -> tuple[str, dict
             return _sweep(f"{prog} --memcpy", args, {"-s": "s"}), env
         if b.program.startswith("tcp_"):
             net = hosts.get()
-            port = random.randint(20000, 60000)
+            # below Linux's ephemeral ports (32768-60999), which the namespace's
+            # own connections may hold: a server that cannot bind exits, and its
+            # client then meets a refused connection
+            port = random.randint(20000, 32767)
             bw = " --bw" if b.program == "tcp_bw" else ""
             return (f"ip netns exec {net.hosts[1]} taskset -c {1 % cpus} {prog} --server "
                     f"--port {port} 2>/dev/null & "
