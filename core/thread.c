@@ -176,6 +176,8 @@ static uint64_t now_ns(void)
  * arrives revokes the bias as from the first owner. */
 static void rebias(void)
 {
+    if (!can_bias)
+        return;
     if (streak == REBIAS_CHECK) {
         streak_t0 = now_ns();
         return;
@@ -183,7 +185,7 @@ static void rebias(void)
     if (now_ns() - streak_t0 < rebias_ns)
         return;
     streak = 0;
-    if (!can_bias || vmpi_async_on || vmpi_async_wanted ||
+    if (vmpi_async_on || vmpi_async_wanted ||
         atomic_load_explicit(&vmpi_cs_biased, memory_order_relaxed) != VMPI_CS_REVOKED ||
         atomic_load_explicit(&cs.next, memory_order_relaxed) !=
             atomic_load_explicit(&cs.owner, memory_order_relaxed))
@@ -247,8 +249,7 @@ static void owner_lock(void)
 {
     vmpi_oticket_lock_acquire(&cs);
     took();
-    vmpi_cs_owner = false;
-    atomic_store_explicit(&vmpi_cs_flags[vmpi_cs_slot].inside, 0, memory_order_release);
+    vmpi_cs_owner_leave();
 }
 
 bool vmpi_cs_try(void)
