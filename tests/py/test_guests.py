@@ -196,7 +196,8 @@ def test_a_killed_launcher_takes_its_guests_along_and_cleanup_removes_the_rest()
     assert leftovers() != before   # the namespace and files are still there
     cp, _ = run_vmpirun("--cleanup")
     assert cp.returncode == 0, cp.stderr
-    assert leftovers() == before
+    # --cleanup also takes what dead jobs before this test left behind
+    assert all(set(now) <= set(was) for now, was in zip(leftovers(), before)), leftovers()
 
 
 @pytest.mark.parametrize("args, message", [
