@@ -110,6 +110,7 @@ struct vmpi_win {
     int node_kind;
     bool node_leader;        /* this rank allocated node_mem */
     void *own_mem;           /* Win_allocate memory in this rank's heap slice */
+    bool own_private;        /* ... or in private memory: the slice could not hold it */
     struct vmpi_mem_reg net_mem; /* this rank's memory as the network exposes it */
     /* epochs at this origin */
     bool fence_open;         /* a fence without NOSUCCEED opened one */

@@ -15,7 +15,10 @@
  * except that MPI_Win_allocate on a region node takes each member's memory
  * from its own heap slice (its area offset travels in the second
  * allgather, like Win_create memory in the region): one slice need not
- * hold the whole node's windows.
+ * hold the whole node's windows. A member whose slice cannot hold its
+ * memory takes private memory instead, which the others then reach by
+ * messages, as Win_create memory outside the region: a window larger than
+ * the region still works, at the speed of messages.
  *
  * The block lives in the leader's heap slice of the host region (region
  * nodes), in a per-window file in the VM's /dev/shm that is unlinked as
@@ -132,7 +135,9 @@ static void *node_alloc(struct vmpi_win *w, size_t bytes, int leader_world, bool
 
 static void win_release(struct vmpi_win *w)
 {
-    if (w->own_mem)
+    if (w->own_private)
+        free(w->own_mem);
+    else if (w->own_mem)
         vmpi_locality_mem_free(w->own_mem);
     if (w->net_mem.handle)
         vmpi_locality_rdma_unexpose(&w->net_mem);
@@ -261,8 +266,18 @@ int vmpi_win_create(void *base, MPI_Aint size, int disp_unit, struct vmpi_comm *
     me.node_kind = 0;
     bool mine_ok = true;
     if (split && size > 0) {
-        w->own_mem = vmpi_locality_mem_alloc(seg_round(flavor, (size_t)size));
-        mine_ok = w->own_mem && region_off(w->own_mem, (size_t)size, &me.area_off);
+        size_t bytes = seg_round(flavor, (size_t)size);
+        w->own_mem = vmpi_locality_mem_alloc(bytes);
+        if (w->own_mem && !region_off(w->own_mem, (size_t)size, &me.area_off)) {
+            vmpi_locality_mem_free(w->own_mem);
+            w->own_mem = NULL;
+        }
+        if (!w->own_mem) {
+            w->own_private = posix_memalign(&w->own_mem, VMPI_CACHELINE, bytes) == 0;
+            mine_ok = w->own_private;
+            if (!mine_ok)
+                w->own_mem = NULL;
+        }
     }
     w->node_bytes = block;
     w->node_leader = w->rank == leader;
@@ -335,7 +350,7 @@ int vmpi_win_create(void *base, MPI_Aint size, int disp_unit, struct vmpi_comm *
         } else if (split) {
             if (r == w->rank)
                 t->base = w->own_mem;
-            else if (t->size > 0 &&
+            else if (t->size > 0 && cards[r].area_off != ~(uint64_t)0 &&
                      !(t->base = region_ptr(t->world, cards[r].area_off, t->size)))
                 vmpi_fatal("%s: rank %d's window memory (%llu bytes at area offset %llu) is "
                            "not inside its heap slice of the host region", fn, r,
@@ -359,8 +374,9 @@ int vmpi_win_create(void *base, MPI_Aint size, int disp_unit, struct vmpi_comm *
     if (owns_mem)
         memcpy(baseptr, &w->base, sizeof w->base);
     /* Served by messages when some rank cannot map this rank's memory. */
-    bool mapped_by_node = owns_mem || (flavor == MPI_WIN_FLAVOR_CREATE &&
-                                       (nnode == 1 || (region && me.area_off != ~(uint64_t)0)));
+    bool mapped_by_node = (owns_mem && !w->own_private) ||
+                          (flavor == MPI_WIN_FLAVOR_CREATE &&
+                           (nnode == 1 || (region && me.area_off != ~(uint64_t)0)));
     if (nnode < w->size || !mapped_by_node)
         vmpi_rma_am_enable(w);
     uint32_t idx_h;
