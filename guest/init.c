@@ -7,8 +7,10 @@
  * kernel's file systems, loads the modules, brings up eth0 with the address
  * the launcher chose, starts this guest's ranks with PMI_PORT pointing at
  * the launcher's PMI server, relays their output and exit statuses to the
- * launcher over the second serial port, and powers the guest off when all
- * its ranks are done. Nothing else runs in the guest: no shell, no udev.
+ * launcher over the second serial port, starts the processes the launcher
+ * asks for there (those of spawned jobs), and powers the guest off when the
+ * launcher says every job has ended. Nothing else runs in the guest: no
+ * shell, no udev.
  *
  * Its parameters come on the kernel command line:
  *   vmpi.ranks=FIRST:COUNT   the world ranks of this guest
@@ -20,12 +22,18 @@
  * with ARGV[0] an absolute path. /vmpi/modules lists the modules to load, one
  * absolute path per line, dependencies first.
  *
- * Frames on /dev/ttyS1 (raw mode), all integers little-endian:
- *   u8 0x7e, u8 type, u32 rank, u32 length, length bytes of payload
- * types: 'b' booted (payload: hostname), 'o'/'e' a rank's stdout/stderr bytes,
- * 'x' a rank ended (payload: its wait status, u32), 'f' the guest failed
- * (payload: message), 'd' all ranks ended. Rank is 0xffffffff for frames
- * about the guest itself. */
+ * Frames on /dev/ttyS1 (raw mode), both ways, all integers little-endian:
+ *   u8 0x7e, u8 type, u32 job, u32 rank, u32 length, length bytes of payload
+ * Job 0 is the job of the command line, job k >= 1 the k-th a rank spawned;
+ * job and rank are 0xffffffff in frames about the guest itself.
+ * From the guest: 'b' booted (payload: hostname), 'o'/'e' a process's
+ * stdout/stderr bytes, 'x' a process ended (payload: its wait status, u32),
+ * 'f' the guest failed (payload: message).
+ * From the launcher, once it has seen 'b' (the port drops what comes before
+ * it is opened): 's' start process RANK of job JOB (payload laid out as
+ * /vmpi/job; its environment holds the process's PMI_PORT and PMI_ID), 'q'
+ * power off (every process of every job has ended). Their lengths are
+ * checked before anything is buffered: the serial line is bounded input. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -51,25 +59,28 @@
 #include <unistd.h>
 
 enum {
-    MAX_RANKS = 1024,
-    MAX_JOB = 1 << 20,     /* bytes of /vmpi/job */
+    MAX_PROCS = 1024,      /* processes running at once (python/vmpi/guests.py knows) */
+    MAX_JOB = 1 << 20,     /* bytes of /vmpi/job, and of a launcher frame's payload */
+    HDR = 14,              /* bytes of a frame header */
     CHUNK = 16384,         /* bytes of output per frame */
     PIPE_GRACE_MS = 1000,  /* output pipes a rank's descendants keep open after it ended */
     NET_WAIT_MS = 5000,    /* for eth0 to appear once virtio_net is loaded */
 };
-#define GUEST_RANK 0xffffffffu
+#define GUEST 0xffffffffu
 
-struct rank {
+/* A process this init started; its slot is free again once its 'x' frame is sent. */
+struct proc {
+    bool used;
+    uint32_t job, rank;
     pid_t pid;
     int fd[2];        /* stdout, stderr pipes; -1 once closed */
     bool ended;       /* waitpid has seen it */
-    bool reported;    /* its 'x' frame is sent */
     int status;
     uint64_t ended_ms;
 };
 
 static int agent = -1;
-static struct rank ranks[MAX_RANKS];
+static struct proc procs[MAX_PROCS];
 static unsigned first_rank, nranks;
 static char name[65] = "vmpi-guest";
 static char ip[32], pmi[64];
@@ -101,11 +112,17 @@ static void put_u32(unsigned char *p, uint32_t v)
         p[i] = (unsigned char)(v >> (8 * i));
 }
 
-static void frame(char type, uint32_t rank, const void *data, size_t len)
+static uint32_t get_u32(const unsigned char *p)
 {
-    unsigned char hdr[10] = {0x7e, (unsigned char)type};
-    put_u32(hdr + 2, rank);
-    put_u32(hdr + 6, (uint32_t)len);
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void frame(char type, uint32_t job, uint32_t rank, const void *data, size_t len)
+{
+    unsigned char hdr[HDR] = {0x7e, (unsigned char)type};
+    put_u32(hdr + 2, job);
+    put_u32(hdr + 6, rank);
+    put_u32(hdr + 10, (uint32_t)len);
     if (agent < 0)
         return;
     write_all(agent, hdr, sizeof hdr);
@@ -129,7 +146,7 @@ static _Noreturn void fail(const char *fmt, ...)
     va_end(ap);
     /* also on the console, for a guest whose agent port never opened */
     dprintf(2, "vmpi-guest-init: %s\n", msg);
-    frame('f', GUEST_RANK, msg, strlen(msg));
+    frame('f', GUEST, GUEST, msg, strlen(msg));
     power_off();
 }
 
@@ -194,8 +211,8 @@ static void parse_cmdline(void)
     bool have_ranks = false;
     for (char *save, *tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
         if (!strncmp(tok, "vmpi.ranks=", 11)) {
-            if (sscanf(tok + 11, "%u:%u", &first_rank, &nranks) != 2 || nranks > MAX_RANKS)
-                fail("bad vmpi.ranks=%s (FIRST:COUNT, at most %d ranks)", tok + 11, MAX_RANKS);
+            if (sscanf(tok + 11, "%u:%u", &first_rank, &nranks) != 2 || nranks > MAX_PROCS)
+                fail("bad vmpi.ranks=%s (FIRST:COUNT, at most %d ranks)", tok + 11, MAX_PROCS);
             have_ranks = true;
         } else if (!strncmp(tok, "vmpi.ip=", 8)) {
             copy_param(ip, sizeof ip, tok + 8, "vmpi.ip");
@@ -311,49 +328,56 @@ struct job {
     char **envp;
 };
 
-/* Next NUL-terminated string of the job file, bounds-checked. */
-static char *next_str(char *buf, size_t len, size_t *pos)
+/* A job description being read: /vmpi/job, or the payload of an 's' frame. */
+struct src {
+    char *buf;
+    size_t len, pos;
+    const char *what;
+};
+
+/* Next NUL-terminated string of src, bounds-checked. */
+static char *next_str(struct src *s)
 {
-    if (*pos >= len)
-        fail("/vmpi/job is truncated");
-    char *s = buf + *pos;
-    char *nul = memchr(s, '\0', len - *pos);
+    char *nul = s->pos < s->len ? memchr(s->buf + s->pos, '\0', s->len - s->pos) : NULL;
     if (!nul)
-        fail("/vmpi/job is truncated");
-    *pos = (size_t)(nul - buf) + 1;
-    return s;
+        fail("%s is truncated", s->what);
+    char *str = s->buf + s->pos;
+    s->pos = (size_t)(nul - s->buf) + 1;
+    return str;
 }
 
-static unsigned next_count(char *buf, size_t len, size_t *pos, unsigned max, const char *what)
+static unsigned next_count(struct src *s, unsigned max, const char *what)
 {
-    char *s = next_str(buf, len, pos), *end;
-    unsigned long v = strtoul(s, &end, 10);
-    if (!*s || *end || v > max)
-        fail("/vmpi/job: bad %s count %s", what, s);
+    char *str = next_str(s), *end;
+    unsigned long v = strtoul(str, &end, 10);
+    if (!*str || *end || v > max)
+        fail("%s: bad %s count %s", s->what, what, str);
     return (unsigned)v;
 }
 
-static void read_job(struct job *job)
+/* The job of src, whose environment gets `spare` more empty slots; its
+ * strings stay in src's buffer. */
+static void parse_job(struct src *s, struct job *job, unsigned spare)
 {
-    size_t len, pos = 0;
-    char *buf = read_file("/vmpi/job", MAX_JOB, &len);
-    job->cwd = next_str(buf, len, &pos);
-    unsigned argc = next_count(buf, len, &pos, 65536, "argument");
+    job->cwd = next_str(s);
+    unsigned argc = next_count(s, 65536, "argument");
     if (argc < 1)
-        fail("/vmpi/job has no program");
+        fail("%s has no program", s->what);
     job->argv = calloc(argc + 1, sizeof *job->argv);
     if (!job->argv)
         fail("out of memory");
     for (unsigned i = 0; i < argc; i++)
-        job->argv[i] = next_str(buf, len, &pos);
-    unsigned envc = next_count(buf, len, &pos, 65536, "environment");
-    job->envp = calloc(envc + 3, sizeof *job->envp); /* + PMI_PORT, PMI_ID */
+        job->argv[i] = next_str(s);
+    unsigned envc = next_count(s, 65536, "environment");
+    job->envp = calloc(envc + spare + 1, sizeof *job->envp);
     if (!job->envp)
         fail("out of memory");
     for (unsigned i = 0; i < envc; i++)
-        job->envp[i] = next_str(buf, len, &pos);
+        job->envp[i] = next_str(s);
+    if (s->pos != s->len)
+        fail("%s has %zu bytes past its end", s->what, s->len - s->pos);
     if (job->argv[0][0] != '/')
-        fail("/vmpi/job: the program %s is not an absolute path", job->argv[0]);
+        fail("%s: the program %s is not an absolute path", s->what, job->argv[0]);
 }
 
 static void mkdirs(char *path)
@@ -368,6 +392,65 @@ static void mkdirs(char *path)
     mkdir(path, 0755);
 }
 
+/* The process could not start: the launcher sees it end with code 126. */
+static void not_started(uint32_t job, uint32_t rank, const char *why)
+{
+    char msg[256];
+    unsigned char st[4];
+    int n = snprintf(msg, sizeof msg, "vmpi-guest-init: cannot start the process: %s\n", why);
+    frame('e', job, rank, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+    put_u32(st, 126u << 8);
+    frame('x', job, rank, st, sizeof st);
+}
+
+static void start_proc(uint32_t jobno, uint32_t rank, struct job *job)
+{
+    struct proc *p = NULL;
+    for (unsigned i = 0; i < MAX_PROCS && !p; i++)
+        if (!procs[i].used)
+            p = &procs[i];
+    if (!p) {
+        not_started(jobno, rank, "this guest runs its most processes already");
+        return;
+    }
+    int out[2], err[2];
+    if (pipe2(out, O_CLOEXEC)) {
+        not_started(jobno, rank, strerror(errno));
+        return;
+    }
+    if (pipe2(err, O_CLOEXEC)) {
+        not_started(jobno, rank, strerror(errno));
+        close(out[0]);
+        close(out[1]);
+        return;
+    }
+    mkdirs(job->cwd);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setsid();
+        int null = open("/dev/null", O_RDONLY);
+        if (null < 0 || dup2(null, 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0)
+            _exit(126);
+        if (chdir(job->cwd))
+            dprintf(2, "vmpi-guest-init: cannot enter %s: %s\n", job->cwd, strerror(errno));
+        signal(SIGPIPE, SIG_DFL);
+        execve(job->argv[0], job->argv, job->envp);
+        dprintf(2, "vmpi-guest-init: cannot run %s: %s\n", job->argv[0], strerror(errno));
+        _exit(errno == ENOENT ? 127 : 126);
+    }
+    int fork_errno = errno;
+    close(out[1]);
+    close(err[1]);
+    if (pid < 0) {
+        close(out[0]);
+        close(err[0]);
+        not_started(jobno, rank, strerror(fork_errno));
+        return;
+    }
+    *p = (struct proc){.used = true, .job = jobno, .rank = rank, .pid = pid,
+                       .fd = {out[0], err[0]}};
+}
+
 static void start_ranks(struct job *job)
 {
     size_t envc = 0;
@@ -377,30 +460,9 @@ static void start_ranks(struct job *job)
     snprintf(port, sizeof port, "PMI_PORT=%s", pmi);
     job->envp[envc] = port;
     job->envp[envc + 1] = id;
-    mkdirs(job->cwd);
     for (unsigned i = 0; i < nranks; i++) {
-        int out[2], err[2];
-        if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
-            fail("pipe: %s", strerror(errno));
         snprintf(id, sizeof id, "PMI_ID=%u", first_rank + i);
-        pid_t pid = fork();
-        if (pid < 0)
-            fail("fork: %s", strerror(errno));
-        if (pid == 0) {
-            setsid();
-            int null = open("/dev/null", O_RDONLY);
-            if (null < 0 || dup2(null, 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0)
-                _exit(126);
-            if (chdir(job->cwd))
-                dprintf(2, "vmpi-guest-init: cannot enter %s: %s\n", job->cwd, strerror(errno));
-            signal(SIGPIPE, SIG_DFL);
-            execve(job->argv[0], job->argv, job->envp);
-            dprintf(2, "vmpi-guest-init: cannot run %s: %s\n", job->argv[0], strerror(errno));
-            _exit(errno == ENOENT ? 127 : 126);
-        }
-        close(out[1]);
-        close(err[1]);
-        ranks[i] = (struct rank){.pid = pid, .fd = {out[0], err[0]}};
+        start_proc(0, first_rank + i, job);
     }
 }
 
@@ -408,69 +470,129 @@ static void reap(void)
 {
     int status;
     pid_t pid;
-    /* PID 1 reaps every orphan too; only the ranks' statuses matter */
+    /* PID 1 reaps every orphan too; only its own processes' statuses matter */
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-        for (unsigned i = 0; i < nranks; i++) {
-            if (ranks[i].pid == pid && !ranks[i].ended) {
-                ranks[i].ended = true;
-                ranks[i].status = status;
-                ranks[i].ended_ms = now_ms();
+        for (unsigned i = 0; i < MAX_PROCS; i++) {
+            struct proc *p = &procs[i];
+            if (p->used && p->pid == pid && !p->ended) {
+                p->ended = true;
+                p->status = status;
+                p->ended_ms = now_ms();
             }
         }
     }
 }
 
-static void close_pipe(struct rank *r, int k)
+static void close_pipe(struct proc *p, int k)
 {
-    close(r->fd[k]);
-    r->fd[k] = -1;
+    close(p->fd[k]);
+    p->fd[k] = -1;
 }
 
-static void relay(void)
+/* 'x' for each process that ended and whose pipes are closed (or given up on). */
+static void report(void)
+{
+    uint64_t now = now_ms();
+    for (unsigned i = 0; i < MAX_PROCS; i++) {
+        struct proc *p = &procs[i];
+        if (!p->used || !p->ended)
+            continue;
+        if (now - p->ended_ms > PIPE_GRACE_MS)
+            for (int k = 0; k < 2; k++)
+                if (p->fd[k] >= 0)
+                    close_pipe(p, k);
+        if (p->fd[0] < 0 && p->fd[1] < 0) {
+            unsigned char st[4];
+            put_u32(st, (uint32_t)p->status);
+            frame('x', p->job, p->rank, st, sizeof st);
+            p->used = false;
+        }
+    }
+}
+
+/* One frame from the launcher; its length is already checked against its buffer. */
+static void launcher_frame(char type, uint32_t jobno, uint32_t rank, char *data, size_t len)
+{
+    if (type == 'q') {
+        /* the frames must reach the launcher before the guest is gone */
+        tcdrain(agent);
+        power_off();
+    }
+    if (type != 's')
+        fail("the launcher sent a frame of unknown type 0x%02x", (unsigned char)type);
+    if (jobno == GUEST || rank == GUEST)
+        fail("the launcher sent a start frame without a job and rank");
+    struct src s = {data, len, 0, "a start frame"};
+    struct job job;
+    parse_job(&s, &job, 0);
+    start_proc(jobno, rank, &job);
+    free(job.argv);
+    free(job.envp);
+}
+
+/* Read what the launcher sent; act on each whole frame. */
+static void read_launcher(bool *open)
+{
+    static unsigned char in[HDR + MAX_JOB];
+    static size_t have;
+    ssize_t got = read(agent, in + have, sizeof in - have);
+    if (got <= 0) {
+        if (got == 0 || (errno != EINTR && errno != EAGAIN))
+            *open = false; /* nothing more will come; the launcher stops QEMU itself */
+        return;
+    }
+    have += (size_t)got;
+    while (have >= HDR) {
+        uint32_t len = get_u32(in + 10);
+        if (in[0] != 0x7e)
+            fail("garbage from the launcher on the agent port");
+        if (len > MAX_JOB)
+            fail("the launcher sent a frame of %u bytes (at most %d)", len, MAX_JOB);
+        if (have < HDR + len)
+            return;
+        launcher_frame((char)in[1], get_u32(in + 2), get_u32(in + 6), (char *)in + HDR, len);
+        memmove(in, in + HDR + len, have - HDR - len);
+        have -= HDR + len;
+    }
+}
+
+/* Relay the processes' output and exits, start what the launcher asks for,
+ * until it says to power off. */
+static _Noreturn void serve(void)
 {
     static char buf[CHUNK];
-    struct pollfd pfd[2 * MAX_RANKS];
-    unsigned who[2 * MAX_RANKS]; /* pfd[j] is pipe who[j] % 2 of rank who[j] / 2 */
-    unsigned done = 0;
-    while (done < nranks) {
+    struct pollfd pfd[1 + 2 * MAX_PROCS];
+    unsigned who[1 + 2 * MAX_PROCS]; /* pfd[j] is pipe who[j] % 2 of procs[who[j] / 2] */
+    bool agent_open = true;
+    for (;;) {
         unsigned n = 0;
-        for (unsigned i = 0; i < nranks; i++)
-            for (int k = 0; k < 2; k++)
-                if (ranks[i].fd[k] >= 0) {
+        if (agent_open)
+            pfd[n++] = (struct pollfd){.fd = agent, .events = POLLIN};
+        unsigned first = n;
+        for (unsigned i = 0; i < MAX_PROCS; i++)
+            for (int k = 0; procs[i].used && k < 2; k++)
+                if (procs[i].fd[k] >= 0) {
                     who[n] = 2 * i + (unsigned)k;
-                    pfd[n++] = (struct pollfd){.fd = ranks[i].fd[k], .events = POLLIN};
+                    pfd[n++] = (struct pollfd){.fd = procs[i].fd[k], .events = POLLIN};
                 }
         if (poll(pfd, n, 50) < 0 && errno != EINTR)
             fail("poll: %s", strerror(errno));
-        for (unsigned j = 0; j < n; j++) {
+        for (unsigned j = first; j < n; j++) {
             if (!pfd[j].revents)
                 continue;
-            unsigned i = who[j] / 2;
+            struct proc *p = &procs[who[j] / 2];
             int k = (int)(who[j] % 2);
             ssize_t got = read(pfd[j].fd, buf, sizeof buf);
             if (got > 0)
-                frame(k ? 'e' : 'o', first_rank + i, buf, (size_t)got);
+                frame(k ? 'e' : 'o', p->job, p->rank, buf, (size_t)got);
             else if (got == 0 || errno != EINTR)
-                close_pipe(&ranks[i], k);
+                close_pipe(p, k);
         }
+        /* after the pipes: a start reuses the slots report() frees */
         reap();
-        uint64_t now = now_ms();
-        for (unsigned i = 0; i < nranks; i++) {
-            struct rank *r = &ranks[i];
-            if (!r->ended || r->reported)
-                continue;
-            if (now - r->ended_ms > PIPE_GRACE_MS)
-                for (int k = 0; k < 2; k++)
-                    if (r->fd[k] >= 0)
-                        close_pipe(r, k);
-            if (r->fd[0] < 0 && r->fd[1] < 0) {
-                unsigned char st[4];
-                put_u32(st, (uint32_t)r->status);
-                frame('x', first_rank + i, st, sizeof st);
-                r->reported = true;
-                done++;
-            }
-        }
+        report();
+        if (first && pfd[0].revents)
+            read_launcher(&agent_open);
     }
 }
 
@@ -489,13 +611,12 @@ int main(void)
     write_proc("/proc/sys/net/ipv6/conf/all/disable_ipv6", "1");
     load_modules();
     setup_network();
+    size_t len;
+    struct src s = {read_file("/vmpi/job", MAX_JOB, &len), 0, 0, "/vmpi/job"};
+    s.len = len;
     struct job job;
-    read_job(&job);
-    frame('b', GUEST_RANK, name, strlen(name));
+    parse_job(&s, &job, 2); /* + PMI_PORT, PMI_ID */
+    frame('b', GUEST, GUEST, name, strlen(name));
     start_ranks(&job);
-    relay();
-    frame('d', GUEST_RANK, "", 0);
-    /* the frames must reach the launcher before the guest is gone */
-    tcdrain(agent);
-    power_off();
+    serve();
 }

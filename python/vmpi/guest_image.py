@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["ImageError", "Kernel", "cache_dir", "kernel", "find_init", "write_initrd",
-           "library_closure"]
+           "library_closure", "job_file"]
 
 KERNEL_PACKAGE = "linux-image-amd64"
 GUEST_MODULES = ("virtio_pci", "virtio_net")
@@ -354,7 +354,8 @@ class _Cpio:
         self._entry("TRAILER!!!", 0)
 
 
-def _job_file(cwd: str, argv: list[str], env: dict[str, str]) -> bytes:
+def job_file(cwd: str, argv: list[str], env: dict[str, str]) -> bytes:
+    """A job as guest/init.c reads it: /vmpi/job, or a start frame's payload."""
     parts = [cwd, str(len(argv)), *argv, str(len(env)), *(f"{k}={v}" for k, v in env.items())]
     data = b"".join(p.encode("utf-8", errors="surrogateescape") + b"\0" for p in parts)
     if any("\0" in p for p in parts):
@@ -363,8 +364,9 @@ def _job_file(cwd: str, argv: list[str], env: dict[str, str]) -> bytes:
 
 
 def write_initrd(path: str, k: Kernel, init: Path, argv: list[str], env: dict[str, str],
-                 cwd: str) -> None:
-    """Write the job's initramfs: init, modules, program, libraries, job file."""
+                 cwd: str) -> set[str]:
+    """Write the job's initramfs: init, modules, program, libraries, job
+    file. Returns the paths of the program and libraries in it."""
     libs = library_closure([argv[0]], env) + _dlopened(env)
     with open(path, "wb") as f:
         cp = _Cpio(f)
@@ -374,7 +376,7 @@ def write_initrd(path: str, k: Kernel, init: Path, argv: list[str], env: dict[st
         for m in k.modules:
             cp.copy(str(k.dir / m.lstrip("/")), m)
         cp.file("/vmpi/modules", "".join(m + "\n" for m in k.modules).encode())
-        cp.file("/vmpi/job", _job_file(cwd, argv, env))
+        cp.file("/vmpi/job", job_file(cwd, argv, env))
         cp.dir("tmp", 0o1777)
         cp.copy(argv[0])
         for lib in libs:
@@ -389,3 +391,4 @@ def write_initrd(path: str, k: Kernel, init: Path, argv: list[str], env: dict[st
                     if os.path.isfile(os.path.join(d, name)):
                         cp.copy(os.path.join(d, name))
         cp.close()
+    return {os.path.normpath(p) for p in (argv[0], *libs)}

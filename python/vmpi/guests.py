@@ -16,10 +16,23 @@ namespace. Ranks reach the launcher's PMI-1 server with ``PMI_PORT`` and
 ``PMI_ID`` (Hydra's port mode).
 
 The launcher reaches each guest through its second serial port, which QEMU
-connects to its own stdin/stdout: the guest's init (guest/init.c) sends
-framed output, exit statuses and failures there. The first serial port is
-the kernel console, logged to ``<shm dir>/vmpi-<job>-g<i>.console`` and shown
-when a guest fails to boot.
+connects to its own stdin/stdout (the frame format is at the top of
+guest/init.c): the guest's init sends framed output, exit statuses and
+failures there, each tagged with the job and rank of its process, and the
+launcher sends it frames to start a process and, once every process of
+every job has ended, to power off. The first serial port is the kernel
+console, logged to ``<shm dir>/vmpi-<job>-g<i>.console`` and shown when a
+guest fails to boot.
+
+Spawn (PMI spawn, MPI_Comm_spawn) is served as in vmpirun's other modes
+(:mod:`vmpi.spawning`): each spawned job has its own PMI service and
+listener (its ``PMI_PORT``), key-value space and job id; its processes run
+in the guest of the rank that spawned them, or in the guests the info
+``host`` names (``h<i>-g<j>``), started by a start frame to that guest's
+init. Only programs of the guests' image (the job's program and its
+libraries) can be spawned. Messages name a child "rank 1 of spawned job 1
+(./child, guest h0-g1)"; ``-l`` tags its lines ``[1:r]``; the first
+failing process of any job decides the exit code.
 
 Teardown: every QEMU runs in the switch namespace with PR_SET_PDEATHSIG, so
 it dies with the launcher even if the launcher is killed; the namespace,
@@ -40,15 +53,18 @@ import struct
 import subprocess
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 
 from . import cloud
 from . import guest_image
 from . import netns
-from .outcome import Out, abort_message, emit_output, exit_failure, signame
+from .outcome import (Out, abort_message, emit_output, exit_failure, rank_name, signame,
+                      wait_writable)
 from .placement import host_starts, vm_starts
 from . import pmi
 from . import shm
+from . import spawning
 from . import vms
 
 __all__ = ["GuestError", "check_usable", "run", "DEFAULT_IVSHMEM_SIZE"]
@@ -60,7 +76,11 @@ PMI_ADDR = str(netns.SUBNET.broadcast_address - 1)
 BOOT_TIMEOUT = 120.0    # seconds for a guest to start its ranks (software emulation)
 POWEROFF_GRACE = 15.0   # seconds for a guest whose ranks ended to power off
 TERM_GRACE = 2.0        # seconds between SIGTERM and SIGKILL to QEMU
-MAX_FRAME = 1 << 20
+MAX_FRAME = 1 << 20     # payload bytes of a frame from a guest
+MAX_START = 1 << 20     # of a start frame to one (guest/init.c: MAX_JOB)
+GUEST_PROCS = 1024      # processes an init runs at once (guest/init.c: MAX_PROCS)
+GUEST = 0xFFFFFFFF      # job and rank of a frame about a guest itself
+HEADER = "<BcIII"       # magic, type, job, rank, payload length
 PR_SET_PDEATHSIG = 1
 
 
@@ -106,15 +126,31 @@ class _Guest:
     proc: subprocess.Popen | None = None
     frames: bytearray = field(default_factory=bytearray)
     err: bytearray = field(default_factory=bytearray)
+    outq: bytearray = field(default_factory=bytearray)   # frames for it, until it boots
     booted: bool = False
-    done: bool = False
+    stopping: bool = False      # told to power off
     exited: int | None = None
 
 
 @dataclass
+class _Group:
+    """One MPI job: the one of the command line (index 0), or one a rank
+    spawned; each has its own PMI service and listener (its PMI_PORT)."""
+
+    index: int
+    jobid: str
+    kvsname: str
+    server: pmi.PMIServer | None = None
+    listener: socket.socket | None = None
+    ranks: list = field(default_factory=list)
+
+
+@dataclass
 class _Rank:
-    rank: int
+    rank: int               # in its job
+    group: _Group
     guest: int
+    program: str            # as the command line or the spawn named it
     sock: socket.socket | None = None
     status: int | None = None          # exit code, or -signal
     bufs: dict = field(default_factory=lambda: {1: bytearray(), 2: bytearray()})
@@ -129,27 +165,37 @@ class GuestJob:
         self.n = opts.nranks
         self.nhosts = opts.hosts or 1
         self.per_host = opts.vm_guests
-        self.jobid = secrets.token_hex(16)
         self.shm_dir = shm.default_shm_dir()
         starts = vm_starts(host_starts(self.n, self.nhosts), self.per_host)
+        self.groups: list[_Group] = []
+        self.ranks: list[_Rank] = []        # of every job
+        first = self._new_group()
+        self.jobid = first.jobid
         self.guests = [
             _Guest(g, g // self.per_host, f"h{g // self.per_host}-g{g % self.per_host}",
                    starts[g], starts[g + 1] - starts[g],
                    os.path.join(self.shm_dir, f"vmpi-{self.jobid}-g{g}.console"))
             for g in range(len(starts) - 1)]
-        self.ranks = [_Rank(r, g.index) for g in self.guests for r in range(g.first,
-                                                                             g.first + g.count)]
-        self.server = pmi.PMIServer(self.n, f"kvs_{os.getpid()}_0",
-                                    node_sizes=[g.count for g in self.guests])
+        self._add_ranks(first, opts.program, [g.index for g in self.guests for _ in range(g.count)])
+        # as vmpirun's other modes: the universe unknown unless -usize says,
+        # one name space for every job, the trust domain's secret in each KVS
+        self.universe = opts.usize if opts.usize is not None else -1
+        self.names: dict[str, str] = {}
+        self.kvs_extra = spawning.domain_preput(opts)
+        first.server = pmi.PMIServer(self.n, first.kvsname, universe_size=self.universe,
+                                     names=self.names, preput=self.kvs_extra, spawn=True,
+                                     node_sizes=[g.count for g in self.guests])
         self.size = opts.ivshmem_size or DEFAULT_IVSHMEM_SIZE
         self.regions = [vms.region_path(self.shm_dir, self.jobid, h) for h in range(self.nhosts)]
         self.initrd = os.path.join(self.shm_dir, f"vmpi-{self.jobid}-guest.initrd")
+        self.image: set[str] = set()        # the programs and libraries the guests hold
+        self.env: dict[str, str] = {}       # of every process, before its own variables
         self.net: netns.Network | None = None
-        self.listener: socket.socket | None = None
         # PMI connections by fd: those still to send their initack (with
-        # what they sent so far), and the rank of each that did
-        self.pending: dict[int, tuple[socket.socket, bytearray]] = {}
-        self.rank_of: dict[int, int] = {}
+        # what they sent so far, and the job whose port they came to), and
+        # the rank of each that did
+        self.pending: dict[int, tuple[socket.socket, bytearray, _Group]] = {}
+        self.rank_of: dict[int, _Rank] = {}
         self.sel = selectors.DefaultSelector()
         self.exit_code: int | None = None
         self.tearing_down = False
@@ -160,29 +206,41 @@ class GuestJob:
         self.all_done_at: float | None = None
         self.out = {1: Out(1), 2: Out(2)}
 
+    def _new_group(self) -> _Group:
+        g = _Group(len(self.groups), secrets.token_hex(16), f"kvs_{os.getpid()}_{len(self.groups)}")
+        self.groups.append(g)
+        return g
+
+    def _add_ranks(self, group: _Group, program: str, guests: list[int]) -> None:
+        """Ranks of group running program, the next in guest guests[0], and so on."""
+        for gi in guests:
+            r = _Rank(len(group.ranks), group, gi, program)
+            group.ranks.append(r)
+            self.ranks.append(r)
+
     # -- messages and output --
 
     def say(self, text: str) -> None:
         sys.stderr.write(f"{PROG}: {text}\n")
         sys.stderr.flush()
 
-    def who(self, rank: int) -> str:
-        return f"rank {rank} (guest {self.guests[self.ranks[rank].guest].name})"
+    def who(self, r: _Rank) -> str:
+        return rank_name(r.rank, r.group.index, r.program, f"guest {self.guests[r.guest].name}")
 
-    def _emit(self, rank: int, stream: int, chunk: bytes) -> None:
-        emit_output(self.out[stream], rank, stream, chunk, self.o.tag)
+    def _emit(self, r: _Rank, stream: int, chunk: bytes) -> None:
+        emit_output(self.out[stream], r.rank, stream, chunk, self.o.tag, r.group.index)
 
-    def _output(self, rank: int, stream: int, data: bytes) -> None:
-        buf = self.ranks[rank].bufs[stream]
+    def _output(self, r: _Rank, stream: int, data: bytes) -> None:
+        buf = r.bufs[stream]
         buf += data
         nl = buf.rfind(b"\n")
         if nl >= 0:
-            self._emit(rank, stream, bytes(buf[:nl + 1]))
+            self._emit(r, stream, bytes(buf[:nl + 1]))
             del buf[:nl + 1]
 
-    def _flush_output(self, rank: int) -> None:
-        for stream, buf in self.ranks[rank].bufs.items():
-            self._emit(rank, stream, bytes(buf))
+    def _flush_output(self, r: _Rank) -> None:
+        for stream, buf in r.bufs.items():
+            self._emit(r, stream, bytes(buf))
             buf.clear()
 
     # -- failures --
@@ -219,9 +277,9 @@ class GuestJob:
     def create(self) -> None:
         k = guest_image.kernel(log=self.say)
         init = guest_image.find_init()
-        env = self._guest_env()
-        guest_image.write_initrd(self.initrd, k, init, [self.program, *self.o.args], env,
-                                 os.getcwd())
+        self.env = self._guest_env()
+        self.image = guest_image.write_initrd(self.initrd, k, init, [self.program, *self.o.args],
+                                              self.env, os.getcwd())
         for path in self.regions:
             # QEMU maps the file whole: it must have the device's size already
             with open(path, "wb") as f:
@@ -232,9 +290,7 @@ class GuestJob:
             lines += [f"tuntap add g{g.index} mode tap", f"link set g{g.index} addrgenmode none",
                       f"link set g{g.index} master br0 up"]
         self.net.configure_switch(lines, "--vm-guests: cannot make the guests' network")
-        self.listener = self.net.listen_in_switch(PMI_ADDR, self.n + 16)
-        self.listener.setblocking(False)
-        self.sel.register(self.listener, selectors.EVENT_READ, ("listen", None))
+        self._listen(self.groups[0])
         # the boot limit and --timeout count from here: fetching the kernel
         # into an empty cache is no part of the job
         self.start = time.monotonic()
@@ -258,11 +314,19 @@ class GuestJob:
         env.setdefault("HOME", "/root")
         return env
 
+    def _listen(self, group: _Group) -> None:
+        """The job's PMI listener (its PMI_PORT), served from the loop."""
+        group.listener = self.net.listen_in_switch(PMI_ADDR, group.server.size + 16)
+        group.listener.setblocking(False)
+        self.sel.register(group.listener, selectors.EVENT_READ, ("listen", group))
+
+    def _pmi_port(self, group: _Group) -> str:
+        return f"{PMI_ADDR}:{group.listener.getsockname()[1]}"
+
     def _boot(self, g: _Guest, vmlinux: str) -> None:
-        port = self.listener.getsockname()[1]
         append = (f"console=ttyS0 quiet loglevel=3 panic=-1 vmpi.ranks={g.first}:{g.count} "
                   f"vmpi.ip={netns.host_addr(g.index)}/{netns.SUBNET.prefixlen} "
-                  f"vmpi.pmi={PMI_ADDR}:{port} vmpi.name={g.name}")
+                  f"vmpi.pmi={self._pmi_port(self.groups[0])} vmpi.name={g.name}")
         mac = "52:54:00:%02x:%02x:%02x" % (g.index >> 16 & 0xFF, g.index >> 8 & 0xFF,
                                             g.index & 0xFF)
         accel = os.environ.get("VMPI_GUEST_ACCEL", "tcg")
@@ -278,27 +342,28 @@ class GuestJob:
                "-netdev", f"tap,id=net0,ifname=g{g.index},script=no,downscript=no",
                "-device", f"virtio-net-pci,netdev=net0,mac={mac},romfile=",
                *cloud.qemu_ivshmem_args(self.regions[g.host], self.size)]
-        g.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        g.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, preexec_fn=_preexec(self.net, cpu),
                                   start_new_session=True)
         for stream, f in (("agent", g.proc.stdout), ("qemu", g.proc.stderr)):
             os.set_blocking(f.fileno(), False)
             self.sel.register(f, selectors.EVENT_READ, (stream, g))
+        os.set_blocking(g.proc.stdin.fileno(), False)
 
     # -- PMI --
 
-    def _accept(self) -> None:
+    def _accept(self, group: _Group) -> None:
         while True:
             try:
-                sock, _ = self.listener.accept()
+                sock, _ = group.listener.accept()
             except (BlockingIOError, InterruptedError):
                 return
             sock.setblocking(False)
-            self.pending[sock.fileno()] = (sock, bytearray())
+            self.pending[sock.fileno()] = (sock, bytearray(), group)
             self.sel.register(sock, selectors.EVENT_READ, ("pmi", None))
 
-    def _send(self, rank: int, data: bytes) -> None:
-        sock = self.ranks[rank].sock
+    def _send(self, r: _Rank, data: bytes) -> None:
+        sock = r.sock
         if sock is None:
             return
         sock.setblocking(True)
@@ -310,15 +375,18 @@ class GuestJob:
         finally:
             sock.setblocking(False)
 
-    def _pmi_events(self, events: list) -> None:
+    def _pmi_events(self, group: _Group, events: list) -> None:
         for ev in events:
             if isinstance(ev, pmi.Reply):
-                self._send(ev.rank, ev.data)
+                self._send(group.ranks[ev.rank], ev.data)
+            elif isinstance(ev, pmi.Spawn):
+                r = group.ranks[ev.rank]
+                self._send(r, group.server.spawn_reply(ev.rank, self.spawn(r, ev)).data)
             elif isinstance(ev, pmi.Abort):
                 self.fail(ev.exitcode & 0xFF or 1,
-                          abort_message(self.who(ev.rank), ev.exitcode, ev.message))
+                          abort_message(self.who(group.ranks[ev.rank]), ev.exitcode, ev.message))
             elif isinstance(ev, pmi.ProtocolError):
-                self.say(f"{self.who(ev.rank)}: PMI protocol error: {ev.text}")
+                self.say(f"{self.who(group.ranks[ev.rank])}: PMI protocol error: {ev.text}")
 
     def _close_sock(self, sock: socket.socket) -> None:
         self.rank_of.pop(sock.fileno(), None)
@@ -334,39 +402,129 @@ class GuestJob:
             data = b""
         fd = sock.fileno()
         if fd in self.pending:
-            _, buf = self.pending[fd]
+            _, buf, group = self.pending[fd]
             buf += data
             if not data or b"\n" in buf:
                 del self.pending[fd]
-                self._initack(sock, buf)
+                self._initack(sock, buf, group)
             return
-        rank = self.rank_of[fd]
+        r = self.rank_of[fd]
         if not data:
-            self.ranks[rank].sock = None
+            r.sock = None
             self._close_sock(sock)
-            self._pmi_events(self.server.eof(rank))
+            self._pmi_events(r.group, r.group.server.eof(r.rank))
             return
-        self._pmi_events(self.server.feed(rank, data))
+        self._pmi_events(r.group, r.group.server.feed(r.rank, data))
 
-    def _initack(self, sock: socket.socket, buf: bytearray) -> None:
+    def _initack(self, sock: socket.socket, buf: bytearray, group: _Group) -> None:
         line, _, rest = bytes(buf).partition(b"\n")
         try:
             cmd, attrs = pmi.parse_command(line.decode("utf-8", errors="replace"))
             rank = int(attrs.get("pmiid", "-1"))
         except ValueError:
             cmd, rank = "", -1
-        if cmd != "initack" or not 0 <= rank < self.n or self.ranks[rank].sock is not None:
+        size = len(group.ranks)
+        if cmd != "initack" or not 0 <= rank < size or group.ranks[rank].sock is not None:
             self.say(f"a PMI client sent {line[:80]!r} instead of a valid initack; closed")
             self._close_sock(sock)
             return
-        self.ranks[rank].sock = sock
-        self.rank_of[sock.fileno()] = rank
-        self._send(rank, f"cmd=initack\ncmd=set size={self.n}\ncmd=set rank={rank}\n"
-                         "cmd=set debug=0\n".encode())
+        r = group.ranks[rank]
+        r.sock = sock
+        self.rank_of[sock.fileno()] = r
+        self._send(r, f"cmd=initack\ncmd=set size={size}\ncmd=set rank={rank}\n"
+                      "cmd=set debug=0\n".encode())
         if rest:
-            self._pmi_events(self.server.feed(rank, rest))
+            self._pmi_events(group, group.server.feed(rank, rest))
+
+    # -- spawn --
+
+    def spawn(self, parent: _Rank, ev: pmi.Spawn) -> str | None:
+        """Have the guests' inits start the job a rank asked for (PMI spawn);
+        None, or why not, and then nothing runs of it."""
+        if self.tearing_down:
+            return "the job is ending"
+        path_env = self.env.get("PATH", os.defpath)
+        plans, err = spawning.plan(ev, base_dir=os.getcwd(), env_path=path_env,
+                                   home=parent.guest, names=[g.name for g in self.guests])
+        if err:
+            return err
+        for c in plans:
+            # the guests hold the files of the image only
+            if os.path.normpath(c.path) not in self.image:
+                return (f"{c.block.execname}: {c.path} is not in the guests' image, which "
+                        f"holds the job's program {self.program} and its libraries")
+        for gi, more in Counter(vm for c in plans for vm in c.places).items():
+            g = self.guests[gi]
+            live = sum(1 for r in self.ranks if r.guest == gi and r.status is None)
+            if g.stopping or g.exited is not None:
+                return f"guest {g.name} has stopped"
+            if live + more > GUEST_PROCS:
+                return (f"cannot start {more} more processes in guest {g.name} beside its "
+                        f"{live}: its init runs at most {GUEST_PROCS}")
+        group = self._new_group()
+        for c in plans:
+            self._add_ranks(group, c.block.execname, c.places)
+        group.server = spawning.server(plans, group.kvsname, universe=self.universe,
+                                       names=self.names, preput=dict(ev.preput, **self.kvs_extra))
+        try:
+            self._listen(group)
+        except OSError as exc:
+            self._drop_group(group)
+            return f"cannot serve PMI to the spawned job: {exc.strerror or exc}"
+        starts = []
+        todo = iter(group.ranks)
+        for c in plans:
+            for _ in c.places:
+                r = next(todo)
+                env = dict(self.env, VMPI_JOB_ID=group.jobid, PMI_PORT=self._pmi_port(group),
+                           PMI_ID=str(r.rank))
+                spawning.spawned_env(env, region=True)
+                try:
+                    payload = guest_image.job_file(c.wdir, [os.path.normpath(c.path),
+                                                             *c.block.args], env)
+                except guest_image.ImageError as exc:
+                    payload, why = b"", str(exc)
+                else:
+                    why = f"its arguments and environment exceed {MAX_START} bytes"
+                if not payload or len(payload) > MAX_START:
+                    self._drop_group(group)
+                    return f"cannot start {self.who(r)}: {why}"
+                starts.append((r, payload))
+        for r, payload in starts:
+            self._tell(self.guests[r.guest], b"s", r.group.index, r.rank, payload)
+        return None
+
+    def _drop_group(self, group: _Group) -> None:
+        """Forget a spawned job that did not start."""
+        if group.listener is not None:
+            self.sel.unregister(group.listener)
+            group.listener.close()
+        self.ranks = [r for r in self.ranks if r.group is not group]
+        self.groups.remove(group)
 
     # -- guests --
+
+    def _tell(self, g: _Guest, kind: bytes, job: int, rank: int, payload: bytes = b"") -> None:
+        """Send a frame to g's init; it waits in g.outq until g has booted,
+        the port dropping what comes before init opens it."""
+        g.outq += struct.pack(HEADER, 0x7E, kind, job, rank, len(payload)) + payload
+        if g.booted:
+            self._flush_outq(g)
+
+    def _flush_outq(self, g: _Guest) -> None:
+        fd = g.proc.stdin.fileno()
+        deadline = time.monotonic() + 5.0
+        while g.outq:
+            try:
+                del g.outq[:os.write(fd, g.outq)]
+            except (BlockingIOError, InterruptedError):
+                if time.monotonic() > deadline:
+                    self.fail(1, f"guest {g.name} does not read its agent port")
+                    return
+                wait_writable(fd, 0.1)
+            except OSError:
+                g.outq.clear()   # QEMU is gone; its exit is handled elsewhere
+                return
 
     def _read_guest(self, g: _Guest, stream: str, f) -> None:
         try:
@@ -386,41 +544,45 @@ class GuestJob:
             del g.err[:-4096]
             return
         g.frames += data
-        while len(g.frames) >= 10:
-            magic, kind, rank, length = struct.unpack_from("<BcII", g.frames)
+        hdr = struct.calcsize(HEADER)
+        while len(g.frames) >= hdr:
+            magic, kind, job, rank, length = struct.unpack_from(HEADER, g.frames)
             if magic != 0x7E or length > MAX_FRAME:
                 self.fail(1, f"guest {g.name} sent garbage on its agent port")
                 g.frames.clear()
                 return
-            if len(g.frames) < 10 + length:
+            if len(g.frames) < hdr + length:
                 return
-            payload = bytes(g.frames[10:10 + length])
-            del g.frames[:10 + length]
-            self._frame(g, kind, rank, payload)
+            payload = bytes(g.frames[hdr:hdr + length])
+            del g.frames[:hdr + length]
+            self._frame(g, kind, job, rank, payload)
 
-    def _frame(self, g: _Guest, kind: bytes, rank: int, payload: bytes) -> None:
+    def _frame(self, g: _Guest, kind: bytes, job: int, rank: int, payload: bytes) -> None:
         if kind == b"b":
             g.booted = True
-            return
-        if kind == b"d":
-            g.done = True
+            self._flush_outq(g)
             return
         if kind == b"f":
             self.fail(1, f"guest {g.name}: {payload.decode('utf-8', errors='replace')}")
             return
-        if not g.first <= rank < g.first + g.count:
-            self.fail(1, f"guest {g.name} sent a frame for rank {rank}, not one of its own")
+        ranks = self.groups[job].ranks if job < len(self.groups) else []
+        r = ranks[rank] if rank < len(ranks) else None
+        if r is None or r.guest != g.index or r.status is not None:
+            self.fail(1, f"guest {g.name} sent a frame for rank {rank} of job {job}, "
+                         "not one of its running processes")
             return
         if kind in (b"o", b"e"):
-            self._output(rank, 1 if kind == b"o" else 2, payload)
+            self._output(r, 1 if kind == b"o" else 2, payload)
         elif kind == b"x" and len(payload) == 4:
             status = struct.unpack("<I", payload)[0]
-            self._rank_exit(rank, os.waitstatus_to_exitcode(status))
+            self._rank_exit(r, os.waitstatus_to_exitcode(status))
+        else:
+            self.fail(1, f"guest {g.name} sent a frame of type {kind!r} ({len(payload)} bytes) "
+                         "it has no business sending")
 
-    def _rank_exit(self, rank: int, rc: int) -> None:
-        r = self.ranks[rank]
+    def _rank_exit(self, r: _Rank, rc: int) -> None:
         r.status = rc
-        self._flush_output(rank)
+        self._flush_output(r)
         if r.sock is not None:
             # what the rank said last (an abort, its finalize) comes before its exit
             while True:
@@ -430,10 +592,11 @@ class GuestJob:
                     break
         if self.tearing_down:
             return
-        bad = exit_failure(rc, self.server.initialized(rank), self.server.finalized(rank))
+        server = r.group.server
+        bad = exit_failure(rc, server.initialized(r.rank), server.finalized(r.rank))
         if bad is not None:
             code, what, teardown = bad
-            self.fail(code, f"{self.who(rank)} {what}", teardown=teardown)
+            self.fail(code, f"{self.who(r)} {what}", teardown=teardown)
 
     def _check_guests(self, now: float) -> None:
         for g in self.guests:
@@ -449,7 +612,7 @@ class GuestJob:
             self._read_guest(g, "agent", g.proc.stdout)
             self._read_guest(g, "qemu", g.proc.stderr)
             g.exited = rc
-            if not g.done and not self.tearing_down:
+            if not g.stopping and not self.tearing_down:
                 why = g.err.decode("utf-8", errors="replace").strip().splitlines()
                 # QEMU's error is its first line; hints may follow
                 detail = f": {why[0]}" if why else self._console_tail(g)
@@ -463,7 +626,7 @@ class GuestJob:
             for key, _ in self.sel.select(0.2):
                 kind, g = key.data
                 if kind == "listen":
-                    self._accept()
+                    self._accept(g)
                 elif kind == "pmi":
                     self._read_pmi(key.fileobj)
                 else:
@@ -484,7 +647,12 @@ class GuestJob:
                 self.say(f"job exceeded the timeout of {self.o.timeout:g} s; aborting job")
                 self.teardown()
             if all(r.status is not None for r in self.ranks) and self.all_done_at is None:
+                # every job has ended: no spawn can come any more
                 self.all_done_at = now
+                for g in self.guests:
+                    if g.exited is None:
+                        g.stopping = True
+                        self._tell(g, b"q", GUEST, GUEST)
             if (self.all_done_at is not None and not self.tearing_down
                     and now - self.all_done_at > POWEROFF_GRACE):
                 self.teardown()   # a guest that would not power off
@@ -504,15 +672,16 @@ class GuestJob:
                 if g.proc.poll() is None:
                     g.proc.kill()
                 g.proc.wait()
-                for f in (g.proc.stdout, g.proc.stderr):
+                for f in (g.proc.stdin, g.proc.stdout, g.proc.stderr):
                     f.close()
         for r in self.ranks:
             if r.sock is not None:
                 r.sock.close()
-        for sock, _ in self.pending.values():
+        for sock, _, _ in self.pending.values():
             sock.close()
-        if self.listener is not None:
-            self.listener.close()
+        for group in self.groups:
+            if group.listener is not None:
+                group.listener.close()
         self.sel.close()
         if self.net is not None:
             left = self.net.destroy()

@@ -93,12 +93,14 @@ from dataclasses import dataclass, field
 
 from . import netns
 from .options import (PROG, USAGE, Options, ShowHelp, ShowVersion, UsageError, parse_args,
-                      rank_limit, this_machine, version)
-from .outcome import Out, abort_message, emit_output, exit_failure, signame, wait_writable
-from .placement import host_starts, place_names, spawn_vms, vm_starts
+                      rank_limit, version)
+from .outcome import (Out, abort_message, emit_output, exit_failure, rank_name, signame,
+                      wait_writable)
+from .placement import host_starts, place_names, vm_starts
 from . import pmi
 from . import runas
 from . import shm
+from . import spawning
 from . import vms
 
 __all__ = ["main", "parse_args", "Options", "UsageError"]
@@ -215,12 +217,8 @@ class Job:
         self.ranks: list[_Rank] = []            # of every job
         first = self._new_group()
         self.jobid = first.jobid
-        # The trust domain vmpirun chooses (VMPI_DOMAIN, unless the user
-        # named one) has a secret that keys the integrity checks of messages
-        # between its jobs (channel/pair/sum.c); it reaches each job through
-        # its key-value space only, never the environment or the region.
-        user_domain = "VMPI_DOMAIN" in os.environ or "VMPI_DOMAIN" in dict(opts.env)
-        self.kvs_extra = {} if user_domain else {"vmpi-domainsecret": secrets.token_hex(8)}
+        # the trust domain's secret, in every job's key-value space
+        self.kvs_extra = spawning.domain_preput(opts)
         starts = self.vm_start
         self._add_ranks(first, opts.program, [g for g in range(len(starts) - 1)
                                               for _ in range(starts[g], starts[g + 1])])
@@ -285,9 +283,7 @@ class Job:
     def label(self, r: _Rank) -> str:
         """A rank as short messages name it: "rank 3", or "rank 1 of spawned
         job 1 (./child)" for a rank of a job a rank spawned."""
-        if r.group.index == 0:
-            return f"rank {r.rank}"
-        return f"rank {r.rank} of spawned job {r.group.index} ({r.program})"
+        return rank_name(r.rank, r.group.index, r.program)
 
     def as_user(self) -> str:
         """" as user NAME" when the ranks run as another user, for messages."""
@@ -301,9 +297,7 @@ class Job:
             where = f", host {r.host}"
         if self.o.vms:
             where += f", VM {r.vm % self.nvms}"
-        if r.group.index == 0:
-            return f"rank {r.rank} (pid {r.pid}{where})"
-        return f"rank {r.rank} of spawned job {r.group.index} ({r.program}, pid {r.pid}{where})"
+        return rank_name(r.rank, r.group.index, r.program, f"pid {r.pid}{where}")
 
     # -- signals --
 
@@ -368,7 +362,7 @@ class Job:
         # share a host region (shm/region.h, Sharing).
         env.setdefault("VMPI_DOMAIN", self.jobid)
         if r.group.index:
-            env["PMI_SPAWNED"] = "1"    # MPICH's (and Hydra's) sign of a spawned job
+            spawning.spawned_env(env, region=bool(self.o.vms))
         if self.o.hosts:
             env["VMPI_HOST_INDEX"] = str(r.host)
             env["VMPI_HOST_ADDR"] = netns.host_addr(r.host)
@@ -379,11 +373,6 @@ class Job:
             env["VMPI_HOST_INDEX"] = str(r.host)
             env["VMPI_VM_INDEX"] = str(r.vm % self.nvms)
             env["VMPI_IVSHMEM_PATH"] = vms.IVSHMEM_PATH
-            # A spawned job's area goes into the region beside its parent's,
-            # whose default share is half the region: it takes the least
-            # heap per rank unless the user chose one.
-            if r.group.index:
-                env.setdefault("VMPI_IVSHMEM_HEAP", str(16 << 20))
         return env
 
     def _preexec(self, cpus: set[int] | None, host: int | None, vm: int | None = None,
@@ -490,76 +479,35 @@ class Job:
 
     # -- spawn --
 
-    def _find_program(self, execname: str, path: str | None, wdir: str) -> tuple[str | None, str]:
-        """Where execname is for a spawn (Hydra's way: a name with a slash from
-        the working directory, else in the info "path" directories, then
-        PATH); or None and why not."""
-        if "/" in execname:
-            cands = [os.path.join(wdir, execname)]
-            where = f"in {wdir}" if not execname.startswith("/") else ""
-        else:
-            dirs = (path.split(":") if path else []) + self._env_path().split(os.pathsep)
-            cands = [os.path.join(wdir, d or ".", execname) for d in dirs]
-            where = (f"in the info path {path} nor PATH" if path else "in PATH")
-        for c in cands:
-            if os.path.isfile(c) and os.access(c, os.X_OK):
-                return c, ""
-        found = next((c for c in cands if os.path.exists(c)), None)
-        if found:
-            return None, f"{execname}: {found} is not an executable file"
-        return None, f"{execname}: program not found {where}".rstrip()
-
     def spawn(self, parent: _Rank, ev: pmi.Spawn) -> str | None:
         """Start the job a rank asked for (PMI spawn); None, or why not, and
         then nothing runs of it."""
         if self.tearing_down:
             return "the job is ending"
         total = sum(b.nprocs for b in ev.blocks)
-        if total < 1:
-            return "a spawn of no processes"
         live = sum(1 for r in self.ranks if r.returncode is None)
         limit, why = rank_limit()
         if live + total > limit:
             return (f"cannot start {total} more processes beside the {live} running: this "
                     f"machine can run at most {limit} ({why})")
-        here = this_machine()
-        plans = []
-        for b in ev.blocks:
-            info = dict(b.info)
-            wdir = os.path.join(self.base_dir, info.get("wdir", ""))
-            if not os.path.isdir(wdir):
-                return f"{b.execname}: the working directory {wdir} (info wdir) is not a directory"
-            why = self.user and runas.cannot_enter(self.user, wdir)
-            if why:
-                return (f"{b.execname}: user {self.user.name} cannot enter the working "
-                        f"directory {wdir}: {why}")
-            path, err = self._find_program(b.execname, info.get("path"), wdir)
-            if path is None:
-                return err
-            where, err = spawn_vms(info.get("host") or info.get("hosts"), b.nprocs, parent.vm,
-                                   self.place_names, here)
-            if err:
-                return err
-            plans.append((b, path, wdir, where))
+        plans, err = spawning.plan(ev, base_dir=self.base_dir, env_path=self._env_path(),
+                                   home=parent.vm, names=self.place_names, user=self.user)
+        if err:
+            return err
         g = self._new_group()
-        appnum = []
-        for i, (b, _, _, where) in enumerate(plans):
-            self._add_ranks(g, b.execname, where)
-            appnum += [i] * len(where)
+        for c in plans:
+            self._add_ranks(g, c.block.execname, c.places)
         self._set_local(g)
-        node: dict[int, int] = {}   # the job's nodes (VMs), numbered as they come
-        g.server = pmi.PMIServer(
-            total, g.kvsname, appnum=appnum, universe_size=self.universe, names=self.names,
-            preput=dict(ev.preput, **self.kvs_extra), spawn=True,
-            node_of=[node.setdefault(r.vm, len(node)) for r in g.ranks])
+        g.server = spawning.server(plans, g.kvsname, universe=self.universe, names=self.names,
+                                   preput=dict(ev.preput, **self.kvs_extra))
         shm.write_pidfile(self.shm_dir, g.jobid)
         started = []
         try:
             todo = iter(g.ranks)
-            for b, path, wdir, where in plans:
-                for _ in where:
+            for c in plans:
+                for _ in c.places:
                     r = next(todo)
-                    self._start(r, [path] + b.args, path, wdir)
+                    self._start(r, [c.path] + c.block.args, c.path, c.wdir)
                     started.append(r)
         except (OSError, subprocess.SubprocessError) as exc:
             # end what started: its job cannot be whole

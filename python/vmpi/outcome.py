@@ -12,7 +12,8 @@ import os
 import selectors
 import signal
 
-__all__ = ["Out", "abort_message", "emit_output", "exit_failure", "signame", "wait_writable"]
+__all__ = ["Out", "abort_message", "emit_output", "exit_failure", "rank_name", "signame",
+           "wait_writable"]
 
 
 def wait_writable(fd, timeout: float) -> None:
@@ -90,6 +91,14 @@ def exit_failure(rc: int, initialized: bool, finalized: bool) -> tuple[int, str,
     elif rc != 0:
         return rc, f"exited with code {rc} after MPI_Finalize", False
     return None
+
+
+def rank_name(rank: int, job: int, program: str, where: str = "") -> str:
+    """A rank as messages name it: "rank 3 (where)" in the first job, "rank 1
+    of spawned job 1 (./child, where)" in a job a rank spawned (job >= 1)."""
+    if job == 0:
+        return f"rank {rank} ({where})" if where else f"rank {rank}"
+    return f"rank {rank} of spawned job {job} ({program}{', ' + where if where else ''})"
 
 
 def abort_message(who: str, exitcode: int, message: str) -> str:

@@ -57,7 +57,7 @@ def spawn_vms(hosts: str | None, nprocs: int, home: int, names: list[str],
             chosen.append(home)
         else:
             known = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
-            kind = "VMs" if names and "-vm" in names[0] else "hosts"
+            kind = "VMs" if names and "-" in names[0] else "hosts"
             return [], (f"host {name} (info host) is not this machine"
                         + (f" nor one of its {kind} ({known})" if names else ""))
     if not chosen:

@@ -6,7 +6,15 @@
  * the eager/rendezvous threshold, every byte of every message checked on
  * both sides; an Allreduce of rank-dependent values, checked exactly; and a
  * Bcast of a large pattern. Rank 0 prints one line naming each rank's host
- * name, so the test sees where the ranks ran. */
+ * name, so the test sees where the ranks ran.
+ *
+ * "t_guest spawn CODE" tests MPI_Comm_spawn instead: rank 0 first asks for a
+ * child on a host that does not exist and prints the refusal; then the job
+ * spawns two children, one where rank 0 runs and one on the host named
+ * h0-g1 (info "host"). Every parent and every child exchange an eager and a
+ * rendezvous message both ways over the intercommunicator, every byte
+ * checked on both sides, then Allreduce over the merged communicator. Each
+ * child prints its host name; child 1 exits with CODE after MPI_Finalize. */
 #define _DEFAULT_SOURCE
 #include "t_check.h"
 
@@ -46,11 +54,94 @@ static void pingpong(int rank, int peer, size_t n, int iters, unsigned char *buf
     }
 }
 
+/* Both sides of a spawn: this process (number me on its side, 100 + me for
+ * parents, 200 + me for children) exchanges with every remote process. */
+static void talk(MPI_Comm inter, int me, int remote_base)
+{
+    int rsize;
+    OK(MPI_Comm_remote_size(inter, &rsize));
+    size_t sizes[2] = {8, (size_t)1 << 18};
+    unsigned char *out = malloc(sizes[1]), *in = malloc(sizes[1]);
+    CHECK(out && in, "out of memory");
+    for (int r = 0; r < rsize; r++) {
+        for (int k = 0; k < 2; k++) {
+            size_t n = sizes[k];
+            for (size_t i = 0; i < n; i++)
+                out[i] = pattern(me, r, i);
+            memset(in, 0, n);
+            OK(MPI_Sendrecv(out, (int)n, MPI_BYTE, r, k, in, (int)n, MPI_BYTE, r, k, inter,
+                            MPI_STATUS_IGNORE));
+            int mine = me % 100;
+            for (size_t i = 0; i < n; i++)
+                CHECK(in[i] == pattern(remote_base + r, mine, i),
+                      "%zu bytes from remote %d: byte %zu is %u", n, r, i, in[i]);
+        }
+    }
+    free(out);
+    free(in);
+    MPI_Comm merged;
+    int msize, one = 1, sum = 0;
+    OK(MPI_Intercomm_merge(inter, remote_base == 100, &merged));
+    OK(MPI_Comm_size(merged, &msize));
+    OK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, merged));
+    CHECK(sum == msize, "merged Allreduce %d, want %d", sum, msize);
+    OK(MPI_Comm_free(&merged));
+}
+
+static int spawn_test(int argc, char **argv, int rank)
+{
+    int code = argc > 2 ? atoi(argv[2]) : 0;
+    MPI_Comm parent, kids;
+    OK(MPI_Comm_get_parent(&parent));
+    if (parent != MPI_COMM_NULL) {
+        talk(parent, 200 + rank, 100);
+        char host[64] = "";
+        gethostname(host, sizeof host - 1);
+        printf("t_guest: child %d on %s ok\n", rank, host);
+        fflush(stdout);
+        OK(MPI_Comm_disconnect(&parent));
+        OK(MPI_Finalize());
+        return rank == 1 ? code : 0;
+    }
+    MPI_Info where;
+    OK(MPI_Info_create(&where));
+    if (rank == 0) {
+        OK(MPI_Info_set(where, "host", "h9-g0"));
+        OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
+        int rc = MPI_Comm_spawn(argv[0], MPI_ARGV_NULL, 1, where, 0, MPI_COMM_SELF, &kids,
+                                MPI_ERRCODES_IGNORE);
+        t_expect_err(rc, MPI_ERR_SPAWN, "MPI_Comm_spawn", "a spawn onto host h9-g0");
+        char msg[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        OK(MPI_Error_string(rc, msg, &len));
+        printf("t_guest: refused: %s\n", msg);
+    }
+    OK(MPI_Info_set(where, "host", "h0-g1"));
+    char *cmds[2] = {argv[0], argv[0]};
+    char *args[] = {"spawn", argc > 2 ? argv[2] : "0", NULL};
+    char **argvs[2] = {args, args};
+    int np[2] = {1, 1};
+    MPI_Info infos[2] = {MPI_INFO_NULL, where};
+    int codes[2] = {-1, -1};
+    OK(MPI_Comm_spawn_multiple(2, cmds, argvs, np, infos, 0, MPI_COMM_WORLD, &kids, codes));
+    CHECK(codes[0] == MPI_SUCCESS && codes[1] == MPI_SUCCESS, "errcodes %d %d", codes[0],
+          codes[1]);
+    OK(MPI_Info_free(&where));
+    talk(kids, 100 + rank, 200);
+    OK(MPI_Comm_disconnect(&kids));
+    if (rank == 0)
+        printf("t_guest: spawned 2 children ok\n");
+    OK(MPI_Finalize());
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int rank, size;
     OK(MPI_Init(&argc, &argv));
     OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    if (argc > 1 && !strcmp(argv[1], "spawn"))
+        return spawn_test(argc, argv, rank);
     OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
     CHECK(size % 2 == 0, "needs an even number of ranks, got %d", size);
 

@@ -9,6 +9,7 @@ emulation (a few seconds each); the first test fetches it into the cache.
 import os
 import re
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -163,6 +164,78 @@ def test_a_qemu_that_cannot_start_is_reported(clean):
     assert "bogus" in cp.stderr   # QEMU's own complaint
 
 
+@needs_guests
+def test_spawned_children_run_in_the_guests_and_talk_to_their_parents(clean):
+    # t_guest spawn 3: one child beside rank 0, one in h0-g1 (info host);
+    # child 1 exits with code 3 after MPI_Finalize
+    cp = vmpirun("-n", 2, "--vm-guests", 2, "-l", T_GUEST, "spawn", 3)
+    lines = cp.stdout.splitlines()
+    assert "[1:0] t_guest: child 0 on h0-g0 ok" in lines, cp.stdout + cp.stderr
+    assert "[1:1] t_guest: child 1 on h0-g1 ok" in lines, cp.stdout
+    assert "[0] t_guest: spawned 2 children ok" in lines, cp.stdout
+    # a place that is none of the guests refuses the spawn, saying so
+    assert any(ln.startswith("[0] t_guest: refused: MPI_Comm_spawn: ") and
+               "host_h9-g0_(info_host)_is_not_this_machine_nor_one_of_its_VMs_(h0-g0,_h0-g1)"
+               in ln for ln in lines), cp.stdout
+    assert cp.returncode == 3, cp.stderr
+    assert (f"vmpirun: rank 1 of spawned job 1 ({T_GUEST}, guest h0-g1) exited with code 3 "
+            "after MPI_Finalize") in cp.stderr
+
+
+def fake_guest_job():
+    """A GuestJob of 2 ranks in 2 guests, never started, whose failures are kept."""
+    job = guests.GuestJob(launcher.parse_args(["-n", "2", "--vm-guests", "2", "/bin/true"]),
+                          "/bin/true", "qemu", "ip")
+    job.failures = []
+    job.fail = lambda code, message, teardown=True: job.failures.append((code, message))
+    return job
+
+
+def frame(kind, job, rank, payload=b"", length=None):
+    return struct.pack(guests.HEADER, 0x7E, kind, job, rank,
+                       len(payload) if length is None else length) + payload
+
+
+@pytest.mark.parametrize("data, why", [
+    (frame(b"o", 0, 1, b"hi"), "rank 1 of job 0, not one of its running processes"),
+    (frame(b"o", 1, 0, b"hi"), "rank 0 of job 1, not one of its running processes"),
+    (frame(b"x", 0, 0, b"\0"), "type b'x' (1 bytes)"),
+    (frame(b"o", 0, 0, length=guests.MAX_FRAME + 1), "garbage"),
+    (b"\x7f" + bytes(20), "garbage"),
+])
+def test_frames_from_a_guest_are_checked(data, why):
+    job = fake_guest_job()
+    job._read_guest(job.guests[0], "agent", FakePipe(data))
+    assert len(job.failures) == 1 and why in job.failures[0][1], job.failures
+
+
+def test_frames_of_a_guest_attribute_output_and_exits_to_job_and_rank(capfd):
+    job = fake_guest_job()
+    ok = frame(b"o", 0, 0, b"line\n") + frame(b"x", 0, 0, struct.pack("<I", 3 << 8))
+    # a frame split anywhere waits for its rest
+    job._read_guest(job.guests[0], "agent", FakePipe(ok[:7]))
+    job._read_guest(job.guests[0], "agent", FakePipe(ok[7:]))
+    assert capfd.readouterr().out == "line\n"
+    assert job.ranks[0].status == 3
+    assert job.failures == [(3, "rank 0 (guest h0-g0) exited with code 3 without calling "
+                                "MPI_Finalize")]
+
+
+class FakePipe:
+    """What _read_guest reads from: one read returns data."""
+
+    def __init__(self, data):
+        self.r, w = os.pipe()
+        os.write(w, data)
+        os.close(w)
+
+    def fileno(self):
+        return self.r
+
+    def __del__(self):
+        os.close(self.r)
+
+
 def start_sleeping_guest():
     """vmpirun with one guest whose rank sleeps, once the rank is running."""
     p = subprocess.Popen(vmpirun_cmd("-n", 1, "--vm-guests", 1, "/bin/sh", "-c",
@@ -257,10 +330,10 @@ def test_cpio_archive_round_trips(tmp_path):
 
 
 def test_job_file_layout():
-    data = guest_image._job_file("/w", ["/bin/prog", "a b", ""], {"K": "v=1"})
+    data = guest_image.job_file("/w", ["/bin/prog", "a b", ""], {"K": "v=1"})
     assert data == b"/w\x003\x00/bin/prog\x00a b\x00\x001\x00K=v=1\x00"
     with pytest.raises(guest_image.ImageError, match="NUL"):
-        guest_image._job_file("/w", ["/bin/prog", "a\0b"], {})
+        guest_image.job_file("/w", ["/bin/prog", "a\0b"], {})
 
 
 def test_kernel_is_found_inside_a_bzimage():
