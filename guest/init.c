@@ -31,8 +31,12 @@
  * 'f' the guest failed (payload: message).
  * From the launcher, once it has seen 'b' (the port drops what comes before
  * it is opened): 's' start process RANK of job JOB (payload laid out as
- * /vmpi/job; its environment holds the process's PMI_PORT and PMI_ID), 'q'
- * power off (every process of every job has ended). Their lengths are
+ * /vmpi/job; its environment holds the process's PMI_PORT and PMI_ID), 'w'
+ * write a file a spawned process needs that the image lacks (its program or
+ * a library; payload: PATH, MODE, SIZE, PORT, TOKEN, each NUL-terminated,
+ * numbers in decimal), which init fetches from the launcher's address (that
+ * of vmpi.pmi) at PORT: it sends TOKEN and a newline, and reads SIZE bytes;
+ * 'q' power off (every process of every job has ended). Their lengths are
  * checked before anything is buffered: the serial line is bounded input. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -53,6 +57,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
@@ -62,6 +67,8 @@ enum {
     MAX_PROCS = 1024,      /* processes running at once (python/vmpi/guests.py knows) */
     MAX_JOB = 1 << 20,     /* bytes of /vmpi/job, and of a launcher frame's payload */
     HDR = 14,              /* bytes of a frame header */
+    MAX_SHIP = 64 << 20,   /* bytes of the files one spawn sends (python/vmpi/guests.py) */
+    FETCH_LIMIT_S = 30,    /* seconds a fetch may wait for the launcher */
     CHUNK = 16384,         /* bytes of output per frame */
     PIPE_GRACE_MS = 1000,  /* output pipes a rank's descendants keep open after it ended */
     NET_WAIT_MS = 5000,    /* for eth0 to appear once virtio_net is loaded */
@@ -328,7 +335,8 @@ struct job {
     char **envp;
 };
 
-/* A job description being read: /vmpi/job, or the payload of an 's' frame. */
+/* NUL-terminated strings being read: /vmpi/job, or the payload of a frame
+ * from the launcher. */
 struct src {
     char *buf;
     size_t len, pos;
@@ -510,6 +518,79 @@ static void report(void)
     }
 }
 
+/* A connection to the launcher (at the address of its PMI server) at port,
+ * whose reads and writes give up after FETCH_LIMIT_S. */
+static int connect_launcher(unsigned port, const char *path)
+{
+    char host[64];
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    size_t hl = strcspn(pmi, ":");
+    if (hl >= sizeof host)
+        fail("bad vmpi.pmi=%s (A.B.C.D:PORT)", pmi);
+    memcpy(host, pmi, hl);
+    host[hl] = '\0';
+    if (inet_pton(AF_INET, host, &sin.sin_addr) != 1)
+        fail("bad vmpi.pmi=%s (A.B.C.D:PORT)", pmi);
+    int sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct timeval limit = {.tv_sec = FETCH_LIMIT_S};
+    if (sock < 0 || setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit) ||
+        setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit) ||
+        connect(sock, (struct sockaddr *)&sin, sizeof sin))
+        fail("cannot reach the launcher to fetch %s: %s", path, strerror(errno));
+    return sock;
+}
+
+/* A 'w' frame: fetch a file at an absolute path from the launcher, over
+ * the network (the serial port moves about 10 KB/s). What goes wrong here
+ * would leave a spawned process without its program, so it ends the guest. */
+static void fetch_file(char *data, size_t len)
+{
+    struct src s = {data, len, 0, "a file frame"};
+    char *path = next_str(&s);
+    unsigned mode = next_count(&s, 07777, "mode");
+    unsigned size = next_count(&s, MAX_SHIP, "size");
+    unsigned port = next_count(&s, 65535, "port");
+    char *token = next_str(&s);
+    if (s.pos != s.len || strlen(token) > 64)
+        fail("a file frame for %.200s is malformed", path);
+    char dir[4096];
+    char *slash = strrchr(path, '/');
+    if (path[0] != '/' || strstr(path, "/../") || (size_t)(slash - path) >= sizeof dir)
+        fail("a file frame names %.200s, not a plain absolute path", path);
+    memcpy(dir, path, (size_t)(slash - path));
+    dir[slash - path] = '\0';
+    if (dir[0])
+        mkdirs(dir);
+    int sock = connect_launcher(port, path);
+    char line[80];
+    int n = snprintf(line, sizeof line, "%s\n", token);
+    write_all(sock, line, (size_t)n);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    if (fd < 0)
+        fail("cannot create %s: %s", path, strerror(errno));
+    static char buf[65536];
+    for (unsigned done = 0; done < size;) {
+        ssize_t got = read(sock, buf, size - done < sizeof buf ? size - done : sizeof buf);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            fail("fetching %s: %u of %u bytes came: %s", path, done, size,
+                 got < 0 ? strerror(errno) : "the launcher closed the connection");
+        size_t off = 0;
+        while (off < (size_t)got) {
+            ssize_t w = write(fd, buf + off, (size_t)got - off);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                fail("cannot write %s: %s", path, w < 0 ? strerror(errno) : "no progress");
+            off += (size_t)w;
+        }
+        done += (unsigned)got;
+    }
+    close(fd);
+    close(sock);
+}
+
 /* One frame from the launcher; its length is already checked against its buffer. */
 static void launcher_frame(char type, uint32_t jobno, uint32_t rank, char *data, size_t len)
 {
@@ -517,6 +598,10 @@ static void launcher_frame(char type, uint32_t jobno, uint32_t rank, char *data,
         /* the frames must reach the launcher before the guest is gone */
         tcdrain(agent);
         power_off();
+    }
+    if (type == 'w') {
+        fetch_file(data, len);
+        return;
     }
     if (type != 's')
         fail("the launcher sent a frame of unknown type 0x%02x", (unsigned char)type);

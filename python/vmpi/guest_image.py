@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["ImageError", "Kernel", "cache_dir", "kernel", "find_init", "write_initrd",
-           "library_closure", "job_file"]
+           "library_closure", "job_file", "nul_strings"]
 
 KERNEL_PACKAGE = "linux-image-amd64"
 GUEST_MODULES = ("virtio_pci", "virtio_net")
@@ -354,13 +354,17 @@ class _Cpio:
         self._entry("TRAILER!!!", 0)
 
 
-def job_file(cwd: str, argv: list[str], env: dict[str, str]) -> bytes:
-    """A job as guest/init.c reads it: /vmpi/job, or a start frame's payload."""
-    parts = [cwd, str(len(argv)), *argv, str(len(env)), *(f"{k}={v}" for k, v in env.items())]
-    data = b"".join(p.encode("utf-8", errors="surrogateescape") + b"\0" for p in parts)
+def nul_strings(parts: list[str]) -> bytes:
+    """parts as guest/init.c reads them: each NUL-terminated."""
     if any("\0" in p for p in parts):
         raise ImageError("an argument or environment value holds a NUL byte")
-    return data
+    return b"".join(p.encode("utf-8", errors="surrogateescape") + b"\0" for p in parts)
+
+
+def job_file(cwd: str, argv: list[str], env: dict[str, str]) -> bytes:
+    """A job as guest/init.c reads it: /vmpi/job, or a start frame's payload."""
+    return nul_strings([cwd, str(len(argv)), *argv, str(len(env)),
+                        *(f"{k}={v}" for k, v in env.items())])
 
 
 def write_initrd(path: str, k: Kernel, init: Path, argv: list[str], env: dict[str, str],

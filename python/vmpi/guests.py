@@ -29,10 +29,13 @@ Spawn (PMI spawn, MPI_Comm_spawn) is served as in vmpirun's other modes
 listener (its ``PMI_PORT``), key-value space and job id; its processes run
 in the guest of the rank that spawned them, or in the guests the info
 ``host`` names (``h<i>-g<j>``), started by a start frame to that guest's
-init. Only programs of the guests' image (the job's program and its
-libraries) can be spawned. Messages name a child "rank 1 of spawned job 1
-(./child, guest h0-g1)"; ``-l`` tags its lines ``[1:r]``; the first
-failing process of any job decides the exit code.
+init. A spawned program, and any library of its the guest lacks (the
+image holds the job's program and its libraries), is fetched by the init
+from the launcher over the network first (:meth:`GuestJob._serve_fetch`),
+told by a frame naming the file and a one-time token. Messages name a
+child "rank 1 of spawned job 1 (./child, guest h0-g1)"; ``-l`` tags its
+lines ``[1:r]``; the first failing process of any job decides the exit
+code.
 
 Teardown: every QEMU runs in the switch namespace with PR_SET_PDEATHSIG, so
 it dies with the launcher even if the launcher is killed; the namespace,
@@ -59,8 +62,7 @@ from dataclasses import dataclass, field
 from . import cloud
 from . import guest_image
 from . import netns
-from .outcome import (Out, abort_message, emit_output, exit_failure, rank_name, signame,
-                      wait_writable)
+from .outcome import Out, abort_message, emit_output, exit_failure, rank_name, signame
 from .placement import host_starts, vm_starts
 from . import pmi
 from . import shm
@@ -79,6 +81,8 @@ TERM_GRACE = 2.0        # seconds between SIGTERM and SIGKILL to QEMU
 MAX_FRAME = 1 << 20     # payload bytes of a frame from a guest
 MAX_START = 1 << 20     # of a start frame to one (guest/init.c: MAX_JOB)
 GUEST_PROCS = 1024      # processes an init runs at once (guest/init.c: MAX_PROCS)
+MAX_SHIP = 64 << 20     # bytes of files one spawn may send (guest/init.c: MAX_SHIP)
+AGENT_STALL = 60.0      # seconds a guest may leave frames for it unread
 GUEST = 0xFFFFFFFF      # job and rank of a frame about a guest itself
 HEADER = "<BcIII"       # magic, type, job, rank, payload length
 PR_SET_PDEATHSIG = 1
@@ -126,7 +130,10 @@ class _Guest:
     proc: subprocess.Popen | None = None
     frames: bytearray = field(default_factory=bytearray)
     err: bytearray = field(default_factory=bytearray)
-    outq: bytearray = field(default_factory=bytearray)   # frames for it, until it boots
+    outq: bytearray = field(default_factory=bytearray)   # frames for it not yet written
+    writing: bool = False       # outq waits for QEMU's stdin to take more
+    out_at: float = 0.0         # when QEMU last took some
+    shipped: set = field(default_factory=set)   # files sent to it for spawned processes
     booted: bool = False
     stopping: bool = False      # told to power off
     exited: int | None = None
@@ -143,6 +150,16 @@ class _Group:
     server: pmi.PMIServer | None = None
     listener: socket.socket | None = None
     ranks: list = field(default_factory=list)
+
+
+@dataclass
+class _Fetch:
+    """A guest's init fetching a file: it sends the file's token and a
+    newline, then reads the bytes."""
+
+    sock: socket.socket
+    line: bytearray = field(default_factory=bytearray)
+    data: memoryview | None = None     # what is left to send, once the token is known
 
 
 @dataclass
@@ -196,6 +213,10 @@ class GuestJob:
         # the rank of each that did
         self.pending: dict[int, tuple[socket.socket, bytearray, _Group]] = {}
         self.rank_of: dict[int, _Rank] = {}
+        # files for the inits to fetch, by token, and their fetches under way
+        self.files: socket.socket | None = None
+        self.offers: dict[str, bytes] = {}
+        self.fetches: dict[int, _Fetch] = {}
         self.sel = selectors.DefaultSelector()
         self.exit_code: int | None = None
         self.tearing_down = False
@@ -314,11 +335,16 @@ class GuestJob:
         env.setdefault("HOME", "/root")
         return env
 
+    def _listener(self, backlog: int, data) -> socket.socket:
+        """A socket listening on the bridge (any port), served from the loop as data says."""
+        sock = self.net.listen_in_switch(PMI_ADDR, backlog)
+        sock.setblocking(False)
+        self.sel.register(sock, selectors.EVENT_READ, data)
+        return sock
+
     def _listen(self, group: _Group) -> None:
-        """The job's PMI listener (its PMI_PORT), served from the loop."""
-        group.listener = self.net.listen_in_switch(PMI_ADDR, group.server.size + 16)
-        group.listener.setblocking(False)
-        self.sel.register(group.listener, selectors.EVENT_READ, ("listen", group))
+        """The job's PMI listener (its PMI_PORT)."""
+        group.listener = self._listener(group.server.size + 16, ("listen", group))
 
     def _pmi_port(self, group: _Group) -> str:
         return f"{PMI_ADDR}:{group.listener.getsockname()[1]}"
@@ -352,15 +378,17 @@ class GuestJob:
 
     # -- PMI --
 
-    def _accept(self, group: _Group) -> None:
+    def _accepted(self, listener: socket.socket, kind: str) -> list[socket.socket]:
+        """The connections waiting on listener, non-blocking, served as kind."""
+        socks = []
         while True:
             try:
-                sock, _ = group.listener.accept()
+                sock, _ = listener.accept()
             except (BlockingIOError, InterruptedError):
-                return
+                return socks
             sock.setblocking(False)
-            self.pending[sock.fileno()] = (sock, bytearray(), group)
-            self.sel.register(sock, selectors.EVENT_READ, ("pmi", None))
+            self.sel.register(sock, selectors.EVENT_READ, (kind, None))
+            socks.append(sock)
 
     def _send(self, r: _Rank, data: bytes) -> None:
         sock = r.sock
@@ -448,11 +476,6 @@ class GuestJob:
                                    home=parent.guest, names=[g.name for g in self.guests])
         if err:
             return err
-        for c in plans:
-            # the guests hold the files of the image only
-            if os.path.normpath(c.path) not in self.image:
-                return (f"{c.block.execname}: {c.path} is not in the guests' image, which "
-                        f"holds the job's program {self.program} and its libraries")
         for gi, more in Counter(vm for c in plans for vm in c.places).items():
             g = self.guests[gi]
             live = sum(1 for r in self.ranks if r.guest == gi and r.status is None)
@@ -461,6 +484,13 @@ class GuestJob:
             if live + more > GUEST_PROCS:
                 return (f"cannot start {more} more processes in guest {g.name} beside its "
                         f"{live}: its init runs at most {GUEST_PROCS}")
+        ships, err = self._files_to_ship(plans)
+        if err:
+            return err
+        try:
+            port = self._file_port() if ships else 0
+        except OSError as exc:
+            return f"cannot serve the spawned programs to the guests: {exc.strerror or exc}"
         group = self._new_group()
         for c in plans:
             self._add_ranks(group, c.block.execname, c.places)
@@ -468,9 +498,24 @@ class GuestJob:
                                        names=self.names, preput=dict(ev.preput, **self.kvs_extra))
         try:
             self._listen(group)
-        except OSError as exc:
+            starts = self._start_frames(group, plans)
+        except (OSError, guest_image.ImageError) as exc:
             self._drop_group(group)
-            return f"cannot serve PMI to the spawned job: {exc.strerror or exc}"
+            return f"cannot start the spawned job: {getattr(exc, 'strerror', None) or exc}"
+        for path, (mode, data, where) in ships.items():
+            for gi in sorted(where):
+                token = secrets.token_hex(16)
+                self.offers[token] = data
+                self.guests[gi].shipped.add(path)
+                self._tell(self.guests[gi], b"w", GUEST, GUEST, guest_image.nul_strings(
+                    [path, str(mode), str(len(data)), str(port), token]))
+        for r, payload in starts:
+            self._tell(self.guests[r.guest], b"s", r.group.index, r.rank, payload)
+        return None
+
+    def _start_frames(self, group: _Group, plans: list[spawning.Command]) -> list:
+        """(rank, start frame payload) of each process of the spawned job;
+        raises ImageError for one that cannot be sent."""
         starts = []
         todo = iter(group.ranks)
         for c in plans:
@@ -479,20 +524,42 @@ class GuestJob:
                 env = dict(self.env, VMPI_JOB_ID=group.jobid, PMI_PORT=self._pmi_port(group),
                            PMI_ID=str(r.rank))
                 spawning.spawned_env(env, region=True)
-                try:
-                    payload = guest_image.job_file(c.wdir, [os.path.normpath(c.path),
-                                                             *c.block.args], env)
-                except guest_image.ImageError as exc:
-                    payload, why = b"", str(exc)
-                else:
-                    why = f"its arguments and environment exceed {MAX_START} bytes"
-                if not payload or len(payload) > MAX_START:
-                    self._drop_group(group)
-                    return f"cannot start {self.who(r)}: {why}"
+                payload = guest_image.job_file(c.wdir, [os.path.normpath(c.path),
+                                                         *c.block.args], env)
+                if len(payload) > MAX_START:
+                    raise guest_image.ImageError(f"the arguments and environment of "
+                                                 f"{self.who(r)} exceed {MAX_START} bytes")
                 starts.append((r, payload))
-        for r, payload in starts:
-            self._tell(self.guests[r.guest], b"s", r.group.index, r.rank, payload)
-        return None
+        return starts
+
+    def _files_to_ship(self, plans: list[spawning.Command]) -> tuple[dict, str]:
+        """The files the spawn's programs need that their guests lack (the
+        program and its libraries, as for the image): {path: (mode, bytes,
+        {guest})}, or ({}, why not)."""
+        ships: dict[str, tuple[int, bytes, set[int]]] = {}
+        for c in plans:
+            try:
+                need = [c.path, *guest_image.library_closure([c.path], self.env)]
+            except guest_image.ImageError as exc:
+                return {}, f"{c.block.execname}: {exc}"
+            for path in map(os.path.normpath, need):
+                lack = {gi for gi in c.places if path not in self.guests[gi].shipped}
+                if path in self.image or not lack:
+                    continue
+                if path in ships:
+                    ships[path][2].update(lack)
+                    continue
+                try:
+                    with open(path, "rb") as f:
+                        data = f.read(MAX_SHIP + 1)   # more fails below
+                        ships[path] = (os.fstat(f.fileno()).st_mode & 0o777, data, lack)
+                except OSError as exc:
+                    return {}, f"{c.block.execname}: cannot read {path}: {exc.strerror}"
+        size = sum(len(data) * len(where) for _, data, where in ships.values())
+        if size > MAX_SHIP:
+            return {}, (f"the files the spawned programs need that the guests lack come to "
+                        f"{size >> 20} MiB, more than the {MAX_SHIP >> 20} MiB a spawn may send")
+        return ships, ""
 
     def _drop_group(self, group: _Group) -> None:
         """Forget a spawned job that did not start."""
@@ -501,6 +568,41 @@ class GuestJob:
             group.listener.close()
         self.ranks = [r for r in self.ranks if r.group is not group]
         self.groups.remove(group)
+
+    # -- files for spawned processes --
+
+    def _file_port(self) -> int:
+        """The port of the listener from which inits fetch files (made on first use)."""
+        if self.files is None:
+            self.files = self._listener(len(self.guests) + 4, ("files", None))
+        return self.files.getsockname()[1]
+
+    def _serve_fetch(self, sock: socket.socket) -> None:
+        """Read the token (a line of at most 64 bytes), then send its file."""
+        f = self.fetches[sock.fileno()]
+        try:
+            if f.data is None:
+                got = sock.recv(65 - len(f.line))
+                f.line += got
+                if b"\n" not in f.line:
+                    if got and len(f.line) < 65:
+                        return
+                    raise ConnectionError   # closed early, or too long to be a token
+                data = self.offers.pop(f.line.partition(b"\n")[0].decode(errors="replace"), None)
+                if data is None:
+                    raise ConnectionError   # no file of that token (any more)
+                f.data = memoryview(data)
+                self.sel.modify(sock, selectors.EVENT_WRITE, ("fetch", None))
+            f.data = f.data[sock.send(f.data):]
+            if f.data:
+                return
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            pass   # the init reports a fetch that fails
+        del self.fetches[sock.fileno()]
+        self.sel.unregister(sock)
+        sock.close()
 
     # -- guests --
 
@@ -512,19 +614,23 @@ class GuestJob:
             self._flush_outq(g)
 
     def _flush_outq(self, g: _Guest) -> None:
-        fd = g.proc.stdin.fileno()
-        deadline = time.monotonic() + 5.0
+        """Write what QEMU takes now; the loop writes the rest when it can
+        (a shipped file may take a while through the serial port)."""
         while g.outq:
             try:
-                del g.outq[:os.write(fd, g.outq)]
+                del g.outq[:os.write(g.proc.stdin.fileno(), g.outq)]
+                g.out_at = time.monotonic()
             except (BlockingIOError, InterruptedError):
-                if time.monotonic() > deadline:
-                    self.fail(1, f"guest {g.name} does not read its agent port")
-                    return
-                wait_writable(fd, 0.1)
+                break
             except OSError:
                 g.outq.clear()   # QEMU is gone; its exit is handled elsewhere
-                return
+        want = bool(g.outq)
+        if want != g.writing:
+            if want:
+                self.sel.register(g.proc.stdin, selectors.EVENT_WRITE, ("stdin", g))
+            else:
+                self.sel.unregister(g.proc.stdin)
+            g.writing = want
 
     def _read_guest(self, g: _Guest, stream: str, f) -> None:
         try:
@@ -607,6 +713,9 @@ class GuestJob:
                 if not g.booted and now - self.start > BOOT_TIMEOUT and not self.tearing_down:
                     self.fail(1, f"guest {g.name} did not start its ranks within "
                                  f"{BOOT_TIMEOUT:g} s; its console:{self._console_tail(g)}")
+                if g.writing and now - g.out_at > AGENT_STALL and not self.tearing_down:
+                    self.fail(1, f"guest {g.name} has read nothing from its agent port for "
+                                 f"{AGENT_STALL:g} s")
                 continue
             # what QEMU wrote before it ended
             self._read_guest(g, "agent", g.proc.stdout)
@@ -626,9 +735,17 @@ class GuestJob:
             for key, _ in self.sel.select(0.2):
                 kind, g = key.data
                 if kind == "listen":
-                    self._accept(g)
+                    for sock in self._accepted(g.listener, "pmi"):
+                        self.pending[sock.fileno()] = (sock, bytearray(), g)
                 elif kind == "pmi":
                     self._read_pmi(key.fileobj)
+                elif kind == "stdin":
+                    self._flush_outq(g)
+                elif kind == "files":
+                    for sock in self._accepted(self.files, "fetch"):
+                        self.fetches[sock.fileno()] = _Fetch(sock)
+                elif kind == "fetch":
+                    self._serve_fetch(key.fileobj)
                 else:
                     self._read_guest(g, kind, key.fileobj)
             while self.signals:
@@ -682,6 +799,10 @@ class GuestJob:
         for group in self.groups:
             if group.listener is not None:
                 group.listener.close()
+        for f in self.fetches.values():
+            f.sock.close()
+        if self.files is not None:
+            self.files.close()
         self.sel.close()
         if self.net is not None:
             left = self.net.destroy()

@@ -8,9 +8,10 @@
  * Bcast of a large pattern. Rank 0 prints one line naming each rank's host
  * name, so the test sees where the ranks ran.
  *
- * "t_guest spawn CODE" tests MPI_Comm_spawn instead: rank 0 first asks for a
- * child on a host that does not exist and prints the refusal; then the job
- * spawns two children, one where rank 0 runs and one on the host named
+ * "t_guest spawn CODE [CHILD]" tests MPI_Comm_spawn instead: rank 0 first
+ * asks for a child on a host that does not exist and prints the refusal;
+ * then the job spawns two children running CHILD (default: this program,
+ * a copy of it otherwise), one where rank 0 runs and one on the host named
  * h0-g1 (info "host"). Every parent and every child exchange an eager and a
  * rendezvous message both ways over the intercommunicator, every byte
  * checked on both sides, then Allreduce over the merged communicator. Each
@@ -117,7 +118,8 @@ static int spawn_test(int argc, char **argv, int rank)
         printf("t_guest: refused: %s\n", msg);
     }
     OK(MPI_Info_set(where, "host", "h0-g1"));
-    char *cmds[2] = {argv[0], argv[0]};
+    char *child = argc > 3 ? argv[3] : argv[0];
+    char *cmds[2] = {child, child};
     char *args[] = {"spawn", argc > 2 ? argv[2] : "0", NULL};
     char **argvs[2] = {args, args};
     int np[2] = {1, 1};

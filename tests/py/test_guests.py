@@ -8,7 +8,10 @@ emulation (a few seconds each); the first test fetches it into the cache.
 """
 import os
 import re
+import selectors
+import shutil
 import signal
+import socket
 import struct
 import subprocess
 import sys
@@ -165,10 +168,13 @@ def test_a_qemu_that_cannot_start_is_reported(clean):
 
 
 @needs_guests
-def test_spawned_children_run_in_the_guests_and_talk_to_their_parents(clean):
-    # t_guest spawn 3: one child beside rank 0, one in h0-g1 (info host);
-    # child 1 exits with code 3 after MPI_Finalize
-    cp = vmpirun("-n", 2, "--vm-guests", 2, "-l", T_GUEST, "spawn", 3)
+def test_spawned_children_run_in_the_guests_and_talk_to_their_parents(clean, tmp_path):
+    # t_guest spawn 3 CHILD: one child beside rank 0, one in h0-g1 (info
+    # host); child 1 exits with code 3 after MPI_Finalize. CHILD, a copy of
+    # t_guest, is not in the guests' image: their inits fetch it.
+    child = tmp_path / "t_guest_child"
+    shutil.copy(T_GUEST, child)
+    cp = vmpirun("-n", 2, "--vm-guests", 2, "-l", T_GUEST, "spawn", 3, child)
     lines = cp.stdout.splitlines()
     assert "[1:0] t_guest: child 0 on h0-g0 ok" in lines, cp.stdout + cp.stderr
     assert "[1:1] t_guest: child 1 on h0-g1 ok" in lines, cp.stdout
@@ -178,7 +184,7 @@ def test_spawned_children_run_in_the_guests_and_talk_to_their_parents(clean):
                "host_h9-g0_(info_host)_is_not_this_machine_nor_one_of_its_VMs_(h0-g0,_h0-g1)"
                in ln for ln in lines), cp.stdout
     assert cp.returncode == 3, cp.stderr
-    assert (f"vmpirun: rank 1 of spawned job 1 ({T_GUEST}, guest h0-g1) exited with code 3 "
+    assert (f"vmpirun: rank 1 of spawned job 1 ({child}, guest h0-g1) exited with code 3 "
             "after MPI_Finalize") in cp.stderr
 
 
@@ -219,6 +225,28 @@ def test_frames_of_a_guest_attribute_output_and_exits_to_job_and_rank(capfd):
     assert job.ranks[0].status == 3
     assert job.failures == [(3, "rank 0 (guest h0-g0) exited with code 3 without calling "
                                 "MPI_Finalize")]
+
+
+def test_an_init_fetches_a_file_by_its_token_only():
+    job = fake_guest_job()
+    job.offers["t1"] = b"program bytes"
+    fetches = []
+    for line in (b"t1\n", b"t1\n", b"x" * 70):   # the first fetch takes the file
+        mine, theirs = socket.socketpair()
+        theirs.setblocking(False)
+        job.fetches[theirs.fileno()] = guests._Fetch(theirs)
+        job.sel.register(theirs, selectors.EVENT_READ, ("fetch", None))
+        mine.sendall(line)
+        while theirs.fileno() in job.fetches:
+            job._serve_fetch(theirs)
+        mine.settimeout(5)
+        try:
+            fetches.append(mine.recv(100))
+        except ConnectionResetError:   # closed with some of a long line unread
+            fetches.append(None)
+        mine.close()
+    assert fetches[:2] == [b"program bytes", b""] and fetches[2] in (b"", None)
+    assert job.offers == {} and job.fetches == {}
 
 
 class FakePipe:
