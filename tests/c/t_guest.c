@@ -15,7 +15,8 @@
  * h0-g1 (info "host"). Every parent and every child exchange an eager and a
  * rendezvous message both ways over the intercommunicator, every byte
  * checked on both sides, then Allreduce over the merged communicator. Each
- * child prints its host name; child 1 exits with CODE after MPI_Finalize. */
+ * child prints its host name; child 1 exits with CODE after MPI_Finalize,
+ * or with a negative CODE calls MPI_Abort(-CODE) instead of finalizing. */
 #define _DEFAULT_SOURCE
 #include "t_check.h"
 
@@ -100,6 +101,8 @@ static int spawn_test(int argc, char **argv, int rank)
         gethostname(host, sizeof host - 1);
         printf("t_guest: child %d on %s ok\n", rank, host);
         fflush(stdout);
+        if (rank == 1 && code < 0)
+            MPI_Abort(MPI_COMM_WORLD, -code);
         OK(MPI_Comm_disconnect(&parent));
         OK(MPI_Finalize());
         return rank == 1 ? code : 0;

@@ -188,6 +188,17 @@ def test_spawned_children_run_in_the_guests_and_talk_to_their_parents(clean, tmp
             "after MPI_Finalize") in cp.stderr
 
 
+@needs_guests
+def test_a_child_that_aborts_ends_every_job(clean):
+    t0 = time.monotonic()
+    cp = vmpirun("-n", 2, "--vm-guests", 2, T_GUEST, "spawn", -5)
+    assert cp.returncode == 5, cp.stderr
+    assert (f"vmpirun: rank 1 of spawned job 1 ({T_GUEST}, guest h0-g1) called "
+            "MPI_Abort(errorcode 5); aborting job") in cp.stderr, cp.stderr
+    assert cp.stderr.count("aborting job") == 1, cp.stderr
+    assert time.monotonic() - t0 < 60   # the parents, left waiting, were stopped
+
+
 def fake_guest_job():
     """A GuestJob of 2 ranks in 2 guests, never started, whose failures are kept."""
     job = guests.GuestJob(launcher.parse_args(["-n", "2", "--vm-guests", "2", "/bin/true"]),
