@@ -158,6 +158,8 @@ uint64_t vmpi_self_ns(const char *ns);
  * and its payload, from two places). vmpi_sum_init: before the first use
  * (software: the table even where the CPU has the instruction). */
 void vmpi_sum_init(bool software);
+/* SipHash-2-4 of n bytes under the 128-bit key k0 (bytes 0-7, little-endian), k1. */
+uint64_t vmpi_siphash(uint64_t k0, uint64_t k1, const void *msg, size_t n);
 uint32_t vmpi_sum_copy(uint32_t seed, void *dst, const void *src, size_t n);
 uint32_t vmpi_sum_copy_head(uint32_t seed, void *dst, const void *head, const void *src,
                             size_t n);

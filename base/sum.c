@@ -8,11 +8,15 @@
  *
  * Definition (the same on every CPU: the instruction and the table give
  * identical lanes): words w0, w1, w2, ... are the little-endian 8-byte
- * words of the data, n its bytes; lane j (j = 0..3) starts at
- * seed ^ n ^ LANE[j] and takes the words wk with k mod 4 = j; the bytes
- * after the last whole word go to lane 0. The result is
- * lane0 ^ rotl(lane1, 8) ^ rotl(lane2, 16) ^ rotl(lane3, 24): each position
- * of a word goes through its own linear map, so moved words change it. */
+ * words of the data, n its bytes; lane j (j = 0..3) starts at n ^ LANE[j]
+ * and takes the words wk with k mod 4 = j; the bytes after the last whole
+ * word go to lane 0. The result is
+ * seed ^ lane0 ^ rotl(lane1, 8) ^ rotl(lane2, 16) ^ rotl(lane3, 24): each
+ * position of a word goes through its own linear map, so moved words
+ * change it, and each of the seed's 2^32 values gives another result for
+ * the same data. (Were the seed in every lane's start, its share would be
+ * y ^ rotl(y, 8) ^ rotl(y, 16) ^ rotl(y, 24) whenever the lanes take equal
+ * numbers of words, a value of 8 bits: 256 results for 2^32 seeds.) */
 #include "base.h"
 
 #include <string.h>
@@ -67,10 +71,9 @@ static inline uint32_t rotl(uint32_t x, unsigned r)
 #define SUM_BODY(W, B)                                                                 \
     unsigned char *d = dst;                                                            \
     const unsigned char *s = src;                                                      \
-    size_t tot = n + (head ? 24 : 0);                                                  \
-    seed ^= (uint32_t)tot;                                                             \
-    uint32_t l0 = seed ^ LANE[0], l1 = seed ^ LANE[1], l2 = seed ^ LANE[2],            \
-             l3 = seed ^ LANE[3];                                                      \
+    uint32_t tot = (uint32_t)(n + (head ? 24 : 0));                                    \
+    uint32_t l0 = tot ^ LANE[0], l1 = tot ^ LANE[1], l2 = tot ^ LANE[2],               \
+             l3 = tot ^ LANE[3];                                                       \
     size_t i = 0;                                                                      \
     if (head) {                                                                        \
         const unsigned char *h = head;                                                 \
@@ -132,7 +135,7 @@ static inline uint32_t rotl(uint32_t x, unsigned r)
             d[i] = s[i];                                                               \
         l0 = B(l0, s[i]);                                                              \
     }                                                                                  \
-    return l0 ^ rotl(l1, 8) ^ rotl(l2, 16) ^ rotl(l3, 24)
+    return seed ^ l0 ^ rotl(l1, 8) ^ rotl(l2, 16) ^ rotl(l3, 24)
 
 static uint32_t sum_sw(uint32_t seed, void *dst, const void *head, const void *src, size_t n)
 {
@@ -183,8 +186,8 @@ __attribute__((target("sse4.2"))) static uint32_t small_hw(uint32_t seed, void *
 {
     unsigned char *d = dst;
     const unsigned char *s = src;
-    seed ^= (uint32_t)(n + (head ? 24 : 0));
-    uint32_t l0 = seed ^ LANE[0], l1 = seed ^ LANE[1], l2 = seed ^ LANE[2], l3 = seed ^ LANE[3];
+    uint32_t tot = (uint32_t)(n + (head ? 24 : 0));
+    uint32_t l0 = tot ^ LANE[0], l1 = tot ^ LANE[1], l2 = tot ^ LANE[2], l3 = tot ^ LANE[3];
     if (head) {
         const unsigned char *h = head;
         uint64_t x = load(h), y = load(h + 8), z = load(h + 16);
@@ -201,7 +204,7 @@ __attribute__((target("sse4.2"))) static uint32_t small_hw(uint32_t seed, void *
             uint64_t v = load(s);
             if (d)
                 store(d, v);
-            return l0 ^ rotl(l1, 8) ^ rotl(l2, 16) ^ rotl(HW64(l3, v), 24);
+            return seed ^ l0 ^ rotl(l1, 8) ^ rotl(l2, 16) ^ rotl(HW64(l3, v), 24);
         }
     } else {
         /* 16-byte loads and stores: the caller reads the copy's first 16
@@ -241,7 +244,7 @@ __attribute__((target("sse4.2"))) static uint32_t small_hw(uint32_t seed, void *
         n -= i;
     }
     l0 = tail_hw(l0, d, s, n);
-    return l0 ^ rotl(l1, 8) ^ rotl(l2, 16) ^ rotl(l3, 24);
+    return seed ^ l0 ^ rotl(l1, 8) ^ rotl(l2, 16) ^ rotl(l3, 24);
 }
 #endif
 
@@ -277,4 +280,49 @@ uint32_t vmpi_sum_copy(uint32_t seed, void *dst, const void *src, size_t n)
 uint32_t vmpi_sum_copy_head(uint32_t seed, void *dst, const void *head, const void *src, size_t n)
 {
     return sum(seed, dst, head, src, n);
+}
+
+/* SipHash-2-4 (Aumasson and Bernstein): the keyed function that turns the
+ * job's secret into the per-pair keys of the checksums' seeds, so that
+ * what one pair's records reveal says nothing of another pair's keys or of
+ * the secret. */
+static inline uint64_t rotl64(uint64_t x, unsigned r)
+{
+    return x << r | x >> (64 - r);
+}
+
+#define SIP_ROUND(v0, v1, v2, v3)                                                      \
+    do {                                                                               \
+        v0 += v1, v1 = rotl64(v1, 13), v1 ^= v0, v0 = rotl64(v0, 32);                  \
+        v2 += v3, v3 = rotl64(v3, 16), v3 ^= v2;                                       \
+        v0 += v3, v3 = rotl64(v3, 21), v3 ^= v0;                                       \
+        v2 += v1, v1 = rotl64(v1, 17), v1 ^= v2, v2 = rotl64(v2, 32);                  \
+    } while (0)
+
+uint64_t vmpi_siphash(uint64_t k0, uint64_t k1, const void *msg, size_t n)
+{
+    const unsigned char *p = msg;
+    uint64_t v0 = k0 ^ 0x736f6d6570736575ull, v1 = k1 ^ 0x646f72616e646f6dull,
+             v2 = k0 ^ 0x6c7967656e657261ull, v3 = k1 ^ 0x7465646279746573ull;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t m = 0;
+        for (int b = 7; b >= 0; b--)
+            m = m << 8 | p[i + (size_t)b];
+        v3 ^= m;
+        SIP_ROUND(v0, v1, v2, v3);
+        SIP_ROUND(v0, v1, v2, v3);
+        v0 ^= m;
+    }
+    uint64_t last = (uint64_t)n << 56;
+    for (size_t b = 0; i + b < n; b++)
+        last |= (uint64_t)p[i + b] << (8 * b);
+    v3 ^= last;
+    SIP_ROUND(v0, v1, v2, v3);
+    SIP_ROUND(v0, v1, v2, v3);
+    v0 ^= last;
+    v2 ^= 0xff;
+    for (int r = 0; r < 4; r++)
+        SIP_ROUND(v0, v1, v2, v3);
+    return v0 ^ v1 ^ v2 ^ v3;
 }

@@ -104,7 +104,9 @@ struct vmpi_pair_peer {
     struct vmpi_ring_tx tx;
     struct vmpi_ring_rx rx;
     char *resv;               /* record reserved by reserve() */
-    uint32_t sum_tx, sum_rx;  /* integrity: seeds of what goes to and comes from it */
+    /* integrity: the keys of the seeds of what goes to it and comes from
+     * it, ring records and bulk chunks (sum.c) */
+    uint64_t sum_tx_rec, sum_tx_chunk, sum_rx_rec, sum_rx_chunk;
     struct vmpi_pair_ctl *bl_head, *bl_tail; /* control packets waiting for ring room */
     char *bulk_out, *bulk_in;
     uint64_t out_chunk, in_chunk;

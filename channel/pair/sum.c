@@ -6,18 +6,25 @@
  * after the check cannot reach the program. A record is packed in private
  * memory first (reserve/commit), for the same reason on the sending side.
  *
- * Each checksum's seed mixes a secret that is never written to shared
- * memory, the two ends and where the bytes belong: the record's first cell
- * or the chunk's number. Between ranks of one job the secret is the job's
- * (drawn by rank 0 and passed through PMI) and the ends are the two ranks;
- * between processes of two jobs of one trust domain it is the domain's
- * (handed to each job by its process manager) and the ends are named by
- * job and rank, so rank r of one job cannot pass for rank r of another. A
- * record or chunk written by someone without the secret, moved to another
- * place or another pair, or replayed from an earlier lap fails the check.
- * The checksum is a CRC, linear in the data: it catches any writer that
- * does not know the secret and every accidental change, not a writer that
- * can also read the traffic and solve for the key (docs/SECURITY.md). */
+ * Each checksum's seed comes from a secret that is never written to shared
+ * memory, the two ends, the kind (ring record or bulk chunk) and where the
+ * bytes belong: the record's first cell or the chunk's number. Between
+ * ranks of one job the secret is the job's (drawn by rank 0 and passed
+ * through PMI) and the ends are the two ranks; between processes of two
+ * jobs of one trust domain it is the domain's (handed to each job by its
+ * process manager) and the ends are named by job and rank, so rank r of
+ * one job cannot pass for rank r of another. SipHash of the secret and the
+ * two ends gives each direction and kind of a pair its own 64-bit key, and
+ * a record's seed is that key times an odd number made of its place,
+ * folded to 32 bits: the seeds of two places differ by nothing one can
+ * compute without the key. A record or chunk written by someone without
+ * the secret, moved to another place, kind or pair, or replayed from an
+ * earlier lap fails the check. The checksum is a CRC, linear in the data:
+ * it catches any writer that does not know the secret and every accidental
+ * change, not a writer that can also read the traffic, who can change the
+ * bytes of a record in place and its checksum with them, and by trying
+ * 2^32 keys can learn one direction's key from the seeds its records show
+ * (docs/SECURITY.md). */
 #include "pair.h"
 
 #include <stdlib.h>
@@ -25,32 +32,24 @@
 
 #define SUM_BYTES sizeof(uint32_t)
 
-/* Different seeds give different checksums of the same bytes (a CRC's
- * start value shifts it by a nonzero term), so an XOR of the parts will do:
- * the pair's seed (vmpi_pair_sum_names), the kind, and the position spread
- * over all 32 bits. */
-static inline uint32_t seed(uint32_t pair, uint64_t where, uint32_t kind)
+/* The seed at place `where` under a direction's key: one multiplication,
+ * which the processor does while the record's bytes load (a seed of 32
+ * bits shifts the checksum by itself, base/sum.c). */
+static inline uint32_t seed(uint64_t key, uint64_t where)
 {
-    return pair ^ kind ^ (uint32_t)where * 0x9e3779b1u ^ (uint32_t)(where >> 32);
-}
-
-/* A bijective mix of 64 bits (splitmix64's finalizer). */
-static uint64_t mix(uint64_t x)
-{
-    x = (x ^ x >> 30) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ x >> 27) * 0x94d049bb133111ebull;
-    return x ^ x >> 31;
-}
-
-/* The seed of what `from` sends `to` under key: ordered, so the two
- * directions of a pair, and pairs that share one end, differ. */
-static uint32_t pair_seed(uint64_t key, uint64_t from, uint64_t to)
-{
-    uint64_t s = mix(key ^ mix(from ^ mix(to)));
+    uint64_t s = key * (2 * where + 1);
     return (uint32_t)(s ^ s >> 32);
 }
 
-enum { KIND_RECORD = 0x52454321u, KIND_CHUNK = 0x43484b21u };
+enum { KIND_RECORD = 'R', KIND_CHUNK = 'C' };
+
+/* The key of what `from` sends `to` of one kind under the secret: ordered,
+ * so the two directions of a pair, and pairs that share one end, differ. */
+static uint64_t dir_key(uint64_t secret, uint64_t from, uint64_t to, uint64_t kind)
+{
+    const uint64_t what[3] = {from, to, kind};
+    return vmpi_siphash(secret, ~secret, what, sizeof what);
+}
 
 static _Noreturn void sum_failed(const struct vmpi_pair_peer *p, const char *what,
                                  unsigned long long where)
@@ -74,8 +73,10 @@ void vmpi_pair_sum_on(struct vmpi_pair_inst *in, uint64_t key)
 
 void vmpi_pair_sum_names(struct vmpi_pair_peer *p, uint64_t key, uint64_t me, uint64_t them)
 {
-    p->sum_tx = pair_seed(key, me, them);
-    p->sum_rx = pair_seed(key, them, me);
+    p->sum_tx_rec = dir_key(key, me, them, KIND_RECORD);
+    p->sum_tx_chunk = dir_key(key, me, them, KIND_CHUNK);
+    p->sum_rx_rec = dir_key(key, them, me, KIND_RECORD);
+    p->sum_rx_chunk = dir_key(key, them, me, KIND_CHUNK);
 }
 
 void *vmpi_pair_sum_reserve(struct vmpi_pair_peer *p, size_t paylen)
@@ -96,7 +97,7 @@ static void publish(struct vmpi_pair_peer *p, const struct vmpi_hdr *h, const vo
                     size_t paylen)
 {
     static_assert(sizeof *h == 24, "the header is the checksum's first block");
-    uint32_t s = vmpi_sum_copy_head(seed(p->sum_tx, p->tx.tail, KIND_RECORD), p->resv,
+    uint32_t s = vmpi_sum_copy_head(seed(p->sum_tx_rec, p->tx.tail), p->resv,
                                     h, pay, paylen);
     memcpy(p->resv + sizeof *h + paylen, &s, sizeof s);
     vmpi_ring_commit(&p->tx, sizeof *h + paylen + sizeof s);
@@ -121,7 +122,7 @@ const void *vmpi_pair_sum_take(struct vmpi_pair_peer *p, const void *rec, size_t
     if (*len < sizeof(struct vmpi_hdr) + SUM_BYTES)
         vmpi_fatal("%s: corrupt ring from rank %d", p->in->where, p->world);
     size_t n = *len - SUM_BYTES;
-    uint32_t want, got = vmpi_sum_copy(seed(p->sum_rx, p->rx.head, KIND_RECORD),
+    uint32_t want, got = vmpi_sum_copy(seed(p->sum_rx_rec, p->rx.head),
                                        p->in->bounce, rec, n);
     memcpy(&want, (const char *)rec + n, sizeof want);
     if (got != want)
@@ -133,7 +134,7 @@ const void *vmpi_pair_sum_take(struct vmpi_pair_peer *p, const void *rec, size_t
 void vmpi_pair_sum_out(struct vmpi_pair_peer *p, struct vmpi_pair_slot *sl, const char *src,
                        size_t k, uint64_t chunk)
 {
-    sl->sum = vmpi_sum_copy(seed(p->sum_tx, chunk, KIND_CHUNK), sl + 1, src, k);
+    sl->sum = vmpi_sum_copy(seed(p->sum_tx_chunk, chunk), sl + 1, src, k);
 }
 
 /* Straight into a contiguous receive buffer (private memory, where the
@@ -145,7 +146,7 @@ void vmpi_pair_sum_in(struct vmpi_pair_peer *p, struct vmpi_xfer *r, struct vmpi
     char *dst = p->in->up->rdata(r, &cap);
     bool direct = dst && r->off <= cap && k <= cap - r->off;
     uint64_t want = sl->sum;
-    uint32_t got = vmpi_sum_copy(seed(p->sum_rx, chunk, KIND_CHUNK),
+    uint32_t got = vmpi_sum_copy(seed(p->sum_rx_chunk, chunk),
                                  direct ? dst + r->off : p->in->bounce, sl + 1, k);
     if (got != want)
         sum_failed(p, "bulk chunk", (unsigned long long)chunk);

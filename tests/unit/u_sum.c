@@ -3,7 +3,8 @@
  * written from the definition in sum.c (whose polynomial is checked against
  * CRC-32C's published check value), the copy is exact at every alignment,
  * also from a separate 24-byte head, and every single-bit change and every
- * swap of neighbouring words changes the sum. Exits non-zero on any failure. */
+ * swap of neighbouring words changes the sum; every bit of the seed counts;
+ * SipHash gives its published values. Exits non-zero on any failure. */
 #include "../../base/base.h"
 
 #include <stdlib.h>
@@ -21,6 +22,12 @@ static uint32_t bit_crc(uint32_t c, const unsigned char *p, size_t n)
     return c;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 static uint32_t rot(uint32_t x, unsigned r)
 {
     return x << r | x >> (32 - r);
@@ -29,19 +36,27 @@ static uint32_t rot(uint32_t x, unsigned r)
 /* The definition in base/sum.c, with nothing shared with it. */
 static uint32_t reference(uint32_t seed, const unsigned char *p, size_t n)
 {
-    seed ^= (uint32_t)n;
-    uint32_t lane[4] = {seed, seed ^ 0x9e3779b9u, seed ^ 0x7f4a7c15u, seed ^ 0x85ebca6bu};
+    uint32_t t = (uint32_t)n;
+    uint32_t lane[4] = {t, t ^ 0x9e3779b9u, t ^ 0x7f4a7c15u, t ^ 0x85ebca6bu};
     size_t k = 0;
     for (; 8 * k + 8 <= n; k++)
         lane[k % 4] = bit_crc(lane[k % 4], p + 8 * k, 8);
     lane[0] = bit_crc(lane[0], p + 8 * k, n - 8 * k);
-    return lane[0] ^ rot(lane[1], 8) ^ rot(lane[2], 16) ^ rot(lane[3], 24);
+    return seed ^ lane[0] ^ rot(lane[1], 8) ^ rot(lane[2], 16) ^ rot(lane[3], 24);
 }
 
 int main(void)
 {
     const unsigned char *check = (const unsigned char *)"123456789";
     CHECK((bit_crc(~0u, check, 9) ^ ~0u) == 0xe3069283u, "CRC-32C check value");
+    /* SipHash-2-4's published vectors: key 00 01 .. 0f, messages 00 01 ..
+     * of 0 and 15 bytes. */
+    unsigned char msg[15];
+    for (int i = 0; i < 15; i++)
+        msg[i] = (unsigned char)i;
+    uint64_t k0 = 0x0706050403020100ull, k1 = 0x0f0e0d0c0b0a0908ull;
+    CHECK(vmpi_siphash(k0, k1, msg, 0) == 0x726fdb47dd0e0e31ull, "SipHash of 0 bytes");
+    CHECK(vmpi_siphash(k0, k1, msg, 15) == 0xa129ca6149be45e5ull, "SipHash of 15 bytes");
 
     enum { MAX = 4096 + 64 };
     unsigned char *src = malloc(MAX), *dst = malloc(MAX);
@@ -78,6 +93,26 @@ int main(void)
     size_t n = 4096;
     uint32_t base = vmpi_sum_copy(1, NULL, src, n);
     CHECK(vmpi_sum_copy(2, NULL, src, n) != base, "the seed changes the sum");
+    /* Every bit of the seed counts, whatever the length: 4096 seeds give
+     * 4096 sums of the same bytes (lengths that are multiples of 32, where
+     * the four lanes take equal numbers of words, included). */
+    static const size_t seed_lens[] = {0, 8, 24, 32, 40, 64, 96, 256, 4096};
+    enum { SEEDS = 4096 };
+    uint32_t *sums = malloc(SEEDS * sizeof *sums);
+    for (size_t l = 0; sums && l < sizeof seed_lens / sizeof *seed_lens; l++) {
+        for (uint32_t k = 0; k < SEEDS; k++)
+            sums[k] = vmpi_sum_copy(k * 0x9e3779b1u ^ (k << 7), NULL, src, seed_lens[l]);
+        qsort(sums, SEEDS, sizeof *sums, cmp_u32);
+        int same = 0;
+        for (int k = 1; k < SEEDS; k++)
+            same += sums[k] == sums[k - 1];
+        CHECK(same == 0, "%d of %d seeds gave a sum already seen, %zu bytes", same, SEEDS,
+              seed_lens[l]);
+        memset(dst, 0, 64);
+        CHECK(vmpi_sum_copy_head(5, NULL, dst, src, 8) != vmpi_sum_copy_head(6, NULL, dst, src, 8),
+              "the seed changes the sum of a head and 8 bytes");
+    }
+    free(sums);
     memset(dst, 0, 64);
     CHECK(vmpi_sum_copy(1, NULL, dst, 40) != vmpi_sum_copy(1, NULL, dst, 41),
           "trailing zero bytes change the sum");
