@@ -3,8 +3,9 @@
 
 #include <sched.h>
 #include <stdatomic.h>
+#include <time.h>
 
-enum { POOL_INIT = 1, POOL_READY = 2 };
+enum { POOL_INIT = 1, POOL_READY = 2, SETUP_LIMIT_S = 30 };
 
 int vmpi_pair_pool_claim(const struct vmpi_pair_inst *in, _Atomic uint64_t *claim, uint32_t n,
                          char *slots, uint64_t stride, uint64_t key)
@@ -23,9 +24,22 @@ int vmpi_pair_pool_claim(const struct vmpi_pair_inst *in, _Atomic uint64_t *clai
         }
         if (v >> 8 != key)
             continue;
+        /* The claimant clears two rings and their bulk slots: a slot still
+         * not ready after SETUP_LIMIT_S has lost its claimant, or another
+         * VM wrote the claim word. A count of yields would be no limit: on a
+         * busy processor one yield can take milliseconds. */
+        time_t limit = 0;
         for (unsigned t = 0; (v & 0xff) != POOL_READY; t++) {
-            if (t > 10000000u)
-                vmpi_fatal("%s: pair slot %u of a pool was never set up", in->where, i);
+            if (t % 1024 == 0) {
+                struct timespec now;
+                clock_gettime(CLOCK_MONOTONIC, &now);
+                if (!limit)
+                    limit = now.tv_sec + SETUP_LIMIT_S;
+                else if (now.tv_sec > limit)
+                    vmpi_fatal("%s: pair slot %u of a pool was not set up within %d s (its "
+                               "claimant died, or its claim word was overwritten)",
+                               in->where, i, SETUP_LIMIT_S);
+            }
             sched_yield();
             v = atomic_load_explicit(&claim[i], memory_order_acquire);
         }
