@@ -622,6 +622,7 @@ static void *iv_connect(int world, uint32_t job, int rank, const void *addr, siz
         vmpi_fatal("ivshmem: out of memory");
     fars = fs;
     vmpi_pair_pool_attach(&inst, p, world, pool.slots, dir.pair_stride, i, owner, eager_knob);
+    vmpi_pair_peer_of_job(p, job, rank);
     if (inst.stage && domain_secret(&secret))
         vmpi_pair_sum_names(p, secret, me, them);
     if (!owner) {

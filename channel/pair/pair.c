@@ -159,18 +159,18 @@ static bool split_read(struct vmpi_pair_peer *p, struct vmpi_xfer *r, const stru
     struct vmpi_hdr h = {.type = PAIR_SPLIT};
     vmpi_pair_send_ctl(p, &h, &sp, sizeof sp);
     if (!p->in->ops->copy(p, dst, rts->addr, half, false))
-        vmpi_fatal("%s: single copy from rank %d stopped working", p->in->where, p->world);
+        vmpi_fatal("%s: single copy from %s stopped working", p->in->where, p->name);
     uint64_t offer = p->offer;
     if (atomic_compare_exchange_strong(claim, &offer, offer + 1)) {
         /* The sender has not started: take the second half too. */
         if (!p->in->ops->copy(p, dst + half, rts->addr + half, n - half, false))
-            vmpi_fatal("%s: single copy from rank %d stopped working", p->in->where, p->world);
+            vmpi_fatal("%s: single copy from %s stopped working", p->in->where, p->name);
         ctl_cookie(p, PAIR_FIN, rts->scookie);
         p->in->up->complete(r);
     } else {
         /* Only the sender may have moved the claim, and only to offer + 1. */
         if (offer != p->offer + 1)
-            vmpi_fatal("%s: corrupt split-copy claim of rank %d", p->in->where, p->world);
+            vmpi_fatal("%s: corrupt split-copy claim of %s", p->in->where, p->name);
         p->split[slot].r = r; /* the sender is copying; PART_DONE completes r */
         p->split[slot].scookie = rts->scookie;
         p->split[slot].addr = rts->addr;
@@ -216,7 +216,7 @@ void vmpi_pair_rndv_recv(void *cs, struct vmpi_xfer *r, const void *info, size_t
     struct vmpi_pair_peer *p = cs;
     struct pair_rts rts;
     if (infolen != sizeof rts)
-        vmpi_fatal("%s: malformed rendezvous request from rank %d", p->in->where, p->world);
+        vmpi_fatal("%s: malformed rendezvous request from %s", p->in->where, p->name);
     memcpy(&rts, info, sizeof rts);
     if (p->single && rts.addr != VMPI_PAIR_NOADDR) {
         if (split_read(p, r, &rts))
@@ -246,7 +246,7 @@ void vmpi_pair_rndv_recv(void *cs, struct vmpi_xfer *r, const void *info, size_t
 static void slot_check(const struct vmpi_pair_peer *p, uint64_t v, uint64_t want)
 {
     if (v > want || (v && (want - v) % p->in->nslots))
-        vmpi_fatal("%s: corrupt bulk slot shared with rank %d", p->in->where, p->world);
+        vmpi_fatal("%s: corrupt bulk slot shared with %s", p->in->where, p->name);
 }
 
 /* Sender: fill free slots with the next chunks of out_stream. */
@@ -300,7 +300,7 @@ static int stream_in(struct vmpi_pair_peer *p)
         }
         uint64_t k = sl->len;
         if (k == 0 || k > p->in->slot_bytes || k > r->size - r->off)
-            vmpi_fatal("%s: corrupt bulk slot from rank %d (length %llu)", p->in->where, p->world,
+            vmpi_fatal("%s: corrupt bulk slot from %s (length %llu)", p->in->where, p->name,
                        (unsigned long long)k);
         if (p->in->stage)
             vmpi_pair_sum_in(p, r, sl, (size_t)k, c);
@@ -329,11 +329,11 @@ static struct vmpi_xfer *cookie_send(struct vmpi_pair_peer *p, const void *pay, 
 {
     uint64_t cookie;
     if (paylen != sizeof cookie)
-        vmpi_fatal("%s: malformed control packet from rank %d", p->in->where, p->world);
+        vmpi_fatal("%s: malformed control packet from %s", p->in->where, p->name);
     memcpy(&cookie, pay, sizeof cookie);
     struct vmpi_xfer *s = p->in->up->send_of(cookie, p->world);
     if (!s)
-        vmpi_fatal("%s: control packet from rank %d names no pending send", p->in->where, p->world);
+        vmpi_fatal("%s: control packet from %s names no pending send", p->in->where, p->name);
     return s;
 }
 
@@ -342,17 +342,17 @@ static void split_write(struct vmpi_pair_peer *p, const void *pay, size_t paylen
 {
     struct pair_split sp;
     if (paylen != sizeof sp)
-        vmpi_fatal("%s: malformed SPLIT from rank %d", p->in->where, p->world);
+        vmpi_fatal("%s: malformed SPLIT from %s", p->in->where, p->name);
     memcpy(&sp, pay, sizeof sp);
     struct vmpi_xfer *s = cookie_send(p, &sp.scookie, sizeof sp.scookie);
     if (sp.from > sp.to || sp.to > s->size)
-        vmpi_fatal("%s: SPLIT from rank %d names bytes outside the message", p->in->where, p->world);
+        vmpi_fatal("%s: SPLIT from %s names bytes outside the message", p->in->where, p->name);
     uint64_t offer = sp.offer;
     _Atomic uint64_t *claim = &p->claim_out->word[(offer / 2) % VMPI_PAIR_NSPLIT];
     if (!atomic_compare_exchange_strong(claim, &offer, offer + 1)) {
         /* The receiver took it back (offer + 1), or reused the word since. */
         if (offer < sp.offer + 1)
-            vmpi_fatal("%s: corrupt split-copy claim of rank %d", p->in->where, p->world);
+            vmpi_fatal("%s: corrupt split-copy claim of %s", p->in->where, p->name);
         return;
     }
     uint64_t done[2] = {sp.offer, 0};
@@ -367,19 +367,19 @@ static void split_done(struct vmpi_pair_peer *p, const void *pay, size_t paylen)
 {
     uint64_t done[2]; /* offer id, success */
     if (paylen != sizeof done)
-        vmpi_fatal("%s: malformed PART_DONE from rank %d", p->in->where, p->world);
+        vmpi_fatal("%s: malformed PART_DONE from %s", p->in->where, p->name);
     memcpy(done, pay, sizeof done);
     unsigned slot = (unsigned)((done[0] / 2) % VMPI_PAIR_NSPLIT);
     struct vmpi_xfer *r = p->split[slot].r;
     if (!r || p->split[slot].offer != done[0])
-        vmpi_fatal("%s: PART_DONE from rank %d names no open split", p->in->where, p->world);
+        vmpi_fatal("%s: PART_DONE from %s names no open split", p->in->where, p->name);
     if (!done[1]) {
         /* The kernel let us read the sender but not it write us (ptrace
          * rules can differ by direction): copy that half here, stop splitting. */
         size_t cap, from = p->split[slot].from;
         char *dst = p->in->up->rdata(r, &cap);
         if (!p->in->ops->copy(p, dst + from, p->split[slot].addr + from, r->fit - from, false))
-            vmpi_fatal("%s: single copy from rank %d stopped working", p->in->where, p->world);
+            vmpi_fatal("%s: single copy from %s stopped working", p->in->where, p->name);
         p->split_ok = false;
     }
     p->split[slot].r = NULL;
@@ -404,11 +404,11 @@ static void channel_packet(struct vmpi_pair_peer *p, const struct vmpi_hdr *h, c
         p->in->up->complete(s);
     } else if (h->type == PAIR_CTS) {
         if (p->out_stream)
-            vmpi_fatal("%s: rank %d sent a second CTS during a transfer", p->in->where, p->world);
+            vmpi_fatal("%s: %s sent a second CTS during a transfer", p->in->where, p->name);
         p->out_stream = s;
         s->off = 0;
     } else {
-        vmpi_fatal("%s: unknown packet type %u from rank %d", p->in->where, h->type, p->world);
+        vmpi_fatal("%s: unknown packet type %u from %s", p->in->where, h->type, p->name);
     }
 }
 
@@ -443,7 +443,7 @@ __attribute__((noinline)) static int drain(struct vmpi_pair_peer *p)
         if (st == VMPI_RING_EMPTY)
             break;
         if (st == VMPI_RING_CORRUPT || len < sizeof(struct vmpi_hdr))
-            vmpi_fatal("%s: corrupt ring from rank %d", p->in->where, p->world);
+            vmpi_fatal("%s: corrupt ring from %s", p->in->where, p->name);
         size_t rlen = len;
         if (VMPI_UNLIKELY(p->in->stage))
             rec = vmpi_pair_sum_take(p, rec, &len);
@@ -570,6 +570,7 @@ void vmpi_pair_attach(struct vmpi_pair_inst *in, struct vmpi_pair_peer *p, int w
                  (in->stage ? sizeof(uint32_t) : 0);
     p->in = in;
     p->world = world;
+    snprintf(p->name, sizeof p->name, "rank %d", world);
     p->split_ok = true;
     vmpi_ring_tx_attach(&p->tx, out, in->ncells);
     vmpi_ring_rx_attach(&p->rx, inb, in->ncells);
@@ -580,6 +581,11 @@ void vmpi_pair_attach(struct vmpi_pair_inst *in, struct vmpi_pair_peer *p, int w
     p->eager_max = eager_max < cap ? eager_max : cap;
     if (in->stage)
         vmpi_pair_sum_names(p, in->sum_key, (uint64_t)vmpi_job.rank, (uint64_t)world);
+}
+
+void vmpi_pair_peer_of_job(struct vmpi_pair_peer *p, uint32_t job, int rank)
+{
+    snprintf(p->name, sizeof p->name, "rank %d of job %08x", rank, (unsigned)job);
 }
 
 void *vmpi_pair_add_peer(struct vmpi_pair_inst *in, int world, size_t *eager_max)

@@ -95,6 +95,7 @@ struct vmpi_pair_ctl;
 struct vmpi_pair_peer {
     struct vmpi_pair_inst *in;
     int world;
+    char name[48];            /* the peer in messages: "rank 3", "rank 0 of job 1a2b3c4d" */
     pid_t pid;                /* smp: the peer's process (CMA) */
     uint64_t lo, hi;          /* ivshmem: the peer's heap slice, area offsets */
     bool single;              /* try single copies */
@@ -137,7 +138,7 @@ void vmpi_pair_geom(const char *chan, uint64_t n, uint64_t slot_def, uint32_t *n
 static inline void vmpi_pair_ring_check(const struct vmpi_pair_peer *p)
 {
     if (VMPI_UNLIKELY(p->tx.corrupt))
-        vmpi_fatal("%s: corrupt ring position published by rank %d", p->in->where, p->world);
+        vmpi_fatal("%s: corrupt ring position published by %s", p->in->where, p->name);
 }
 
 /* Bytes of one pair's block. */
@@ -178,6 +179,8 @@ void vmpi_pair_sum_on(struct vmpi_pair_inst *in, uint64_t key);
  * that tell processes of different jobs apart: `me` this process's, `them`
  * the peer's, as the peer gives them the other way round. After attach. */
 void vmpi_pair_sum_names(struct vmpi_pair_peer *p, uint64_t key, uint64_t me, uint64_t them);
+/* p is rank `rank` of job `job`, another job's process: so messages name it. */
+void vmpi_pair_peer_of_job(struct vmpi_pair_peer *p, uint32_t job, int rank);
 void *vmpi_pair_sum_reserve(struct vmpi_pair_peer *p, size_t paylen);
 void vmpi_pair_sum_commit(struct vmpi_pair_peer *p, const struct vmpi_hdr *h, size_t paylen);
 bool vmpi_pair_sum_put(struct vmpi_pair_peer *p, const struct vmpi_hdr *h, const void *pay,

@@ -54,9 +54,9 @@ static uint64_t dir_key(uint64_t secret, uint64_t from, uint64_t to, uint64_t ki
 static _Noreturn void sum_failed(const struct vmpi_pair_peer *p, const char *what,
                                  unsigned long long where)
 {
-    vmpi_fatal("%s: integrity check failed on %s %llu from rank %d: its bytes were changed in "
+    vmpi_fatal("%s: integrity check failed on %s %llu from %s: its bytes were changed in "
                "shared memory",
-               p->in->where, what, where, p->world);
+               p->in->where, what, where, p->name);
 }
 
 void vmpi_pair_sum_on(struct vmpi_pair_inst *in, uint64_t key)
@@ -120,7 +120,7 @@ bool vmpi_pair_sum_put(struct vmpi_pair_peer *p, const struct vmpi_hdr *h, const
 const void *vmpi_pair_sum_take(struct vmpi_pair_peer *p, const void *rec, size_t *len)
 {
     if (*len < sizeof(struct vmpi_hdr) + SUM_BYTES)
-        vmpi_fatal("%s: corrupt ring from rank %d", p->in->where, p->world);
+        vmpi_fatal("%s: corrupt ring from %s", p->in->where, p->name);
     size_t n = *len - SUM_BYTES;
     uint32_t want, got = vmpi_sum_copy(seed(p->sum_rx_rec, p->rx.head),
                                        p->in->bounce, rec, n);
