@@ -31,7 +31,7 @@ static inline void vmpi_api_leave(int *scope)
     (void)scope;
     if (--vmpi_cs_depth == 0 &&
         VMPI_UNLIKELY(vmpi_cs_on | vmpi_async_on | (vmpi_async_wanted != 0))) {
-        if (!vmpi_cs_held && vmpi_cs_owner && !vmpi_async_wanted)
+        if (!vmpi_cs_held && vmpi_cs_owner && !vmpi_async_wanted && !vmpi_async_on)
             vmpi_cs_owner_leave();
         else
             vmpi_cs_leave();

@@ -76,6 +76,7 @@ static bool can_bias;
 static int nslots;
 static unsigned long streak;
 static uint64_t streak_t0, rebias_ns = REBIAS_NS;
+static bool rebias_due;
 
 static vmpi_park_ticket_lock cs;
 
@@ -171,19 +172,14 @@ static uint64_t now_ns(void)
 }
 
 /* The holder biases the lock to itself: its run has lasted rebias_ns,
- * nobody is queued, and no progress helper needs the lock. Its current
- * call keeps the lock; the next ones run without it. A thread that then
- * arrives revokes the bias as from the first owner. */
+ * nobody is queued, and no progress helper needs the lock. Decided as its
+ * outermost call ends, still holding the lock, once that call has started
+ * or stopped the helper (deciding as it began would miss a helper the call
+ * itself starts, which would then run beside a lockless owner); its next
+ * calls run without the lock. A thread that then arrives revokes the bias
+ * as from the first owner. */
 static void rebias(void)
 {
-    if (!can_bias)
-        return;
-    if (streak == REBIAS_CHECK) {
-        streak_t0 = now_ns();
-        return;
-    }
-    if (now_ns() - streak_t0 < rebias_ns)
-        return;
     streak = 0;
     if (vmpi_async_on || vmpi_async_wanted ||
         atomic_load_explicit(&vmpi_cs_biased, memory_order_relaxed) != VMPI_CS_REVOKED ||
@@ -211,28 +207,38 @@ static inline void took(void)
                               atomic_load_explicit(&handoffs, memory_order_relaxed) + 1,
                               memory_order_relaxed);
         streak = 0;
-    } else if (VMPI_UNLIKELY(++streak % REBIAS_CHECK == 0)) {
-        rebias();
+        rebias_due = false;
+    } else if (VMPI_UNLIKELY(++streak % REBIAS_CHECK == 0) && can_bias) {
+        if (streak == REBIAS_CHECK)
+            streak_t0 = now_ns();
+        else if (now_ns() - streak_t0 >= rebias_ns)
+            rebias_due = true; /* decided in vmpi_cs_leave, once this call's helper is known */
     }
+}
+
+/* Takes the lock for a thread that is not the owner: never while a bias set
+ * since this thread last looked may let an owner run without it. */
+static void relock(void)
+{
+    for (;;) {
+        vmpi_oticket_lock_acquire(&cs);
+        if (VMPI_LIKELY(atomic_load_explicit(&vmpi_cs_biased, memory_order_acquire) ==
+                        VMPI_CS_REVOKED))
+            break;
+        vmpi_oticket_unlock(&cs);
+        revoke_bias();
+    }
+    took();
 }
 
 void vmpi_cs_enter(void)
 {
     static __thread bool counted __attribute__((tls_model("initial-exec")));
     static int threads; /* application threads that took the lock; under it */
-    for (;;) {
-        if (VMPI_UNLIKELY(atomic_load_explicit(&vmpi_cs_biased, memory_order_acquire) !=
-                          VMPI_CS_REVOKED))
-            revoke_bias();
-        vmpi_oticket_lock_acquire(&cs);
-        /* Never hold the lock while an owner runs without it: a bias set
-         * again between the revocation and the lock is revoked first. */
-        if (VMPI_LIKELY(atomic_load_explicit(&vmpi_cs_biased, memory_order_relaxed) ==
-                        VMPI_CS_REVOKED))
-            break;
-        vmpi_oticket_unlock(&cs);
-    }
-    took();
+    if (VMPI_UNLIKELY(atomic_load_explicit(&vmpi_cs_biased, memory_order_acquire) !=
+                      VMPI_CS_REVOKED))
+        revoke_bias();
+    relock();
     /* Counted once the bias is gone, so the owner reads yield_polls under
      * the lock from then on. The owner counts too: it may enter here only
      * after the revocation. */
@@ -287,8 +293,7 @@ void vmpi_cs_yield(void)
             sched_yield();
         else
             relax();
-    vmpi_oticket_lock_acquire(&cs);
-    took();
+    relock();
 }
 
 /* Yielding for threads (not for ranks that outnumber the processors) costs
@@ -324,8 +329,7 @@ void vmpi_cs_sched_yield(void)
     }
     vmpi_oticket_unlock(&cs);
     sched_yield();
-    vmpi_oticket_lock_acquire(&cs);
-    took();
+    relock();
 }
 
 void vmpi_cs_leave(void)
@@ -334,11 +338,15 @@ void vmpi_cs_leave(void)
         /* The helper is about to start and takes the lock: the owner gives
          * the bias up (a revocation under way completes on its own) and
          * holds the lock while it starts the helper. */
+        owner_lock();
         int b = VMPI_CS_BIASED;
         atomic_compare_exchange_strong(&vmpi_cs_biased, &b, VMPI_CS_REVOKED);
-        owner_lock();
     }
     vmpi_async_leave();
+    if (vmpi_cs_held && rebias_due) {
+        rebias_due = false;
+        rebias();
+    }
     if (vmpi_cs_held) {
         vmpi_cs_held = false;
         vmpi_oticket_unlock(&cs);
