@@ -71,7 +71,7 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
     t_threads_init(&argc, &argv);
-    int rank, count, prov;
+    int rank, prov;
     OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     big = calloc(1, BIG);
     int bytes = BIG + MPI_BSEND_OVERHEAD;
@@ -81,9 +81,7 @@ int main(int argc, char **argv)
     OK(MPI_Op_create(sum_longs, 1, &op));
     OK(MPI_T_init_thread(MPI_THREAD_MULTIPLE, &prov));
     OK(MPI_T_pvar_session_create(&s));
-    OK(MPI_T_pvar_handle_alloc(s, t_pvar("vmpi_thread_bias_moves", MPI_T_PVAR_CLASS_COUNTER),
-                               NULL, &h, &count));
-    OK(MPI_T_pvar_start(s, h));
+    h = t_counter(s, "thread", "bias_moves");
     OK(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0) {
         before = t_read(s, h);
