@@ -343,11 +343,11 @@ void vmpi_cs_leave(void)
         atomic_compare_exchange_strong(&vmpi_cs_biased, &b, VMPI_CS_REVOKED);
     }
     vmpi_async_leave();
-    if (vmpi_cs_held && rebias_due) {
-        rebias_due = false;
-        rebias();
-    }
     if (vmpi_cs_held) {
+        if (VMPI_UNLIKELY(rebias_due)) {
+            rebias_due = false;
+            rebias();
+        }
         vmpi_cs_held = false;
         vmpi_oticket_unlock(&cs);
     } else if (vmpi_cs_owner) {

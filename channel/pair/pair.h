@@ -95,7 +95,6 @@ struct vmpi_pair_ctl;
 struct vmpi_pair_peer {
     struct vmpi_pair_inst *in;
     int world;
-    char name[48];            /* the peer in messages: "rank 3", "rank 0 of job 1a2b3c4d" */
     pid_t pid;                /* smp: the peer's process (CMA) */
     uint64_t lo, hi;          /* ivshmem: the peer's heap slice, area offsets */
     bool single;              /* try single copies */
@@ -125,6 +124,9 @@ struct vmpi_pair_peer {
         size_t from;
         uint64_t offer;
     } split[VMPI_PAIR_NSPLIT];     /* indexed like the claims */
+    /* the peer in messages ("rank 3", "rank 0 of job 1a2b3c4d"); last, away
+     * from the fields every message touches */
+    char name[48];
 };
 
 /* Ring cells, bulk slots and slot bytes of each pair when n ranks share
