@@ -385,7 +385,9 @@ def test_fault_injection_into_message_data(ivjob, tmp_path, target, integrity):
     own check may find corrupted data (what docs/SECURITY.md states)."""
     region = make_region(tmp_path / "region", 64 << 20)
     env = region_env(region, VMPI_INTEGRITY=integrity)
-    p, (first, _) = _start_check(ivjob, tmp_path, region, env, 120)
+    # Bulk chunks are in their slots only while a large message moves: more
+    # rounds give the rogue time to hit one in every run.
+    p, (first, _) = _start_check(ivjob, tmp_path, region, env, 600 if target == "bulk" else 120)
     spans = _data_spans(region, first * CHUNK, target)
     if integrity == "crc32c" and target == "heap":
         assert not spans, "with integrity on the area has no heap"
@@ -399,7 +401,7 @@ def test_fault_injection_into_message_data(ivjob, tmp_path, target, integrity):
         else:
             assert ok_ranks(out) == [0, 1], out + err
         if target == "bulk":
-            # Chunks wait in their slots long enough to be hit in every run.
+            # Chunks wait in their slots long enough, over 600 rounds, to be hit in every run.
             assert re.search(r"integrity check failed on bulk chunk \d+ from rank \d", err), err
     else:
         assert rc in (0, 1, 3), (rc, err)
