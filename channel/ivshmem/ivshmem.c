@@ -176,9 +176,65 @@ static void far_check(void)
         if (m == MAP_FAILED)
             vmpi_fatal("%s: out of memory", where);
         f->moved = m;
+        char name[sizeof f->p->name]; /* attaching names it by its world rank */
+        memcpy(name, f->p->name, sizeof name);
         vmpi_pair_pool_attach(&inst, f->p, f->p->world, m, dir.pair_stride, 0, true,
                               f->p->eager_max);
+        memcpy(f->p->name, name, sizeof name);
     }
+}
+
+/* Before a send to a peer of another job, which writes into that job's
+ * area: the area must still be the one the peer was found in. A peer that
+ * was moved is gone, its job ended (or someone rewrote the region's table):
+ * what is sent to it could reach nobody, so the send is an error instead of
+ * a message lost without a word. (A reclaim needs the area's heartbeat to
+ * have stopped for a whole lease, so the area cannot change between this
+ * check and the write that follows unless this process stops for that
+ * long in between.) */
+static void far_send(void *cs)
+{
+    far_check();
+    for (int i = 0; i < nfars; i++)
+        if (fars[i].p == cs && fars[i].moved)
+            vmpi_fatal("%s: cannot send to %s: its job's area of the region was taken back (that "
+                       "job has ended, or someone rewrote the region's table)",
+                       where, fars[i].p->name);
+}
+
+static int iv_send(void *cs, const struct vmpi_hdr *h, const void *buf, size_t len)
+{
+    if (VMPI_UNLIKELY(nfars))
+        far_send(cs);
+    return vmpi_pair_send(cs, h, buf, len);
+}
+
+static void *iv_reserve(void *cs, size_t paylen)
+{
+    if (VMPI_UNLIKELY(nfars))
+        far_send(cs);
+    return vmpi_pair_reserve(cs, paylen);
+}
+
+static void iv_send_ctl(void *cs, const struct vmpi_hdr *h, const void *pay, size_t paylen)
+{
+    if (VMPI_UNLIKELY(nfars))
+        far_send(cs);
+    vmpi_pair_send_ctl(cs, h, pay, paylen);
+}
+
+static int iv_rndv_send(void *cs, struct vmpi_xfer *x, const struct vmpi_hdr *h)
+{
+    if (VMPI_UNLIKELY(nfars))
+        far_send(cs);
+    return vmpi_pair_rndv_send(cs, x, h);
+}
+
+static void iv_rndv_recv(void *cs, struct vmpi_xfer *r, const void *info, size_t infolen)
+{
+    if (VMPI_UNLIKELY(nfars))
+        far_send(cs);
+    vmpi_pair_rndv_recv(cs, r, info, infolen);
 }
 
 static int iv_poll(void)
@@ -702,7 +758,12 @@ const struct vmpi_chan vmpi_ivshmem_chan = {
     .add_peer = iv_add_peer,
     .address = iv_address,
     .connect = iv_connect,
-    VMPI_PAIR_CHAN_OPS,
+    .send = iv_send,
+    .reserve = iv_reserve,
+    .commit = vmpi_pair_commit,
+    .send_ctl = iv_send_ctl,
+    .rndv_send = iv_rndv_send,
+    .rndv_recv = iv_rndv_recv,
     .poll = iv_poll,
     .busy = iv_busy,
     .finalize = iv_finalize,

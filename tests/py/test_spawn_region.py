@@ -260,3 +260,118 @@ def test_jobs_of_two_launches_share_pool_pairs_only_within_a_domain(xdomain, tmp
         assert got["ivshmem"] == 0, got
     else:   # the network may carry the greeting, never the data
         assert got["ofi"] < 3 * 1000, got
+
+
+# Two launches meet as in XDOMAIN_C; rank 0 of each then polls until the
+# test says go, and the two rank 0s exchange a message.
+XFLIP_C = r'''
+#include "t_dyn_chan.h"
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+    int rank, out = 7, in = 0;
+    char port[MPI_MAX_PORT_NAME] = "", tmp[4096];
+    MPI_Comm ab;
+    OK(MPI_Init(&argc, &argv));
+    OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    CHECK(argc == 3, "usage: xflip accept|connect DIR");
+    int accept = !strcmp(argv[1], "accept");
+    snprintf(tmp, sizeof tmp, "%s/port", argv[2]);
+    if (accept && rank == 0) {
+        OK(MPI_Open_port(MPI_INFO_NULL, port));
+        FILE *f = fopen(tmp, "w");
+        CHECK(f && fputs(port, f) >= 0 && !fclose(f), "cannot write %s", tmp);
+    } else if (rank == 0) {
+        FILE *f = NULL;
+        for (int t = 0; t < 6000 && !(f = fopen(tmp, "r")); t++)
+            usleep(10000);
+        CHECK(f && fgets(port, sizeof port, f), "no port in %s", tmp);
+        fclose(f);
+    }
+    if (accept)
+        OK(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &ab));
+    else
+        OK(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &ab));
+    if (rank == 0) {
+        /* One message each way first, so both pairs are set up. */
+        OK(MPI_Sendrecv(&out, 1, MPI_INT, 0, 1, &in, 1, MPI_INT, 0, 1, ab, MPI_STATUS_IGNORE));
+        snprintf(tmp, sizeof tmp, "%s/ready.%s", argv[2], argv[1]);
+        FILE *f = fopen(tmp, "w");
+        CHECK(f && !fclose(f), "cannot write %s", tmp);
+        snprintf(tmp, sizeof tmp, "%s/go", argv[2]);
+        int flag;
+        while (access(tmp, F_OK)) {
+            OK(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, ab, &flag, MPI_STATUS_IGNORE));
+            usleep(1000);
+        }
+        OK(MPI_Sendrecv(&out, 1, MPI_INT, 0, 2, &in, 1, MPI_INT, 0, 2, ab, MPI_STATUS_IGNORE));
+        CHECK(in == 7, "got %d", in);
+        printf("xflip: exchanged\n");
+    }
+    OK(MPI_Comm_disconnect(&ab));
+    OK(MPI_Finalize());
+    return 0;
+}
+'''
+
+
+@needs_prog
+def test_a_send_to_a_peer_whose_area_was_taken_back_is_an_error(tmp_path):
+    """Two launches on one region meet in a pool pair, whose slot lies in the
+    area of one of them. Someone changes that area's entry in the region's
+    table and puts it back: the other process, which polls meanwhile, sees
+    the area taken back and moves the pair out of it, and its next send to
+    that peer ends the job with an error naming the peer, where it used to go
+    into memory nobody reads while both jobs waited for their timeout."""
+    from test_mpi_jobs import MPICC
+    (tmp_path / "xflip.c").write_text(XFLIP_C)
+    prog = tmp_path / "xflip"
+    cp = subprocess.run([str(MPICC), "-O1", "-I", str(Path(__file__).parents[1] / "c"), "-o",
+                         str(prog), str(tmp_path / "xflip.c")],
+                        capture_output=True, text=True, timeout=120)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    region = tmp_path / "region"
+    with open(region, "wb") as f:
+        f.truncate(256 << 20)
+    # a lease of 10 minutes: the jobs' own heartbeats look at their areas
+    # at start only, so only the other job's check sees the change
+    env = {"VMPI_IVSHMEM_PATH": str(region), "VMPI_DOMAIN": "one",
+           "VMPI_CHANNELS": "ivshmem,ofi", "VMPI_IVSHMEM_HEAP": str(8 << 20),
+           "VMPI_IVSHMEM_LEASE_MS": "600000"}
+    procs = [start_vmpirun(tmp_path, "-n", 2, "--timeout", 15, "sh", "-c",
+                           f'VMPI_VM_ID=vm{side}$PMI_RANK exec "$0" "$@"', prog, side, tmp_path,
+                           env=env) for side in ("accept", "connect")]
+    try:
+        deadline = time.monotonic() + 60
+        while not all((tmp_path / f"ready.{s}").exists() for s in ("accept", "connect")):
+            assert time.monotonic() < deadline and all(p.poll() is None for p in procs)
+            time.sleep(0.05)
+        with open(region, "r+b") as f:
+            head = f.read(CHUNK)
+            nchunks = HDR.unpack_from(head, 0)[5]
+            heads = [HDR.size + i * ENTRY.size for i in range(min(nchunks, (CHUNK - HDR.size)
+                                                                  // ENTRY.size))
+                     if ENTRY.unpack_from(head, HDR.size + i * ENTRY.size)[0] & 0xFF == 2]
+            assert len(heads) == 2, heads
+            for off in heads:   # another generation, then the old one back
+                f.seek(off)
+                f.write(struct.pack("<Q", struct.unpack_from("<Q", head, off)[0] ^ 1 << 40))
+                f.flush()
+            time.sleep(0.3)
+            for off in heads:
+                f.seek(off)
+                f.write(head[off:off + 8])
+                f.flush()
+        (tmp_path / "go").touch()
+        results = [finish(p, 60) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    errs = "".join(r[2] for r in results)
+    assert "signal" not in errs, errs
+    assert re.search(r"ivshmem region \S+: cannot send to rank 0 of job [0-9a-f]{8}: its job's "
+                     r"area of the region was taken back", errs), errs
+    assert 1 in (results[0][0], results[1][0]), results
