@@ -376,7 +376,7 @@ class Job:
         return env
 
     def _preexec(self, cpus: set[int] | None, host: int | None, vm: int | None = None,
-                 wdir: str | None = None, user: runas.User | None = None):
+                 wdir: str | None = None, user: runas.User | None = None, rr: bool = False):
         """The preexec function of a child: of a rank, or of a VM's holder.
 
         A child in VM ``vm`` is born in that VM's PID namespace (the fork
@@ -385,7 +385,8 @@ class Job:
         loses the capabilities that would let it leave the VM
         (:func:`vmpi.vms.confine`).  A rank given ``user`` then becomes that
         user (:func:`vmpi.runas.become`), last, once nothing needs root.
-        ``wdir`` (default ``--wdir``) is where it starts.
+        ``wdir`` (default ``--wdir``) is where it starts. ``rr``: it runs
+        round-robin (``--sched rr``), set before the VM takes the right to.
         """
         parent = os.getpid()
         expected_ppid = parent if vm is None else 0
@@ -415,6 +416,8 @@ class Job:
                 # its own: the ranks of one host (or VM) must look like one
                 # machine
                 net.enter(host)
+            if rr:
+                os.sched_setscheduler(0, os.SCHED_RR, os.sched_param(1))
             if vm is not None:
                 vmset.enter(vm)
                 vms.confine()
@@ -452,7 +455,8 @@ class Job:
                     stderr=subprocess.PIPE,
                     pass_fds=(child_fd,),
                     start_new_session=True,
-                    preexec_fn=self._preexec(cpu, host, vm, wdir, self.user),
+                    preexec_fn=self._preexec(cpu, host, vm, wdir, self.user,
+                                             self.o.sched == "rr"),
                 )
         except BaseException:
             parent_sock.close()

@@ -74,6 +74,13 @@ options:
                          CPUs of the r-th socket (socket), modulo their number
                          (default core); -bind-to, --bind-to are aliases
   --report-bindings      say on stderr where each rank is pinned
+  --sched default|rr     the ranks' scheduling policy: the kernel's default,
+                         or round-robin (SCHED_RR at priority 1, which needs
+                         root or `ulimit -r` of 1 or more): a rank that
+                         yields then waits for every other rank of its CPU to
+                         have had a turn, as oversubscribed collectives
+                         assume (docs/PERFORMANCE.md, "Oversubscribed:
+                         the scheduler"); default: default
   --tag-output           prefix each output line with [1,r]<stdout>: or
                          [1,r]<stderr>: (Open MPI's format)
   -l, --prepend-rank     prefix each output line with [r] (Hydra's format)
@@ -152,6 +159,7 @@ class Options:
     user: runas.User | None = None      # --user; see runas.ranks_user for the default
     bind: str = "core"
     report_bindings: bool = False
+    sched: str = "default"      # --sched: "default" or "rr"
     tag: str = ""            # "": none, "ompi": [1,r]<stdout>:, "rank": [r]
     env: list[tuple[str, str]] = field(default_factory=list)
     wdir: str | None = None
@@ -320,6 +328,11 @@ def parse_args(argv: list[str]) -> Options:
             if v not in ("core", "socket", "none"):
                 raise UsageError(f"{name}: expected 'core', 'socket' or 'none', got {v!r}")
             o.bind = v
+        elif name == "--sched":
+            v = value()
+            if v not in ("default", "rr"):
+                raise UsageError(f"--sched: expected 'default' or 'rr', got {v!r}")
+            o.sched = v
         elif name == "--map-by":
             v = value()
             if v.split(":")[0].lower() not in _MAP_BY:
@@ -432,6 +445,12 @@ def _check(o: Options) -> None:
                                            or o.ivshmem_size < cloud.MIN_SIZE):
             raise UsageError("--ivshmem-size: with --vm-guests, a power of two (ivshmem-plain's "
                              f"rule) of at least {cloud.MIN_SIZE >> 20}M (vmpi's smallest region)")
+    if o.sched == "rr" and o.program is not None:
+        if o.vm_guests is not None:
+            raise UsageError("--sched rr does not apply to --vm-guests (ranks run in the guests)")
+        if os.geteuid() != 0 and resource.getrlimit(resource.RLIMIT_RTPRIO)[0] < 1:
+            raise UsageError("--sched rr: only root, or a user whose `ulimit -r` is 1 or more, "
+                             "may run ranks round-robin")
     if o.vm_disk is not None and o.vms is None:
         raise UsageError("--vm-disk needs --vms")
     if o.ivshmem_size is not None and o.vms is None and o.vm_guests is None:

@@ -259,6 +259,21 @@ def test_bind_none_leaves_affinity_alone():
     assert _affinities(cp) == {0: allowed, 1: allowed}
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="SCHED_RR needs root here")
+def test_sched_rr_runs_the_ranks_round_robin_and_the_default_does_not():
+    show = ["sh", "-c", 'python3 -c "import os; print(os.sched_getscheduler(0))"']
+    cp, _ = run_vmpirun("-n", 2, "--sched", "rr", *show)
+    assert cp.returncode == 0, cp.stderr
+    assert cp.stdout.split() == [str(os.SCHED_RR)] * 2
+    cp, _ = run_vmpirun("-n", 2, *show)
+    assert cp.returncode == 0, cp.stderr
+    assert cp.stdout.split() == [str(os.SCHED_OTHER)] * 2
+    with pytest.raises(launcher.UsageError, match="--sched: expected 'default' or 'rr'"):
+        launcher.parse_args(["--sched", "fifo", "prog"])
+    with pytest.raises(launcher.UsageError, match="--sched rr does not apply to --vm-guests"):
+        launcher.parse_args(["-n", "2", "--vm-guests", "1", "--sched", "rr", "prog"])
+
+
 def test_environment(monkeypatch):
     monkeypatch.setenv("VMPI_TEST_EXPORTED", "from launcher")
     script = ('echo "$PMI_RANK|$PMI_SIZE|$VMPI_LOCAL_RANK|$VMPI_LOCAL_SIZE|$VMPI_JOB_ID|'

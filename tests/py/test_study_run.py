@@ -2,6 +2,7 @@
 fake vmpi (fast, deterministic), the report's figures from results of every
 kind, and a real --quick study."""
 
+import dataclasses
 import json
 import os
 import signal
@@ -214,9 +215,31 @@ class _Hosts:
         return SimpleNamespace(hosts=["vmpi-h0", "vmpi-h1"])
 
 
-def _cmd(lib, placement, policy, bench="allreduce", ranks=4):
+def _cmd(lib, placement, policy, bench="allreduce", ranks=4, sched="default"):
     b = spec.CATALOGUE[bench]
-    return run.command(spec.Config(bench, lib, placement, policy, ranks), b, _Lay(), _Hosts())
+    return run.command(spec.Config(bench, lib, placement, policy, ranks), b, _Lay(), _Hosts(),
+                       sched)
+
+
+def test_round_robin_reaches_every_mpi_launcher_and_only_them():
+    """--sched rr: vmpirun runs its ranks round-robin itself, the peers'
+    launchers start under chrt (their ranks inherit it); the limit
+    programs and the lock benchmark (not MPI) run as they are."""
+    for lib, pl, policy in (("vmpi", "2vm", "aware"), ("mpich", "2vm", "yield")):
+        cmd, _ = _cmd(lib, pl, policy, sched="rr")
+        assert cmd.startswith("/x/vmpirun --sched rr -n 4 "), cmd
+    for lib, pl in (("mpich", "vm"), ("mpich", "2host"), ("openmpi", "vm"), ("openmpi", "2host")):
+        cmd, _ = _cmd(lib, pl, "yield", sched="rr")
+        assert cmd.startswith("chrt -r 1 ") and cmd.count("chrt") == 1, cmd
+        assert _cmd(lib, pl, "yield")[0] == cmd[len("chrt -r 1 "):]
+    assert "chrt" not in _cmd("raw", "vm", "default", bench="memcpy", sched="rr")[0]
+    assert "chrt" not in _cmd("vmpi", "vm", "aware", bench="locks", sched="rr")[0]
+    assert "--sched" not in _cmd("vmpi", "vm", "aware")[0]
+    with pytest.raises(spec.StudyError, match="sched 'fifo' not one of"):
+        dataclasses.replace(spec.quick_study(), sched="fifo").check()
+    s = dataclasses.replace(spec.quick_study(), sched="rr")
+    assert spec.Study.from_json(json.loads(json.dumps(s.to_json()))).sched == "rr"
+    assert spec.load_toml('sched = "rr"\nbenchmarks = ["latency"]').sched == "rr"
 
 
 def test_yielding_command_lines():

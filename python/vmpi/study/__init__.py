@@ -25,7 +25,7 @@ import os
 import shutil
 import sys
 
-from .spec import CATALOGUE, Study, StudyError, default_study, grid, load_toml, quick_study
+from .spec import CATALOGUE, SCHEDS, Study, StudyError, default_study, grid, load_toml, quick_study
 from .spec import series_label
 
 DEFAULT_OUT = "vmpi-study"
@@ -73,6 +73,11 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--real-vms", action="store_true",
                     help="add placement 2guest: two real QEMU guests sharing an ivshmem device "
                          "(vmpi only; vmpirun --vm-guests)")
+    ap.add_argument("--sched", choices=SCHEDS,
+                    help="every MPI run's scheduling policy: the kernel's default, or rr "
+                         "(SCHED_RR: vmpirun --sched rr, the peers under chrt -r 1; needs "
+                         "root), where a rank that yields waits for every other rank of its "
+                         "core to have had a turn")
     ap.add_argument("--build", metavar="DIR", help="vmpi's build tree or install prefix")
     ap.add_argument("--resume", action="store_true",
                     help="go on with the study in --out (runs only what is missing)")
@@ -98,6 +103,8 @@ def _study(o) -> Study:
         study = quick_study() if o.quick else default_study()
     if o.reps is not None:
         study.reps = o.reps
+    if o.sched:
+        study.sched = o.sched
     if o.ranks is not None:
         study.ranks = o.ranks
     if o.libraries:

@@ -319,6 +319,14 @@ def _caveats(runs: list[dict], machine: dict) -> list[str]:
                       "leave out their yielding settings); Debian's MPICH busy-polls as "
                       "shipped, so its times there measure that, not its communication "
                       "paths.") + "</p>")
+    if any(r.get("sched") == "rr" for r in runs):
+        out.append("<p class='small'><b>Round-robin:</b> every MPI run of this study ran its "
+                   "ranks under SCHED_RR (vmpirun --sched rr; MPICH's and Open MPI's "
+                   "launchers under chrt -r 1): a rank that yields then waits until every "
+                   "other rank of its core has had a turn. Under the kernel's default "
+                   "scheduler a rank that yields often is put after the others, so the rank "
+                   "that waited longest runs last (docs/PERFORMANCE.md, \"Oversubscribed: the "
+                   "scheduler\").</p>")
     out.append("<p class='small'><b>of limit</b> above 100 % means the library beats the "
                "single-stream limit program: vmpi's shared-memory pipeline copies on both "
                "cores at once (memcpy measures one), and its network path keeps several "

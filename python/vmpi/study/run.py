@@ -180,8 +180,19 @@ def _boot(pl: Placement) -> float:
     return GUEST_BOOT if pl.real else 0.0
 
 
-def command(cfg: Config, b: Bench, lay: Layout, hosts: Hosts) -> tuple[str, dict]:
-    """The shell command of one run and the variables it adds."""
+def command(cfg: Config, b: Bench, lay: Layout, hosts: Hosts,
+            sched: str = "default") -> tuple[str, dict]:
+    """The shell command of one run and the variables it adds; ``sched``
+    "rr" runs an MPI job's ranks round-robin (vmpirun --sched rr; the
+    peers' launchers under chrt, whose children inherit it)."""
+    cmd, env = _command(cfg, b, lay, hosts)
+    if sched == "rr" and cfg.library != "raw" and b.program != "lockbench":
+        cmd = (cmd.replace(lay.vmpirun, f"{lay.vmpirun} --sched rr", 1)
+               if cmd.startswith(lay.vmpirun) else f"chrt -r 1 {cmd}")
+    return cmd, env
+
+
+def _command(cfg: Config, b: Bench, lay: Layout, hosts: Hosts) -> tuple[str, dict]:
     pl = Placement.parse(cfg.placement)
     n = cfg.ranks
     prog = lay.program(cfg.library, "clping" if b.program == "memcpy" else
@@ -394,7 +405,7 @@ def run_grid(study: Study, out: str, layout: Layout, stream=None) -> dict:
                     error = f"not repeated: {hung[cfg.key]}"
                 else:
                     try:
-                        cmd, env = command(cfg, b, layout, hosts)
+                        cmd, env = command(cfg, b, layout, hosts, study.sched)
                     except (StudyError, netns.NetnsError) as exc:
                         status, rc, sout, serr, secs = "failed", None, "", str(exc), 0.0
                     else:
@@ -423,6 +434,7 @@ def run_grid(study: Study, out: str, layout: Layout, stream=None) -> dict:
                         "metric": b.metric, "headline": b.headline,
                         "library": cfg.library, "library_version": ctx["versions"][cfg.library],
                         "placement": cfg.placement, "policy": cfg.policy, "ranks": cfg.ranks,
+                        "sched": study.sched,
                         "rep": rep, "status": status, "seconds": round(secs, 3),
                         "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
                         "command": " ".join([*(f"{k}={v}" for k, v in env.items()), cmd]),

@@ -27,6 +27,10 @@ LIBRARIES = ("vmpi", "mpich", "openmpi")
 POLICIES = ("aware", "unaware")
 PEERS = ("mpich", "openmpi")
 PEER_POLICIES = ("default", "yield")
+# The scheduling policy every MPI run of a study gets: the kernel's default,
+# or round-robin (vmpirun --sched rr; the peers under chrt -r 1), where a
+# rank that yields waits until every other rank of its CPU has had a turn.
+SCHEDS = ("default", "rr")
 # Each peer's own setting for yielding the core while it waits.  Open MPI:
 # mpi_yield_when_idle (its mpirun already sets it when it sees more ranks
 # than slots).  Debian's MPICH 4.0.2 (ch4:ucx) has no such setting:
@@ -173,6 +177,7 @@ class Study:
     policies: tuple[str, ...] = POLICIES
     benches: list[Bench] = field(default_factory=list)
     peer_policies: tuple[str, ...] = PEER_POLICIES  # MPICH's and Open MPI's settings
+    sched: str = "default"  # every MPI run's scheduling policy: "default" or "rr" (SCHED_RR)
 
     def check(self) -> None:
         if self.reps < 1:
@@ -189,6 +194,8 @@ class Study:
                 any(p not in PEER_POLICIES for p in self.peer_policies):
             raise StudyError(f"peer_policies {list(self.peer_policies)}: want \"default\" "
                              "and optionally \"yield\"")
+        if self.sched not in SCHEDS:
+            raise StudyError(f"sched {self.sched!r} not one of {SCHEDS}")
         for p in self.placements:
             Placement.parse(p)
         if not self.benches:
@@ -211,7 +218,8 @@ class Study:
                 libraries=tuple(d["libraries"]), placements=tuple(d["placements"]),
                 policies=tuple(d["policies"]), benches=benches,
                 # a study planned before the peers had two settings ran one
-                peer_policies=tuple(d.get("peer_policies", ("default",))))
+                peer_policies=tuple(d.get("peer_policies", ("default",))),
+                sched=d.get("sched", "default"))
         s.check()
         return s
 
@@ -254,7 +262,7 @@ def quick_study() -> Study:
 
 
 _STUDY_KEYS = {"name", "reps", "ranks", "libraries", "placements", "policies", "benchmarks",
-               "bench", "peer_policies"}
+               "bench", "peer_policies", "sched"}
 _BENCH_KEYS = {f.name for f in dataclasses.fields(Bench)} - {"name"}
 
 
@@ -302,7 +310,8 @@ def load_toml(text: str, origin: str = "study file") -> Study:
         libraries=tuple(d.get("libraries", LIBRARIES)),
         placements=tuple(d.get("placements", ("vm", "2vm", "2host"))),
         policies=tuple(d.get("policies", POLICIES)), benches=benches,
-        peer_policies=tuple(d.get("peer_policies", PEER_POLICIES)))
+        peer_policies=tuple(d.get("peer_policies", PEER_POLICIES)),
+        sched=d.get("sched", "default"))
     try:
         study.check()
     except StudyError as exc:
