@@ -171,24 +171,32 @@ static void far_check(void)
         struct far *f = &fars[i];
         if (f->moved || far_same(f))
             continue;
+        /* A transfer under way would go on in private memory, where
+         * nobody takes it (or completes a send nobody will read). */
+        struct vmpi_pair_peer *p = f->p;
+        if (p->out_stream || p->in_stream || p->in_wait || p->bl_head || p->nsplit)
+            vmpi_fatal("%s: %s's job's area of the region was taken back (that job has ended, "
+                       "or someone rewrote the region's table) with a transfer between them "
+                       "under way",
+                       where, p->name);
         void *m = mmap(NULL, 2 * dir.pair_stride, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (m == MAP_FAILED)
             vmpi_fatal("%s: out of memory", where);
         f->moved = m;
-        char name[sizeof f->p->name]; /* attaching names it by its world rank */
-        memcpy(name, f->p->name, sizeof name);
-        vmpi_pair_pool_attach(&inst, f->p, f->p->world, m, dir.pair_stride, 0, true,
-                              f->p->eager_max);
-        memcpy(f->p->name, name, sizeof name);
+        char name[sizeof p->name]; /* attaching names it by its world rank */
+        memcpy(name, p->name, sizeof name);
+        vmpi_pair_pool_attach(&inst, p, p->world, m, dir.pair_stride, 0, true, p->eager_max);
+        memcpy(p->name, name, sizeof name);
     }
 }
 
-/* Before a send to a peer of another job, which writes into that job's
- * area: the area must still be the one the peer was found in. A peer that
- * was moved is gone, its job ended (or someone rewrote the region's table):
- * what is sent to it could reach nobody, so the send is an error instead of
- * a message lost without a word. (A reclaim needs the area's heartbeat to
+/* Before a send to a peer of another job (a message, or the reply that
+ * starts a rendezvous), which writes into that job's area: the area must
+ * still be the one the peer was found in. A peer that was moved is gone,
+ * its job ended (or someone rewrote the region's table): what is sent to
+ * it could reach nobody, so the send is an error instead of a message lost
+ * without a word. (A reclaim needs the area's heartbeat to
  * have stopped for a whole lease, so the area cannot change between this
  * check and the write that follows unless this process stops for that
  * long in between.) */
@@ -197,7 +205,7 @@ static void far_send(void *cs)
     far_check();
     for (int i = 0; i < nfars; i++)
         if (fars[i].p == cs && fars[i].moved)
-            vmpi_fatal("%s: cannot send to %s: its job's area of the region was taken back (that "
+            vmpi_fatal("%s: cannot reach %s: its job's area of the region was taken back (that "
                        "job has ended, or someone rewrote the region's table)",
                        where, fars[i].p->name);
 }

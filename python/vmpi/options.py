@@ -414,6 +414,19 @@ def parse_args(argv: list[str]) -> Options:
     return o
 
 
+def _probe_rr() -> None:
+    """Whether this process may run round-robin (root with CAP_SYS_NICE, or
+    `ulimit -r` of 1 or more, and an RT budget in its cgroup): it tries, and
+    goes back to its own policy, so a rank never fails to start for it."""
+    policy, param = os.sched_getscheduler(0), os.sched_getparam(0)
+    try:
+        os.sched_setscheduler(0, os.SCHED_RR, os.sched_param(1))
+    except OSError as exc:
+        raise UsageError(f"--sched rr: this process may not run round-robin ({exc.strerror}): "
+                         "it needs root with CAP_SYS_NICE, or `ulimit -r` of 1 or more") from None
+    os.sched_setscheduler(0, policy, param)
+
+
 def _check(o: Options) -> None:
     """The rules between options, once all are read."""
     if o.cleanup:
@@ -448,9 +461,7 @@ def _check(o: Options) -> None:
     if o.sched == "rr" and o.program is not None:
         if o.vm_guests is not None:
             raise UsageError("--sched rr does not apply to --vm-guests (ranks run in the guests)")
-        if os.geteuid() != 0 and resource.getrlimit(resource.RLIMIT_RTPRIO)[0] < 1:
-            raise UsageError("--sched rr: only root, or a user whose `ulimit -r` is 1 or more, "
-                             "may run ranks round-robin")
+        _probe_rr()
     if o.vm_disk is not None and o.vms is None:
         raise UsageError("--vm-disk needs --vms")
     if o.ivshmem_size is not None and o.vms is None and o.vm_guests is None:

@@ -272,6 +272,14 @@ def test_sched_rr_runs_the_ranks_round_robin_and_the_default_does_not():
         launcher.parse_args(["--sched", "fifo", "prog"])
     with pytest.raises(launcher.UsageError, match="--sched rr does not apply to --vm-guests"):
         launcher.parse_args(["-n", "2", "--vm-guests", "1", "--sched", "rr", "prog"])
+    # root without the capability is told before any rank starts
+    if shutil.which("setpriv"):
+        cp = subprocess.run(["setpriv", "--inh-caps", "-sys_nice", "--bounding-set", "-sys_nice",
+                             *vmpirun_cmd("--sched", "rr", "-n", 1, "true")],
+                            capture_output=True, text=True, timeout=60)
+        assert cp.returncode == 2, cp.stderr
+        assert "--sched rr: this process may not run round-robin (Operation not permitted)" \
+            in cp.stderr, cp.stderr
 
 
 def test_environment(monkeypatch):

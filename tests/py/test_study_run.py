@@ -105,6 +105,9 @@ def test_failed_runs_are_kept_reported_and_resumed(fake_vmpi):
     cp = study(tmp_path, root, env, "--config", str(tmp_path / "study.toml"))
     assert cp.returncode == 2 and "--resume" in cp.stderr
     os.remove(tmp_path / "fail")
+    # a resumed study keeps the scheduler it was planned with
+    cp = study(tmp_path, root, env, "--resume", "--sched", "rr")
+    assert cp.returncode == 2 and "runs --sched default" in cp.stderr, cp.stderr
     cp = study(tmp_path, root, env, "--resume")
     assert cp.returncode == 0, cp.stderr
     assert len(invocations(tmp_path, "fakebench")) == 9  # not run again
@@ -235,6 +238,8 @@ def test_round_robin_reaches_every_mpi_launcher_and_only_them():
     assert "chrt" not in _cmd("raw", "vm", "default", bench="memcpy", sched="rr")[0]
     assert "chrt" not in _cmd("vmpi", "vm", "aware", bench="locks", sched="rr")[0]
     assert "--sched" not in _cmd("vmpi", "vm", "aware")[0]
+    # QEMU guests start their ranks themselves
+    assert "--sched" not in _cmd("vmpi", "2guest", "aware", sched="rr")[0]
     with pytest.raises(spec.StudyError, match="sched 'fifo' not one of"):
         dataclasses.replace(spec.quick_study(), sched="fifo").check()
     s = dataclasses.replace(spec.quick_study(), sched="rr")

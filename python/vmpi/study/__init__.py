@@ -76,8 +76,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--sched", choices=SCHEDS,
                     help="every MPI run's scheduling policy: the kernel's default, or rr "
                          "(SCHED_RR: vmpirun --sched rr, the peers under chrt -r 1; needs "
-                         "root), where a rank that yields waits for every other rank of its "
-                         "core to have had a turn")
+                         "root or ulimit -r; not the NAS section, not QEMU guests), where a "
+                         "rank that yields waits for every other rank of its core to have "
+                         "had a turn")
     ap.add_argument("--build", metavar="DIR", help="vmpi's build tree or install prefix")
     ap.add_argument("--resume", action="store_true",
                     help="go on with the study in --out (runs only what is missing)")
@@ -130,11 +131,15 @@ def _prepare(o) -> Study:
     if o.resume:
         try:
             with open(plan) as f:
-                return Study.from_json(json.load(f))
+                saved = Study.from_json(json.load(f))
         except FileNotFoundError:
             raise StudyError(f"--resume: no study in {o.out} (no study.json)") from None
         except (ValueError, KeyError, TypeError) as exc:
             raise StudyError(f"--resume: {plan} is damaged: {exc}") from None
+        if o.sched and o.sched != saved.sched:
+            raise StudyError(f"--resume: the study in {o.out} runs --sched {saved.sched}; a "
+                             "resumed study keeps its settings")
+        return saved
     study = _study(o)
     if o.dry_run:
         return study

@@ -320,8 +320,9 @@ def _caveats(runs: list[dict], machine: dict) -> list[str]:
                       "shipped, so its times there measure that, not its communication "
                       "paths.") + "</p>")
     if any(r.get("sched") == "rr" for r in runs):
-        out.append("<p class='small'><b>Round-robin:</b> every MPI run of this study ran its "
-                   "ranks under SCHED_RR (vmpirun --sched rr; MPICH's and Open MPI's "
+        out.append("<p class='small'><b>Round-robin:</b> the MPI runs of this study's grid "
+                   "(not the NAS section, not QEMU guests) ran their ranks under SCHED_RR "
+                   "(vmpirun --sched rr, also for MPICH in emulated VMs; the other "
                    "launchers under chrt -r 1): a rank that yields then waits until every "
                    "other rank of its core has had a turn. Under the kernel's default "
                    "scheduler a rank that yields often is put after the others, so the rank "

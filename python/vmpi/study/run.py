@@ -186,7 +186,9 @@ def command(cfg: Config, b: Bench, lay: Layout, hosts: Hosts,
     "rr" runs an MPI job's ranks round-robin (vmpirun --sched rr; the
     peers' launchers under chrt, whose children inherit it)."""
     cmd, env = _command(cfg, b, lay, hosts)
-    if sched == "rr" and cfg.library != "raw" and b.program != "lockbench":
+    # QEMU guests start their ranks themselves (vmpirun refuses --sched there)
+    if (sched == "rr" and cfg.library != "raw" and b.program != "lockbench"
+            and not Placement.parse(cfg.placement).real):
         cmd = (cmd.replace(lay.vmpirun, f"{lay.vmpirun} --sched rr", 1)
                if cmd.startswith(lay.vmpirun) else f"chrt -r 1 {cmd}")
     return cmd, env
