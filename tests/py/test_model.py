@@ -202,3 +202,21 @@ def test_vnic_keeps_the_hierarchy_inside_each_vm():
         model.predict_policy("allreduce", pl, 8, "aware", prm)
     with pytest.raises(ValueError):
         model.predict_policy("allreduce", pl, 8, "sriov", prm)
+
+
+def test_round_robin_reaches_the_oversubscribed_runs_only():
+    """--sched rr: the hand-offs and the collectives (oversubscribed) run
+    round-robin; the 2-rank channel fits (one rank a core) stay as they are."""
+    from types import SimpleNamespace
+    from vmpi.study import model_run
+    lay = SimpleNamespace(vmpirun="/x/vmpirun", bench="/x/bench")
+    chans = model_run.channel_jobs(lay, "rr")
+    for key, cmd in chans:
+        if key["channel"].startswith("handoff-"):
+            assert cmd[:4] == ["taskset", "-c", "0", "/x/vmpirun"] and "--sched" in cmd, cmd
+            assert cmd[cmd.index("--sched") + 1] == "rr"
+        else:
+            assert "--sched" not in cmd, cmd
+    colls = model_run.coll_jobs(lay, model_run.QUICK, "rr")
+    assert colls and all(cmd[cmd.index("--sched") + 1] == "rr" for _, cmd in colls)
+    assert all("--sched" not in cmd for _, cmd in model_run.coll_jobs(lay, model_run.QUICK))

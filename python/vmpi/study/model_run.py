@@ -87,8 +87,10 @@ def _run(cmd: list[str], timeout: float) -> tuple[list[dict], str]:
 
 
 def _vmpirun(lay: Layout, n: int, hosts: int, vms: int, env: list[str],
-             bind: bool = True) -> list[str]:
+             bind: bool = True, sched: str = "default") -> list[str]:
     cmd = [lay.vmpirun, "-n", str(n), "--timeout", "170"]
+    if sched != "default":
+        cmd += ["--sched", sched]
     if bind:
         cmd += ["--bind", "core"]
     if hosts > 1:
@@ -100,8 +102,9 @@ def _vmpirun(lay: Layout, n: int, hosts: int, vms: int, env: list[str],
     return cmd
 
 
-def channel_jobs(lay: Layout) -> list[tuple[dict, list[str]]]:
-    """(key, command) of every point-to-point run the fit uses."""
+def channel_jobs(lay: Layout, sched: str = "default") -> list[tuple[dict, list[str]]]:
+    """(key, command) of every point-to-point run the fit uses; the
+    hand-offs under ``sched``, as the collectives that pay them."""
     lat = [os.path.join(lay.bench, "latency"), "-m", "1:65536", "-i", "2000", "--json"]
     bw = [os.path.join(lay.bench, "bw"), "-m", "8:65536", "--json"]
     jobs = []
@@ -114,7 +117,8 @@ def channel_jobs(lay: Layout) -> list[tuple[dict, list[str]]]:
     for chan, hosts, vms in (("smp", 1, 1), ("ivshmem", 1, 2), ("ofi", 2, 1)):
         jobs.append(({"channel": "handoff-" + chan, "bench": "latency"},
                      ["taskset", "-c", "0"]
-                     + _vmpirun(lay, 2, hosts, vms, ["VMPI_YIELD_POLLS=1"], bind=False)
+                     + _vmpirun(lay, 2, hosts, vms, ["VMPI_YIELD_POLLS=1"], bind=False,
+                                sched=sched)
                      + [os.path.join(lay.bench, "latency"), "-m", "8:8", "-i", "1000",
                         "--json"]))
     # What a copy through the collective slots costs per byte: memcpy of
@@ -125,7 +129,7 @@ def channel_jobs(lay: Layout) -> list[tuple[dict, list[str]]]:
     return jobs
 
 
-def coll_jobs(lay: Layout, grid) -> list[tuple[dict, list[str]]]:
+def coll_jobs(lay: Layout, grid, sched: str = "default") -> list[tuple[dict, list[str]]]:
     jobs = []
     for n, hosts, vms, policy in grid:
         env = {"unaware": UNAWARE_ENV, "vnic": UNAWARE_ENV[:1]}.get(policy, [])
@@ -135,7 +139,7 @@ def coll_jobs(lay: Layout, grid) -> list[tuple[dict, list[str]]]:
             if coll != "barrier":
                 args[2:2] = ["--sizes", ",".join(map(str, SIZES))]
             key = {"ranks": n, "hosts": hosts, "vms": vms, "policy": policy, "coll": coll}
-            jobs.append((key, _vmpirun(lay, n, hosts, vms, env) + args))
+            jobs.append((key, _vmpirun(lay, n, hosts, vms, env, sched=sched) + args))
     return jobs
 
 
@@ -250,6 +254,10 @@ def _parser() -> argparse.ArgumentParser:
                     help="earlier bench/coll results to validate against as well "
                          "(default: the quiet-machine runs of docs/PERFORMANCE.md, "
                          "model_ref.json; none: skip)")
+    ap.add_argument("--sched", choices=("default", "rr"), default="default",
+                    help="the scheduling policy of the oversubscribed runs (the hand-offs "
+                         "and the collectives): the kernel's default, or rr (vmpirun --sched "
+                         "rr)")
     ap.add_argument("--no-validate", action="store_true",
                     help="measure the channels only, not the collectives")
     return ap
@@ -267,9 +275,10 @@ def main(argv: list[str]) -> int:
                 if os.path.exists(p):
                     os.remove(p)
             reps = 1 if o.quick else o.reps
-            measure(channel_jobs(lay), chan_path, reps)
+            measure(channel_jobs(lay, o.sched), chan_path, reps)
             if not o.no_validate:
-                measure(coll_jobs(lay, QUICK if o.quick else VALIDATION), coll_path, reps)
+                measure(coll_jobs(lay, QUICK if o.quick else VALIDATION, o.sched), coll_path,
+                        reps)
         if not os.path.exists(chan_path):
             raise StudyError(f"no channel measurements in {o.out} (run without --skip-measure)")
         params = model.fit(channel_data(_load(chan_path)))
