@@ -184,10 +184,7 @@ static void far_check(void)
         if (m == MAP_FAILED)
             vmpi_fatal("%s: out of memory", where);
         f->moved = m;
-        char name[sizeof p->name]; /* attaching names it by its world rank */
-        memcpy(name, p->name, sizeof name);
         vmpi_pair_pool_attach(&inst, p, p->world, m, dir.pair_stride, 0, true, p->eager_max);
-        memcpy(p->name, name, sizeof name);
     }
 }
 

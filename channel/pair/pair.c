@@ -570,7 +570,8 @@ void vmpi_pair_attach(struct vmpi_pair_inst *in, struct vmpi_pair_peer *p, int w
                  (in->stage ? sizeof(uint32_t) : 0);
     p->in = in;
     p->world = world;
-    snprintf(p->name, sizeof p->name, "rank %d", world);
+    if (!p->name[0]) /* a peer attached again (ivshmem moves one) keeps its name */
+        snprintf(p->name, sizeof p->name, "rank %d", world);
     p->split_ok = true;
     vmpi_ring_tx_attach(&p->tx, out, in->ncells);
     vmpi_ring_rx_attach(&p->rx, inb, in->ncells);

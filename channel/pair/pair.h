@@ -148,7 +148,8 @@ uint64_t vmpi_pair_stride(uint32_t ncells, uint32_t nslots, uint64_t slot_bytes)
 /* Zeroes the control words of the pair block at base (not the bulk data). */
 void vmpi_pair_clear(char *base, uint32_t ncells, uint32_t nslots, uint64_t slot_bytes);
 /* Sets p up to send through the block `out` and receive through `in`,
- * with eager messages up to eager_max bytes (less if the ring is smaller). */
+ * with eager messages up to eager_max bytes (less if the ring is smaller);
+ * names it "rank <world>" unless it has a name (attached before). */
 void vmpi_pair_attach(struct vmpi_pair_inst *in, struct vmpi_pair_peer *p, int world, char *out,
                       char *inb, size_t eager_max);
 /* A zeroed peer added to in's peers after init (attach it next), or NULL

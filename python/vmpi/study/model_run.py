@@ -41,7 +41,7 @@ import time
 
 from . import model
 from .run import Layout
-from .spec import StudyError
+from .spec import SCHEDS, StudyError
 from .stats import median
 
 DEFAULT_OUT = "vmpi-model"
@@ -254,7 +254,7 @@ def _parser() -> argparse.ArgumentParser:
                     help="earlier bench/coll results to validate against as well "
                          "(default: the quiet-machine runs of docs/PERFORMANCE.md, "
                          "model_ref.json; none: skip)")
-    ap.add_argument("--sched", choices=("default", "rr"), default="default",
+    ap.add_argument("--sched", choices=SCHEDS, default="default",
                     help="the scheduling policy of the oversubscribed runs (the hand-offs "
                          "and the collectives): the kernel's default, or rr (vmpirun --sched "
                          "rr)")
