@@ -145,7 +145,8 @@ static bool iv_copy(struct vmpi_pair_peer *p, char *local, uint64_t remote, size
 }
 
 static const struct vmpi_pair_ops iv_ops = {iv_addr_of, iv_copy};
-static struct vmpi_pair_inst inst = {.ops = &iv_ops, .where = where};
+static void far_gate(struct vmpi_pair_peer *p);
+static struct vmpi_pair_inst inst = {.ops = &iv_ops, .where = where, .gate = far_gate};
 
 /* Whether f's area is still what it was when f was found. */
 static bool far_same(const struct far *f)
@@ -188,58 +189,23 @@ static void far_check(void)
     }
 }
 
-/* Before a send to a peer of another job (a message, or the reply that
- * starts a rendezvous), which writes into that job's area: the area must
- * still be the one the peer was found in. A peer that was moved is gone,
- * its job ended (or someone rewrote the region's table): what is sent to
- * it could reach nobody, so the send is an error instead of a message lost
- * without a word. (A reclaim needs the area's heartbeat to
- * have stopped for a whole lease, so the area cannot change between this
- * check and the write that follows unless this process stops for that
- * long in between.) */
-static void far_send(void *cs)
+/* The pair layer's gate, before anything is written to a peer of another
+ * job (a message, or the reply that starts a rendezvous), into that job's
+ * area: the area must still be the one the peer was found in. A peer that
+ * was moved is gone, its job ended (or someone rewrote the region's
+ * table): what is sent to it could reach nobody, so the send is an error
+ * instead of a message lost without a word. (A reclaim needs the area's
+ * heartbeat to have stopped for a whole lease, so the area cannot change
+ * between this check and the write that follows unless this process stops
+ * for that long in between.) */
+static void far_gate(struct vmpi_pair_peer *p)
 {
     far_check();
     for (int i = 0; i < nfars; i++)
-        if (fars[i].p == cs && fars[i].moved)
+        if (fars[i].p == p && fars[i].moved)
             vmpi_fatal("%s: cannot reach %s: its job's area of the region was taken back (that "
                        "job has ended, or someone rewrote the region's table)",
-                       where, fars[i].p->name);
-}
-
-static int iv_send(void *cs, const struct vmpi_hdr *h, const void *buf, size_t len)
-{
-    if (VMPI_UNLIKELY(nfars))
-        far_send(cs);
-    return vmpi_pair_send(cs, h, buf, len);
-}
-
-static void *iv_reserve(void *cs, size_t paylen)
-{
-    if (VMPI_UNLIKELY(nfars))
-        far_send(cs);
-    return vmpi_pair_reserve(cs, paylen);
-}
-
-static void iv_send_ctl(void *cs, const struct vmpi_hdr *h, const void *pay, size_t paylen)
-{
-    if (VMPI_UNLIKELY(nfars))
-        far_send(cs);
-    vmpi_pair_send_ctl(cs, h, pay, paylen);
-}
-
-static int iv_rndv_send(void *cs, struct vmpi_xfer *x, const struct vmpi_hdr *h)
-{
-    if (VMPI_UNLIKELY(nfars))
-        far_send(cs);
-    return vmpi_pair_rndv_send(cs, x, h);
-}
-
-static void iv_rndv_recv(void *cs, struct vmpi_xfer *r, const void *info, size_t infolen)
-{
-    if (VMPI_UNLIKELY(nfars))
-        far_send(cs);
-    vmpi_pair_rndv_recv(cs, r, info, infolen);
+                       where, p->name);
 }
 
 static int iv_poll(void)
@@ -689,6 +655,7 @@ static void *iv_connect(int world, uint32_t job, int rank, const void *addr, siz
     if (!owner) {
         f.p = p;
         fars[nfars++] = f;
+        p->gated = true;
         /* Its area stays until this process is done with it, also when
          * that job ends first with messages it sent still unread. */
         vmpi_region_hold(f.entry);
@@ -763,12 +730,7 @@ const struct vmpi_chan vmpi_ivshmem_chan = {
     .add_peer = iv_add_peer,
     .address = iv_address,
     .connect = iv_connect,
-    .send = iv_send,
-    .reserve = iv_reserve,
-    .commit = vmpi_pair_commit,
-    .send_ctl = iv_send_ctl,
-    .rndv_send = iv_rndv_send,
-    .rndv_recv = iv_rndv_recv,
+    VMPI_PAIR_CHAN_OPS,
     .poll = iv_poll,
     .busy = iv_busy,
     .finalize = iv_finalize,

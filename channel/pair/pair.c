@@ -48,6 +48,8 @@ void *vmpi_pair_reserve(void *cs, size_t paylen)
     struct vmpi_pair_peer *p = cs;
     if (VMPI_UNLIKELY(p->bl_head != NULL))
         return NULL;
+    if (VMPI_UNLIKELY(p->gated))
+        p->in->gate(p);
     if (VMPI_UNLIKELY(p->in->stage))
         return vmpi_pair_sum_reserve(p, paylen);
     char *r = vmpi_ring_reserve(&p->tx, paylen + sizeof(struct vmpi_hdr));
@@ -74,6 +76,8 @@ void vmpi_pair_commit(void *cs, const struct vmpi_hdr *h, size_t paylen)
 static bool ring_put(struct vmpi_pair_peer *p, const struct vmpi_hdr *h, const void *pay,
                      size_t paylen)
 {
+    if (VMPI_UNLIKELY(p->gated))
+        p->in->gate(p);
     if (VMPI_UNLIKELY(p->in->stage))
         return vmpi_pair_sum_put(p, h, pay, paylen);
     char *r = vmpi_ring_reserve(&p->tx, paylen + sizeof *h);
@@ -215,6 +219,8 @@ void vmpi_pair_rndv_recv(void *cs, struct vmpi_xfer *r, const void *info, size_t
 {
     struct vmpi_pair_peer *p = cs;
     struct pair_rts rts;
+    if (VMPI_UNLIKELY(p->gated))
+        p->in->gate(p);
     if (infolen != sizeof rts)
         vmpi_fatal("%s: malformed rendezvous request from %s", p->in->where, p->name);
     memcpy(&rts, info, sizeof rts);

@@ -88,6 +88,9 @@ struct vmpi_pair_inst {
      * of the job's own peers. */
     char *stage, *bounce;
     uint64_t sum_key;
+    /* Called before anything is written to a peer whose `gated` is set
+     * (ivshmem: a process of another job, whose area may be taken back). */
+    void (*gate)(struct vmpi_pair_peer *p);
 };
 
 struct vmpi_pair_ctl;
@@ -100,6 +103,7 @@ struct vmpi_pair_peer {
     bool single;              /* try single copies */
     bool single_seen;         /* a single copy from this peer has worked */
     bool split_ok;            /* the sender's writes have not been refused */
+    bool gated;               /* in->gate runs before each write to it */
     size_t eager_max;         /* largest eager message to this peer */
     struct vmpi_ring_tx tx;
     struct vmpi_ring_rx rx;
