@@ -655,7 +655,7 @@ static void *iv_connect(int world, uint32_t job, int rank, const void *addr, siz
     if (!owner) {
         f.p = p;
         fars[nfars++] = f;
-        p->gated = true;
+        vmpi_pair_set_gated(p);
         /* Its area stays until this process is done with it, also when
          * that job ends first with messages it sent still unread. */
         vmpi_region_hold(f.entry);

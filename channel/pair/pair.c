@@ -48,10 +48,12 @@ void *vmpi_pair_reserve(void *cs, size_t paylen)
     struct vmpi_pair_peer *p = cs;
     if (VMPI_UNLIKELY(p->bl_head != NULL))
         return NULL;
-    if (VMPI_UNLIKELY(p->gated))
-        p->in->gate(p);
-    if (VMPI_UNLIKELY(p->in->stage))
-        return vmpi_pair_sum_reserve(p, paylen);
+    if (VMPI_UNLIKELY(p->slow)) {
+        if (p->gated)
+            p->in->gate(p);
+        if (p->in->stage)
+            return vmpi_pair_sum_reserve(p, paylen);
+    }
     char *r = vmpi_ring_reserve(&p->tx, paylen + sizeof(struct vmpi_hdr));
     if (!r) {
         vmpi_pair_ring_check(p);
@@ -76,10 +78,12 @@ void vmpi_pair_commit(void *cs, const struct vmpi_hdr *h, size_t paylen)
 static bool ring_put(struct vmpi_pair_peer *p, const struct vmpi_hdr *h, const void *pay,
                      size_t paylen)
 {
-    if (VMPI_UNLIKELY(p->gated))
-        p->in->gate(p);
-    if (VMPI_UNLIKELY(p->in->stage))
-        return vmpi_pair_sum_put(p, h, pay, paylen);
+    if (VMPI_UNLIKELY(p->slow)) {
+        if (p->gated)
+            p->in->gate(p);
+        if (p->in->stage)
+            return vmpi_pair_sum_put(p, h, pay, paylen);
+    }
     char *r = vmpi_ring_reserve(&p->tx, paylen + sizeof *h);
     if (!r) {
         vmpi_pair_ring_check(p);
@@ -579,6 +583,7 @@ void vmpi_pair_attach(struct vmpi_pair_inst *in, struct vmpi_pair_peer *p, int w
     if (!p->name[0]) /* a peer attached again (ivshmem moves one) keeps its name */
         snprintf(p->name, sizeof p->name, "rank %d", world);
     p->split_ok = true;
+    p->slow = p->gated || in->stage;
     vmpi_ring_tx_attach(&p->tx, out, in->ncells);
     vmpi_ring_rx_attach(&p->rx, inb, in->ncells);
     p->claim_out = (struct vmpi_pair_claims *)(out + vmpi_ring_bytes(in->ncells));

@@ -104,6 +104,7 @@ struct vmpi_pair_peer {
     bool single_seen;         /* a single copy from this peer has worked */
     bool split_ok;            /* the sender's writes have not been refused */
     bool gated;               /* in->gate runs before each write to it */
+    bool slow;                /* gated, or integrity on: the one test of a send */
     size_t eager_max;         /* largest eager message to this peer */
     struct vmpi_ring_tx tx;
     struct vmpi_ring_rx rx;
@@ -156,6 +157,11 @@ void vmpi_pair_clear(char *base, uint32_t ncells, uint32_t nslots, uint64_t slot
  * names it "rank <world>" unless it has a name (attached before). */
 void vmpi_pair_attach(struct vmpi_pair_inst *in, struct vmpi_pair_peer *p, int world, char *out,
                       char *inb, size_t eager_max);
+/* From now on in->gate runs before anything is written to p. */
+static inline void vmpi_pair_set_gated(struct vmpi_pair_peer *p)
+{
+    p->gated = p->slow = true;
+}
 /* A zeroed peer added to in's peers after init (attach it next), or NULL
  * if out of memory. */
 struct vmpi_pair_peer *vmpi_pair_new_peer(struct vmpi_pair_inst *in);
