@@ -165,7 +165,9 @@ static void far_release(const struct far *f)
 
 /* Moves peers whose slot lay in an area that was freed to private blocks,
  * where they find nothing to read and write nothing shared, before their
- * slot is read again: the chunks may be another job's by now. */
+ * slot is read again: the chunks may be another job's by now. (From the
+ * poll, and from the gate of a send, which core makes only to the peer
+ * whose record it handles: never a peer in the middle of its drain.) */
 static void far_check(void)
 {
     for (int i = 0; i < nfars; i++) {
@@ -189,9 +191,10 @@ static void far_check(void)
     }
 }
 
-/* The pair layer's gate, before anything is written to a peer of another
- * job (a message, or the reply that starts a rendezvous), into that job's
- * area: the area must still be the one the peer was found in. A peer that
+/* The pair layer's gate, before each record to a peer of another job (a
+ * message, a control packet, also one that waited for ring room) and
+ * before a rendezvous receive from it starts: the area the record goes
+ * to, that job's, must still be the one the peer was found in. A peer that
  * was moved is gone, its job ended (or someone rewrote the region's
  * table): what is sent to it could reach nobody, so the send is an error
  * instead of a message lost without a word. (A reclaim needs the area's

@@ -66,7 +66,7 @@ void *vmpi_pair_reserve(void *cs, size_t paylen)
 void vmpi_pair_commit(void *cs, const struct vmpi_hdr *h, size_t paylen)
 {
     struct vmpi_pair_peer *p = cs;
-    if (VMPI_UNLIKELY(p->in->stage)) {
+    if (VMPI_UNLIKELY(p->slow) && p->in->stage) {
         vmpi_pair_sum_commit(p, h, paylen);
     } else {
         memcpy(p->resv, h, sizeof *h);

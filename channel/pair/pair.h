@@ -26,6 +26,7 @@
 #include "../chan.h"
 #include "../../shm/ring.h"
 
+#include <assert.h>
 #include <sys/types.h>
 
 #define VMPI_PAIR_NOADDR UINT64_MAX
@@ -88,8 +89,10 @@ struct vmpi_pair_inst {
      * of the job's own peers. */
     char *stage, *bounce;
     uint64_t sum_key;
-    /* Called before anything is written to a peer whose `gated` is set
-     * (ivshmem: a process of another job, whose area may be taken back). */
+    /* Called, for a peer whose `gated` is set, before each ring record is
+     * put and before a rendezvous receive starts (ivshmem: a process of
+     * another job, whose area may be taken back); the writes of transfers
+     * under way (bulk slots, ring releases) rely on the channel's poll. */
     void (*gate)(struct vmpi_pair_peer *p);
 };
 
@@ -103,8 +106,8 @@ struct vmpi_pair_peer {
     bool single;              /* try single copies */
     bool single_seen;         /* a single copy from this peer has worked */
     bool split_ok;            /* the sender's writes have not been refused */
-    bool gated;               /* in->gate runs before each write to it */
-    bool slow;                /* gated, or integrity on: the one test of a send */
+    bool gated;               /* in->gate runs before each record to it */
+    bool slow;                /* gated, or integrity on: what a send tests first */
     size_t eager_max;         /* largest eager message to this peer */
     struct vmpi_ring_tx tx;
     struct vmpi_ring_rx rx;
@@ -157,9 +160,11 @@ void vmpi_pair_clear(char *base, uint32_t ncells, uint32_t nslots, uint64_t slot
  * names it "rank <world>" unless it has a name (attached before). */
 void vmpi_pair_attach(struct vmpi_pair_inst *in, struct vmpi_pair_peer *p, int world, char *out,
                       char *inb, size_t eager_max);
-/* From now on in->gate runs before anything is written to p. */
+/* From now on in->gate runs before each record to p (after attach; the
+ * channel sets in->gate). */
 static inline void vmpi_pair_set_gated(struct vmpi_pair_peer *p)
 {
+    assert(p->in && p->in->gate);
     p->gated = p->slow = true;
 }
 /* A zeroed peer added to in's peers after init (attach it next), or NULL
@@ -183,10 +188,10 @@ int vmpi_pair_rndv_send(void *cs, struct vmpi_xfer *x, const struct vmpi_hdr *h)
 void vmpi_pair_rndv_recv(void *cs, struct vmpi_xfer *r, const void *info, size_t infolen);
 int vmpi_pair_poll(struct vmpi_pair_inst *in);
 
-/* Integrity (sum.c): on for in's peers attached after this call (before
- * its first attach, so sizes agree), keyed by key (the job's secret) and
- * the two ranks; the ring and bulk operations above call the others when
- * in->stage is set. */
+/* Integrity (sum.c): on for in's peers, keyed by key (the job's secret)
+ * and the two ranks; before its first attach (so sizes agree, and each
+ * peer's `slow` is set). The ring and bulk operations above call the
+ * others when in->stage is set. */
 void vmpi_pair_sum_on(struct vmpi_pair_inst *in, uint64_t key);
 /* Keys p's checksums by another secret (key) and names of the two ends
  * that tell processes of different jobs apart: `me` this process's, `them`

@@ -61,6 +61,9 @@ static _Noreturn void sum_failed(const struct vmpi_pair_peer *p, const char *wha
 
 void vmpi_pair_sum_on(struct vmpi_pair_inst *in, uint64_t key)
 {
+    /* peers attached before would reserve records without the checksum */
+    if (in->npeers || in->nextra)
+        vmpi_fatal("%s: integrity checks switched on after peers were attached", in->where);
     size_t rec = vmpi_ring_max_len(in->ncells);
     size_t b = rec > in->slot_bytes ? rec : in->slot_bytes;
     in->stage = malloc(rec);
