@@ -19,6 +19,7 @@ TRUE = {"smp": Chan(0.3, 1.5e-4, 2.0, 1e-4, 0.2, 1e-4, 1.0, 1.2e-4),
         "ivshmem": Chan(0.35, 2e-4, 2.5, 1.1e-4, 0.25, 1.2e-4, 1.5, 1.3e-4),
         "ofi": Chan(12.0, 1.1e-3, 30.0, 1e-3, 9.0, 1e-3, 20.0, 2e-3)}
 SIZES = (1, 8, 64, 512, 4096, 16384, 32768, 65536)
+TURNS = {2: 2.0, 8: 2.5, 32: 4.0}   # us a turn with k ranks on one core
 
 
 def synthetic() -> dict:
@@ -27,6 +28,7 @@ def synthetic() -> dict:
         data[c] = {"latency": {m: ch.one(m) for m in SIZES},
                    "gap": {m: ch.gap(m) for m in SIZES}}
         data["handoff-" + c] = {"latency": {8: 2.0 + ch.L}}
+    data["turns"] = {"latency": TURNS}
     data["copy"] = {"gap": {1 << 16: (1 << 16) * 2e-5, 1 << 20: (1 << 20) * 1.25e-4}}
     return data
 
@@ -49,6 +51,24 @@ def test_fit_recovers_parameters():
     assert prm.copy_us(1 << 22) == pytest.approx((1 << 22) * 1.25e-4)
 
 
+def test_a_turn_costs_what_the_ring_measured_at_that_many_ranks():
+    prm = params()
+    assert prm.turn == TURNS
+    assert prm.turn_at(2) == 2.0 and prm.turn_at(1) == 2.0
+    assert prm.turn_at(20) == pytest.approx(2.5 + 12 * 1.5 / 24)
+    # beyond the largest count the last segment goes on (the scan grows)
+    assert prm.turn_at(64) == pytest.approx(4.0 + 32 * 1.5 / 24)
+    # measurements from before the ring: every turn is the smp hand-off
+    old = Params(prm.chans, prm.handoff, prm.copy)
+    assert old.turn_at(32) == prm.handoff["smp"]
+    # more ranks on a core: each further rank's turn costs more
+    pl16, pl64 = Placement(1, 1, 16), Placement(1, 1, 64)
+    grow = predict("barrier", pl64, 0, True, prm, cores=2) / \
+        predict("barrier", pl64, 0, True, old, cores=2)
+    assert grow > predict("barrier", pl16, 0, True, prm, cores=2) / \
+        predict("barrier", pl16, 0, True, old, cores=2) > 0.99
+
+
 def test_fit_line_is_robust_to_noise_and_needs_two_points():
     pts = {m: (5.0 + 1e-3 * m) * (1.05 if i % 2 else 0.95) for i, m in enumerate(SIZES)}
     a, b = model.fit_line(pts)
@@ -67,6 +87,10 @@ def test_params_round_trip_json():
     prm = params()
     back = Params.from_json(json.loads(json.dumps(prm.to_json())))
     assert back == prm
+    # a model.json written before the turns were measured still loads
+    doc = prm.to_json()
+    del doc["turn_us"]
+    assert Params.from_json(doc).turn == {}
 
 
 @pytest.mark.parametrize("coll", model.COLLECTIVES)
@@ -139,7 +163,10 @@ def _store(tmp_path):
     """Stored measurements made from the synthetic parameters."""
     chan = []
     for c, d in synthetic().items():
-        if "latency" in d:
+        if c == "turns":
+            chan += [{"channel": c, "bench": "ring", "ranks": k, "records": [
+                {"size": 8, "p50_us": t}]} for k, t in d["latency"].items()]
+        elif "latency" in d:
             chan.append({"channel": c, "bench": "latency", "records": [
                 {"size": m, "p50_us": t} for m, t in d["latency"].items()]})
         bench = "memcpy" if c == "copy" else "bw"
@@ -166,6 +193,7 @@ def test_subcommand_from_stored_measurements(tmp_path):
                        timeout=60)
     assert p.returncode == 0, p.stderr
     doc = json.loads((tmp_path / "model.json").read_text())
+    assert doc["params"]["turn_us"] == {str(k): t for k, t in TURNS.items()}
     (row,) = doc["validation"]
     assert row["reps"] == 3
     # the least disturbed run is the model's value; the median is kept
@@ -175,6 +203,7 @@ def test_subcommand_from_stored_measurements(tmp_path):
     labels = {p["placement"] for p in doc["predictions"]}
     assert {"1 x 4 x 4", "1 x 16 x 4", "1024 x 8 x 4"} <= labels
     assert "| 1024 x 8 x 4 | 32768 | allreduce |" in p.stdout
+    assert "a turn with k ranks on one core (a ring's hop, us): 2 2, 8 2.5, 32 4" in p.stdout
     # the quiet-machine runs of docs/PERFORMANCE.md are validated too
     ref = doc["reference"]
     assert len(ref) > 50 and all(r["predicted_us"] > 0 for r in ref)
@@ -212,11 +241,15 @@ def test_round_robin_reaches_the_oversubscribed_runs_only():
     lay = SimpleNamespace(vmpirun="/x/vmpirun", bench="/x/bench")
     chans = model_run.channel_jobs(lay, "rr")
     for key, cmd in chans:
-        if key["channel"].startswith("handoff-"):
+        if key["channel"].startswith("handoff-") or key["channel"] == "turns":
             assert cmd[:4] == ["taskset", "-c", "0", "/x/vmpirun"] and "--sched" in cmd, cmd
             assert cmd[cmd.index("--sched") + 1] == "rr"
         else:
             assert "--sched" not in cmd, cmd
+    rings = [(key["ranks"], cmd[cmd.index("/x/bench/ring"):]) for key, cmd in chans
+             if key["channel"] == "turns"]
+    assert [k for k, _ in rings] == list(model_run.TURN_RANKS)
+    assert all("--json" in cmd and "-n" not in cmd for _, cmd in rings), rings
     colls = model_run.coll_jobs(lay, model_run.QUICK, "rr")
     assert colls and all(cmd[cmd.index("--sched") + 1] == "rr" for _, cmd in colls)
     assert all("--sched" not in cmd for _, cmd in model_run.coll_jobs(lay, model_run.QUICK))

@@ -18,7 +18,7 @@ COMMANDS = [["bin/vmpi"], ["bin/vmpi", "study"], ["bin/vmpi", "study", "compare"
             ["bin/vmpi", "cleanup"], ["bin/vmpi", "run"], ["bin/vmpirun"], ["bin/mpicc"],
             ["bin/mpicxx"], ["bin/mpifort"], ["bin/vmpi-stencil"], ["bin/vmpi-fft"],
             ["bin/vmpi-sort"], ["bin/vmpi-bfs"]]
-BENCH = ["latency", "multi_lat", "bw", "bibw", "mbw_mr", "coll", "neighbor", "rma", "rma_lock",
+BENCH = ["latency", "multi_lat", "ring", "bw", "bibw", "mbw_mr", "coll", "neighbor", "rma", "rma_lock",
          "threads", "startup", "clping", "tcpping", "lockbench"]
 COMMANDS += [[f"bench/{b}"] for b in BENCH]
 

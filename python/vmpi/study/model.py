@@ -42,8 +42,11 @@ the virtual network between VMs is the host's own bridge.  ``cores=C``
 work of all its ranks divided by C plus the turns of the ranks that share
 a core: one hand-off over the round's channel (``handoff``: the one-way
 time of a ping-pong with both ranks on one core, so a waiting rank yields
-and the sender runs) and one smp hand-off for each further rank of the
-core.  Every round is one such step for every rank, which waits in the
+and the sender runs) and one turn for each further rank of the core. A
+turn costs more the more ranks share the core (``turn``: the hop of a
+message around a ring of k ranks on one core, bench/ring, at several k):
+each comes back to a cache the others have filled, and its progress
+engine scans the rings of all its peers.  Every round is one such step for every rank, which waits in the
 collective whether or not it has a message in that round; except the node
 broadcast's, whose readers find the root's data already published.
 
@@ -55,7 +58,7 @@ most that.  Nothing of the collectives' measurements goes into the fit.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 CHANNELS = ("smp", "ivshmem", "ofi")
 LEVELS = ("smp", "ivshmem", "ofi")   # same VM, same host, other host
@@ -113,6 +116,20 @@ class Params:
     chans: dict            # name -> Chan
     handoff: dict          # name -> us, see the module text
     copy: dict             # buffer bytes -> us per byte of memcpy
+    turn: dict = field(default_factory=dict)  # ranks on one core -> us a turn
+
+    def turn_at(self, k: float) -> float:
+        """A turn's cost with k ranks on one core: linear between the
+        measured counts and beyond the largest (the scan of the peers'
+        rings grows with k); the smp hand-off when none was measured."""
+        if not self.turn:
+            return self.handoff.get("smp", 0.0)
+        ks = sorted(self.turn)
+        if k <= ks[0] or len(ks) == 1:
+            return self.turn[ks[0]]
+        lo = next((i for i in range(len(ks) - 1) if k <= ks[i + 1]), len(ks) - 2)
+        a, b = ks[lo], ks[lo + 1]
+        return max(0.0, self.turn[a] + (k - a) * (self.turn[b] - self.turn[a]) / (b - a))
 
     def copy_us(self, nbytes: float) -> float:
         """Time to copy nbytes: the per-byte cost of the smallest measured
@@ -126,12 +143,14 @@ class Params:
     def to_json(self) -> dict:
         return {"channels": {k: asdict(v) for k, v in self.chans.items()},
                 "handoff_us": self.handoff,
-                "copy_us_per_byte": {str(k): v for k, v in self.copy.items()}}
+                "copy_us_per_byte": {str(k): v for k, v in self.copy.items()},
+                "turn_us": {str(k): v for k, v in self.turn.items()}}
 
     @staticmethod
     def from_json(doc: dict) -> "Params":
         return Params({k: Chan(**v) for k, v in doc["channels"].items()}, doc["handoff_us"],
-                      {int(k): v for k, v in doc["copy_us_per_byte"].items()})
+                      {int(k): v for k, v in doc["copy_us_per_byte"].items()},
+                      {int(k): v for k, v in doc.get("turn_us", {}).items()})
 
 
 # ---- fitting -----------------------------------------------------------------
@@ -160,8 +179,9 @@ def fit_line(points: dict) -> tuple[float, float]:
 def fit(data: dict) -> Params:
     """Params from {channel: {"latency": {size: one-way us},
     "gap": {size: us per message in a window}}}, data["handoff-" + channel]
-    ["latency"] (the one-core ping-pong) and data["copy"]["gap"] (memcpy:
-    {size: us})."""
+    ["latency"] (the one-core ping-pong), data["copy"]["gap"] (memcpy:
+    {size: us}) and data["turns"]["latency"] (the one-core ring: {ranks:
+    us a hop}, optional)."""
     chans, hand = {}, {}
     for c in CHANNELS:
         if c not in data:
@@ -176,7 +196,8 @@ def fit(data: dict) -> Params:
         hand[c] = min(h.values()) if h else 0.0
     cp = data.get("copy", {}).get("gap", {})
     copy = {int(s): t / s for s, t in cp.items()} if cp else {1 << 20: chans["smp"].Ggr}
-    return Params(chans, hand, copy)
+    turn = {int(k): t for k, t in data.get("turns", {}).get("latency", {}).items()}
+    return Params(chans, hand, copy, turn)
 
 
 # ---- placements and rounds ---------------------------------------------------
@@ -474,7 +495,7 @@ def round_time(r: Round, prm: Params, n_all: int, cores: int | None) -> float:
     # rank that shares the core
     per_core = n_all / cores
     turns = prm.handoff[r.chan] * min(1.0, per_core - 1) + \
-        max(0.0, per_core - 2) * prm.handoff["smp"] if r.sync else 0.0
+        max(0.0, per_core - 2) * prm.turn_at(per_core) if r.sync else 0.0
     return max(t, work / cores + turns)
 
 
@@ -615,7 +636,12 @@ def format_markdown(doc: dict) -> str:
     out += ["", f"Hand-off (ping-pong with both ranks on one core, one way, us): {hand}; "
             "memcpy " + ", ".join(f"{int(k) >> 10} KiB {v * 1e6:.3g} us/MB" for k, v in
                                   sorted(doc["params"]["copy_us_per_byte"].items(),
-                                         key=lambda kv: int(kv[0]))), ""]
+                                         key=lambda kv: int(kv[0])))]
+    turn = doc["params"].get("turn_us", {})
+    if turn:
+        out[-1] += "; a turn with k ranks on one core (a ring's hop, us): " + ", ".join(
+            f"{k} {v:.3g}" for k, v in sorted(turn.items(), key=lambda kv: int(kv[0])))
+    out.append("")
     for rows, errors, title in (("validation", "errors", "this run"),
                                 ("reference", "reference_errors", "the reference runs")):
         out += _validation_md(doc[rows], doc[errors], title, doc["cores"])

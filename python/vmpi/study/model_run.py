@@ -57,6 +57,7 @@ VALIDATION = (
 )
 QUICK = ((4, 1, 1, "aware"), (4, 1, 2, "unaware"))
 COPY_SIZES = (65536, 262144, 1048576, 4194304)
+TURN_RANKS = (2, 4, 8, 16, 32)   # ranks on one core whose turns are measured
 COLLS = ("barrier", "bcast", "allreduce", "allgather", "alltoall")
 SIZES = (8, 65536)
 UNAWARE_ENV = ["VMPI_CHANNELS=smp,ofi"] + [
@@ -121,6 +122,13 @@ def channel_jobs(lay: Layout, sched: str = "default") -> list[tuple[dict, list[s
                                 sched=sched)
                      + [os.path.join(lay.bench, "latency"), "-m", "8:8", "-i", "1000",
                         "--json"]))
+    # A turn with k ranks on one core: the hop of a message around a ring
+    # of k ranks, yielding as above, about 8,000 hops a run.
+    for k in TURN_RANKS:
+        jobs.append(({"channel": "turns", "bench": "ring", "ranks": k},
+                     ["taskset", "-c", "0"]
+                     + _vmpirun(lay, k, 1, 1, ["VMPI_YIELD_POLLS=1"], bind=False, sched=sched)
+                     + [os.path.join(lay.bench, "ring"), "-i", str(8000 // k), "--json"]))
     # What a copy through the collective slots costs per byte: memcpy of
     # buffers from cache-sized to larger than the caches.
     for size in COPY_SIZES:
@@ -190,12 +198,15 @@ def _load(path: str) -> list[dict]:
 
 def channel_data(runs: list[dict]) -> dict:
     """{channel: {"latency": {size: us}, "gap": {size: us per message}}},
-    medians over repetitions; the window rate from the median window."""
+    medians over repetitions; the window rate from the median window; the
+    rings' hops as "turns": {"latency": {ranks on the core: us}}."""
     acc: dict = {}
     for r in runs:
         ch = acc.setdefault(r["channel"], {"latency": {}, "gap": {}})
         for rec in r["records"]:
-            if r["bench"] == "latency" and rec.get("p50_us") is not None:
+            if r["bench"] == "ring" and rec.get("p50_us") is not None:
+                ch["latency"].setdefault(r["ranks"], []).append(rec["p50_us"])
+            elif r["bench"] == "latency" and rec.get("p50_us") is not None:
                 ch["latency"].setdefault(rec["size"], []).append(rec["p50_us"])
             elif r["bench"] == "memcpy" and rec.get("mbps"):
                 ch["gap"].setdefault(rec["size"], []).append(rec["size"] / rec["mbps"])
