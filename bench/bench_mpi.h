@@ -125,6 +125,18 @@ static inline void bench_mpi_samples(double **ts, double **val, long n, const ch
     }
 }
 
+/* One size's array of n samples (at least one), replacing the previous
+ * size's; aborts the job when out of memory. */
+static inline void bench_mpi_values(double **val, long n, const char *who)
+{
+    free(*val);
+    *val = malloc((size_t)(n > 0 ? n : 1) * sizeof **val);
+    if (*val == NULL) {
+        fprintf(stderr, "%s: cannot allocate samples\n", who);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+
 /* A message buffer (from MPI_Alloc_mem with --alloc-mem: an MPI may place
  * it where a peer can copy from it directly); aborts the whole job on an
  * allocation failure. */

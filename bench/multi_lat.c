@@ -64,14 +64,8 @@ int main(int argc, char **argv)
         double t_start = 0.0, t_prev = 0.0, us = 0.0, sum, worst;
 
         bench_counts_for(&o, &dflt, size, &iters, &warmup);
-        if (record) {
-            free(lat);
-            lat = malloc((size_t)(iters ? iters : 1) * sizeof *lat);
-            if (lat == NULL) {
-                fprintf(stderr, "multi_lat: cannot allocate samples\n");
-                MPI_Abort(MPI_COMM_WORLD, 1);
-            }
-        }
+        if (record)
+            bench_mpi_values(&lat, iters, "multi_lat");
 
         MPI_Barrier(MPI_COMM_WORLD);
         for (long i = 0; i < warmup + iters; i++) {

@@ -69,14 +69,8 @@ int main(int argc, char **argv)
         double t_start = 0.0, t_prev = 0.0;
 
         bench_counts_for(&o, &dflt, size, &laps, &warmup);
-        if (rank == 0) {
-            free(lap);
-            lap = malloc((size_t)(laps ? laps : 1) * sizeof *lap);
-            if (lap == NULL) {
-                fprintf(stderr, "ring: cannot allocate samples\n");
-                MPI_Abort(MPI_COMM_WORLD, 1);
-            }
-        }
+        if (rank == 0)
+            bench_mpi_values(&lap, laps, "ring");
 
         MPI_Barrier(MPI_COMM_WORLD);
         for (long i = 0; i < warmup + laps; i++) {
