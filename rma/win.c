@@ -35,6 +35,7 @@
 #include "../locality/locality.h"
 #include "../shm/seg.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,6 +232,18 @@ int vmpi_win_create(void *base, MPI_Aint size, int disp_unit, struct vmpi_comm *
         me.area_off = ~(uint64_t)0;
     struct vmpi_dtype *bytes_t = vmpi_dtype_get(MPI_BYTE);
     vmpi_coll_allgather(&me, cards, sizeof me, bytes_t, w->comm);
+    /* The cards may have come through shared memory another VM writes:
+     * sizes and units decide pointers below, so they are checked, kept
+     * (the second round's copies are not used for them) and this rank's
+     * own are its own. */
+    for (int r = 0; r < w->size; r++) {
+        if (cards[r].size < 0 || cards[r].disp_unit <= 0 || cards[r].disp_unit > INT_MAX ||
+            (r == w->rank && (cards[r].size != me.size || cards[r].disp_unit != me.disp_unit)))
+            vmpi_fatal("%s: rank %d's window size or unit (%lld, %lld) arrived corrupt", fn, r,
+                       (long long)cards[r].size, (long long)cards[r].disp_unit);
+        w->t[r].size = (uint64_t)cards[r].size;
+        w->t[r].disp_unit = (int)cards[r].disp_unit;
+    }
 
     /* The node: window ranks that can map this rank's memory. */
     int my_world = vmpi_comm_world_rank(c, w->rank);
@@ -250,10 +263,17 @@ int vmpi_win_create(void *base, MPI_Aint size, int disp_unit, struct vmpi_comm *
     int leader_world = vmpi_comm_world_rank(c, leader);
     bool region = nnode > 1 && vmpi_locality_shared_region(my_world);
     bool split = region && flavor == MPI_WIN_FLAVOR_ALLOCATE;
+    bool too_big = false;
     if (owns_mem && !split)
         for (int r = 0; r < w->size; r++)
             if (vmpi_locality_shared_id(vmpi_comm_world_rank(c, r)) == sid)
-                block += seg_round(flavor, (size_t)cards[r].size);
+                too_big |= __builtin_add_overflow(block, seg_round(flavor, w->t[r].size), &block);
+    if (too_big) {
+        free(cards);
+        win_release(w);
+        return vmpi_err(c, MPI_ERR_NO_MEM, "%s: the node's window memory is more than this "
+                        "machine can address", fn);
+    }
     if (flavor == MPI_WIN_FLAVOR_SHARED && nnode != w->size) {
         free(cards);
         win_release(w);
@@ -339,14 +359,12 @@ int vmpi_win_create(void *base, MPI_Aint size, int disp_unit, struct vmpi_comm *
     for (int r = 0; r < w->size; r++) {
         struct win_target *t = &w->t[r];
         t->world = vmpi_comm_world_rank(c, r);
-        t->size = (uint64_t)cards[r].size;
-        t->disp_unit = (int)cards[r].disp_unit;
         if (vmpi_locality_shared_id(t->world) != sid)
             continue;
         t->ctl = (struct vmpi_win_ctl *)(node + (size_t)idx * CTL_BYTES);
         if (owns_mem && !split) {
             t->base = node + seg_at;
-            seg_at += seg_round(flavor, (size_t)cards[r].size);
+            seg_at += seg_round(flavor, t->size);
         } else if (split) {
             if (r == w->rank)
                 t->base = w->own_mem;

@@ -328,14 +328,14 @@ static void beat_end(void)
     beat_running = false;
 }
 
-/* Attaches to the area whose first chunk is i (checked against the table,
- * which anyone on the host can write). */
-static int attach(uint32_t i)
+/* Attaches to the area whose first chunk is i, of `need` chunks (checked
+ * against the table, which anyone on the host can write). */
+static int attach(uint32_t i, uint32_t need)
 {
     struct vmpi_region_chunk *h = &table[i];
     uint64_t s = atomic_load_explicit(&h->state, memory_order_acquire);
-    uint32_t count = h->count;
-    if (VMPI_CHUNK_KIND(s) != VMPI_CHUNK_HEAD || count == 0 || count > nchunks - i)
+    uint32_t count = *(volatile uint32_t *)&h->count; /* read once */
+    if (VMPI_CHUNK_KIND(s) != VMPI_CHUNK_HEAD || count != need || count > nchunks - i)
         return fail(": job table entry %u is inconsistent", vmpi_region.path, i);
     uint64_t *st = realloc(mystate, count * sizeof *st);
     if (!st)
@@ -414,7 +414,7 @@ int vmpi_region_join(const uint64_t key[2], uint32_t trust, size_t bytes, bool c
                             path);
             sleep_ms(1);
         }
-        if ((rc = attach(i)))
+        if ((rc = attach(i, need)))
             return rc;
         atomic_fetch_add(&table[i].users, 1);
         return beat_start();
@@ -462,7 +462,7 @@ int vmpi_region_join(const uint64_t key[2], uint32_t trust, size_t bytes, bool c
                                                                      : VMPI_CHUNK_HEAD);
         atomic_store_explicit(&c->state, to, memory_order_release);
     }
-    if ((rc = attach(start)) || (rc = beat_start()))
+    if ((rc = attach(start, need)) || (rc = beat_start()))
         return rc;
     /* Checked after publishing and beating: of two claimants at once, each
      * sees the other alive, so neither goes on unseen. */
@@ -496,6 +496,18 @@ void vmpi_region_close(void)
         munmap(vmpi_region.base, vmpi_region.size);
     vmpi_region = (struct vmpi_region){0};
     table = NULL;
+}
+
+bool vmpi_region_area_whole(uint32_t i, uint32_t count)
+{
+    if (!table || i < first_chunk || i >= nchunks || count == 0 || count > nchunks - i)
+        return false;
+    for (uint32_t k = 1; k < count; k++)
+        if (VMPI_CHUNK_KIND(atomic_load_explicit(&table[i + k].state, memory_order_acquire)) !=
+                VMPI_CHUNK_CONT ||
+            table[i + k].head != i)
+            return false;
+    return true;
 }
 
 struct vmpi_region_chunk *vmpi_region_table(uint32_t *first, uint32_t *n, unsigned *shift)

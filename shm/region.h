@@ -148,6 +148,10 @@ void vmpi_region_close(void);
  * 2^*shift bytes; NULL without a region. Entries are another VM's to
  * write: read each once, and index nothing by it before checking it. */
 struct vmpi_region_chunk *vmpi_region_table(uint32_t *first, uint32_t *n, unsigned *shift);
+/* Whether the count - 1 entries after entry i are the rest of the area
+ * that i heads (CONT entries naming i), so an area read from the table
+ * covers no chunk of another area. */
+bool vmpi_region_area_whole(uint32_t i, uint32_t count);
 /* This process becomes one more user of the area headed by `entry` (of
  * another job), so the area outlives that job while this process may
  * still read it. */

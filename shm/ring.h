@@ -188,7 +188,7 @@ static inline int vmpi_ring_peek(struct vmpi_ring_rx *r, const void **data, size
             ring_idle(r);
             return VMPI_RING_EMPTY;
         }
-        uint32_t l = c->len;
+        uint32_t l = *(volatile uint32_t *)&c->len; /* read once: checked, then used */
         if (l == VMPI_RING_SKIP) {
             if (pos == 0)
                 return VMPI_RING_CORRUPT;

@@ -564,9 +564,13 @@ static bool iv_find(uint32_t job, int rank, struct far *f, struct pool_ref *pool
     struct vmpi_region_chunk *tab = vmpi_region_table(&first, &n, &sh);
     for (uint32_t i = first; tab && i < n; i++) {
         uint64_t s = atomic_load_explicit(&tab[i].state, memory_order_acquire);
-        uint32_t count = tab[i].count, trust = tab[i].trust;
+        uint32_t count = *(volatile uint32_t *)&tab[i].count,
+                 trust = *(volatile uint32_t *)&tab[i].trust; /* each read once */
+        /* an area that is whole and not this job's: its pool's blocks are
+         * cleared and written below */
         if (i == vmpi_region.head || VMPI_CHUNK_KIND(s) != VMPI_CHUNK_HEAD || count == 0 ||
-            count > n - i || trust != dir.trust)
+            count > n - i || trust != dir.trust || !vmpi_region_area_whole(i, count) ||
+            (i < vmpi_region.head + vmpi_region.count && vmpi_region.head < i + count))
             continue;
         if (area_pool(vmpi_region.base + ((size_t)i << sh), (uint64_t)count << sh, job, rank,
                       pool)) {

@@ -308,7 +308,7 @@ static int stream_in(struct vmpi_pair_peer *p)
             slot_check(p, f, c + 1);
             break;
         }
-        uint64_t k = sl->len;
+        uint64_t k = *(volatile uint64_t *)&sl->len; /* read once: checked, then used */
         if (k == 0 || k > p->in->slot_bytes || k > r->size - r->off)
             vmpi_fatal("%s: corrupt bulk slot from %s (length %llu)", p->in->where, p->name,
                        (unsigned long long)k);

@@ -148,7 +148,7 @@ void vmpi_pair_sum_in(struct vmpi_pair_peer *p, struct vmpi_xfer *r, struct vmpi
     size_t cap;
     char *dst = p->in->up->rdata(r, &cap);
     bool direct = dst && r->off <= cap && k <= cap - r->off;
-    uint64_t want = sl->sum;
+    uint64_t want = *(volatile uint64_t *)&sl->sum; /* read once */
     uint32_t got = vmpi_sum_copy(seed(p->sum_rx_chunk, chunk),
                                  direct ? dst + r->off : p->in->bounce, sl + 1, k);
     if (got != want)
