@@ -414,17 +414,24 @@ def parse_args(argv: list[str]) -> Options:
     return o
 
 
-def _probe_rr() -> None:
+def probe_rr() -> None:
     """Whether this process may run round-robin (root with CAP_SYS_NICE, or
-    `ulimit -r` of 1 or more, and an RT budget in its cgroup): it tries, and
-    goes back to its own policy, so a rank never fails to start for it."""
-    policy, param = os.sched_getscheduler(0), os.sched_getparam(0)
-    try:
-        os.sched_setscheduler(0, os.SCHED_RR, os.sched_param(1))
-    except OSError as exc:
-        raise UsageError(f"--sched rr: this process may not run round-robin ({exc.strerror}): "
-                         "it needs root with CAP_SYS_NICE, or `ulimit -r` of 1 or more") from None
-    os.sched_setscheduler(0, policy, param)
+    `ulimit -r` of 1 or more, and an RT budget in its cgroup): a child
+    tries, so this process keeps its own policy, and a rank never fails to
+    start for it."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.sched_setscheduler(0, os.SCHED_RR, os.sched_param(1))
+            os._exit(0)
+        except OSError as exc:
+            os._exit(exc.errno or 1)
+    code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    if code:
+        raise UsageError(f"--sched rr: this process may not run round-robin "
+                         f"({os.strerror(code) if code > 0 else 'killed'}): it needs root with "
+                         "CAP_SYS_NICE, or `ulimit -r` of 1 or more, and real-time time in its "
+                         "cgroup (cpu.rt_runtime_us)")
 
 
 def _check(o: Options) -> None:
@@ -461,7 +468,7 @@ def _check(o: Options) -> None:
     if o.sched == "rr" and o.program is not None:
         if o.vm_guests is not None:
             raise UsageError("--sched rr does not apply to --vm-guests (ranks run in the guests)")
-        _probe_rr()
+        probe_rr()
     if o.vm_disk is not None and o.vms is None:
         raise UsageError("--vm-disk needs --vms")
     if o.ivshmem_size is not None and o.vms is None and o.vm_guests is None:

@@ -6,6 +6,7 @@ import dataclasses
 import json
 import os
 import signal
+import shutil
 import subprocess
 import sys
 import time
@@ -67,8 +68,8 @@ def fake_vmpi(tmp_path):
     return tmp_path, root, env
 
 
-def study(tmp_path, root, env, *args, **kw):
-    cmd = [sys.executable, "-m", "vmpi", "study", "--out", str(tmp_path / "out"),
+def study(tmp_path, root, env, *args, prefix=(), **kw):
+    cmd = [*prefix, sys.executable, "-m", "vmpi", "study", "--out", str(tmp_path / "out"),
            "--build", str(root), *args]
     return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, **kw)
 
@@ -115,6 +116,13 @@ def test_failed_runs_are_kept_reported_and_resumed(fake_vmpi):
     ok = {r["key"] for r in results(tmp_path) if r["status"] == "ok"}
     assert len(ok) == 18
     assert "fake" in cp.stdout and "report:" in cp.stdout
+    # a study that may not run round-robin says so before its first run
+    if shutil.which("setpriv"):
+        cp = study(tmp_path, root, env, "--config", str(tmp_path / "study.toml"), "--force",
+                   "--sched", "rr", prefix=["setpriv", "--inh-caps", "-sys_nice",
+                                            "--bounding-set", "-sys_nice"])
+        assert cp.returncode == 2, cp.stderr
+        assert "may not run round-robin (Operation not permitted)" in cp.stderr, cp.stderr
 
 
 def test_ctrl_c_keeps_finished_runs_and_resume_completes(fake_vmpi):
@@ -240,6 +248,14 @@ def test_round_robin_reaches_every_mpi_launcher_and_only_them():
     assert "--sched" not in _cmd("vmpi", "vm", "aware")[0]
     # QEMU guests start their ranks themselves
     assert "--sched" not in _cmd("vmpi", "2guest", "aware", sched="rr")[0]
+    # and the rows say the policy each run had
+    for bench, lib, pl, want in (("allreduce", "mpich", "2vm", "rr"),
+                                 ("memcpy", "raw", "vm", "default"),
+                                 ("locks", "vmpi", "vm", "default"),
+                                 ("allreduce", "vmpi", "2guest", "default")):
+        cfg = spec.Config(bench, lib, pl, "aware", 4)
+        assert run.sched_of(cfg, spec.CATALOGUE[bench], "rr") == want, (bench, lib, pl)
+        assert run.sched_of(cfg, spec.CATALOGUE[bench], "default") == "default"
     with pytest.raises(spec.StudyError, match="sched 'fifo' not one of"):
         dataclasses.replace(spec.quick_study(), sched="fifo").check()
     s = dataclasses.replace(spec.quick_study(), sched="rr")

@@ -25,6 +25,7 @@ import os
 import shutil
 import sys
 
+from ..options import UsageError, probe_rr
 from .spec import CATALOGUE, SCHEDS, Study, StudyError, default_study, grid, load_toml, quick_study
 from .spec import series_label
 
@@ -78,7 +79,9 @@ def _parser() -> argparse.ArgumentParser:
                          "(SCHED_RR: vmpirun --sched rr, the peers under chrt -r 1; needs "
                          "root or ulimit -r; not the NAS section, not QEMU guests), where a "
                          "rank that yields waits for every other rank of its core to have "
-                         "had a turn")
+                         "had a turn; runs with a core per rank get it too, and their "
+                         "polling ranks then leave the machine's other processes only what "
+                         "RT throttling keeps back")
     ap.add_argument("--build", metavar="DIR", help="vmpi's build tree or install prefix")
     ap.add_argument("--resume", action="store_true",
                     help="go on with the study in --out (runs only what is missing)")
@@ -143,6 +146,15 @@ def _prepare(o) -> Study:
     study = _study(o)
     if o.dry_run:
         return study
+    if study.sched == "rr":
+        # else every MPI run of the grid would fail the same way
+        try:
+            probe_rr()
+        except UsageError as exc:
+            raise StudyError(str(exc)) from None
+        if not shutil.which("chrt"):
+            raise StudyError("--sched rr: no chrt here (util-linux), which starts the peers' "
+                             "launchers round-robin")
     if os.path.exists(plan):
         if not o.force:
             raise StudyError(f"{o.out} already holds a study: --resume goes on with it, "

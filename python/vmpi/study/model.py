@@ -120,8 +120,9 @@ class Params:
 
     def turn_at(self, k: float) -> float:
         """A turn's cost with k ranks on one core: linear between the
-        measured counts and beyond the largest (the scan of the peers'
-        rings grows with k); the smp hand-off when none was measured."""
+        measured counts, and beyond the largest the last segment's line
+        (the scan of the peers' rings grows with k) but never below the
+        largest count's; the smp hand-off when none was measured."""
         if not self.turn:
             return self.handoff.get("smp", 0.0)
         ks = sorted(self.turn)
@@ -129,7 +130,8 @@ class Params:
             return self.turn[ks[0]]
         lo = next((i for i in range(len(ks) - 1) if k <= ks[i + 1]), len(ks) - 2)
         a, b = ks[lo], ks[lo + 1]
-        return max(0.0, self.turn[a] + (k - a) * (self.turn[b] - self.turn[a]) / (b - a))
+        t = self.turn[a] + (k - a) * (self.turn[b] - self.turn[a]) / (b - a)
+        return max(t, self.turn[b]) if k > b else t
 
     def copy_us(self, nbytes: float) -> float:
         """Time to copy nbytes: the per-byte cost of the smallest measured
@@ -193,7 +195,9 @@ def fit(data: dict) -> Params:
         gr, Ggr = fit_line({m: t for m, t in gap.items() if m > EAGER})
         chans[c] = Chan(L, G, Lr, Gr, g, Gg, gr, Ggr)
         h = data.get("handoff-" + c, {}).get("latency", {})
-        hand[c] = min(h.values()) if h else 0.0
+        if not h:
+            raise ValueError(f"no hand-off measured for channel {c}")
+        hand[c] = min(h.values())
     cp = data.get("copy", {}).get("gap", {})
     copy = {int(s): t / s for s, t in cp.items()} if cp else {1 << 20: chans["smp"].Ggr}
     turn = {int(k): t for k, t in data.get("turns", {}).get("latency", {}).items()}
@@ -637,6 +641,8 @@ def format_markdown(doc: dict) -> str:
             "memcpy " + ", ".join(f"{int(k) >> 10} KiB {v * 1e6:.3g} us/MB" for k, v in
                                   sorted(doc["params"]["copy_us_per_byte"].items(),
                                          key=lambda kv: int(kv[0])))]
+    if doc.get("sched") == "rr":
+        out[-1] += "; the hand-offs, turns and collectives ran round-robin (--sched rr)"
     turn = doc["params"].get("turn_us", {})
     if turn:
         out[-1] += "; a turn with k ranks on one core (a ring's hop, us): " + ", ".join(

@@ -39,6 +39,7 @@ import subprocess
 import sys
 import time
 
+from ..options import UsageError, probe_rr
 from . import model
 from .run import Layout
 from .spec import SCHEDS, StudyError
@@ -116,7 +117,7 @@ def channel_jobs(lay: Layout, sched: str = "default") -> list[tuple[dict, list[s
     # Both ranks on one core, yielding while they wait as oversubscribed
     # jobs do (VMPI_YIELD_POLLS is 1 there): the hand-off of each channel.
     for chan, hosts, vms in (("smp", 1, 1), ("ivshmem", 1, 2), ("ofi", 2, 1)):
-        jobs.append(({"channel": "handoff-" + chan, "bench": "latency"},
+        jobs.append(({"channel": "handoff-" + chan, "bench": "latency", "sched": sched},
                      ["taskset", "-c", "0"]
                      + _vmpirun(lay, 2, hosts, vms, ["VMPI_YIELD_POLLS=1"], bind=False,
                                 sched=sched)
@@ -125,7 +126,7 @@ def channel_jobs(lay: Layout, sched: str = "default") -> list[tuple[dict, list[s
     # A turn with k ranks on one core: the hop of a message around a ring
     # of k ranks, yielding as above, about 8,000 hops a run.
     for k in TURN_RANKS:
-        jobs.append(({"channel": "turns", "bench": "ring", "ranks": k},
+        jobs.append(({"channel": "turns", "bench": "ring", "ranks": k, "sched": sched},
                      ["taskset", "-c", "0"]
                      + _vmpirun(lay, k, 1, 1, ["VMPI_YIELD_POLLS=1"], bind=False, sched=sched)
                      + [os.path.join(lay.bench, "ring"), "-i", str(8000 // k), "--json"]))
@@ -146,7 +147,8 @@ def coll_jobs(lay: Layout, grid, sched: str = "default") -> list[tuple[dict, lis
             args = [os.path.join(lay.bench, "coll"), coll, "-i", iters, "-x", "10", "--json"]
             if coll != "barrier":
                 args[2:2] = ["--sizes", ",".join(map(str, SIZES))]
-            key = {"ranks": n, "hosts": hosts, "vms": vms, "policy": policy, "coll": coll}
+            key = {"ranks": n, "hosts": hosts, "vms": vms, "policy": policy, "coll": coll,
+                   "sched": sched}
             jobs.append((key, _vmpirun(lay, n, hosts, vms, env, sched=sched) + args))
     return jobs
 
@@ -191,6 +193,17 @@ def measure(jobs, path: str, reps: int, stream=sys.stderr) -> None:
                 f.flush()
 
 
+def stored_sched(runs: list[dict]) -> str:
+    """The policy the stored oversubscribed runs had ("default" for runs
+    from before it was kept); mixed measurements are refused."""
+    seen = {r.get("sched", "default") for r in runs
+            if r.get("channel", "").startswith(("handoff-", "turns")) or "coll" in r}
+    if len(seen) > 1:
+        raise StudyError(f"measurements of several scheduling policies ({', '.join(sorted(seen))})"
+                         " in one directory")
+    return seen.pop() if seen else "default"
+
+
 def _load(path: str) -> list[dict]:
     with open(path) as f:
         return [json.loads(line) for line in f if line.strip()]
@@ -202,6 +215,8 @@ def channel_data(runs: list[dict]) -> dict:
     rings' hops as "turns": {"latency": {ranks on the core: us}}."""
     acc: dict = {}
     for r in runs:
+        if r.get("error"):
+            continue
         ch = acc.setdefault(r["channel"], {"latency": {}, "gap": {}})
         for rec in r["records"]:
             if r["bench"] == "ring" and rec.get("p50_us") is not None:
@@ -265,7 +280,7 @@ def _parser() -> argparse.ArgumentParser:
                     help="earlier bench/coll results to validate against as well "
                          "(default: the quiet-machine runs of docs/PERFORMANCE.md, "
                          "model_ref.json; none: skip)")
-    ap.add_argument("--sched", choices=SCHEDS, default="default",
+    ap.add_argument("--sched", choices=SCHEDS,
                     help="the scheduling policy of the oversubscribed runs (the hand-offs "
                          "and the collectives): the kernel's default, or rr (vmpirun --sched "
                          "rr)")
@@ -280,25 +295,34 @@ def main(argv: list[str]) -> int:
     coll_path = os.path.join(o.out, "colls.jsonl")
     try:
         if not o.skip_measure:
+            sched = o.sched or "default"
+            if sched == "rr":
+                probe_rr()  # else every oversubscribed run would fail alike
             lay = Layout(o.build, o.out)
             os.makedirs(o.out, exist_ok=True)
             for p in (chan_path, coll_path):
                 if os.path.exists(p):
                     os.remove(p)
             reps = 1 if o.quick else o.reps
-            measure(channel_jobs(lay, o.sched), chan_path, reps)
+            measure(channel_jobs(lay, sched), chan_path, reps)
             if not o.no_validate:
-                measure(coll_jobs(lay, QUICK if o.quick else VALIDATION, o.sched), coll_path,
+                measure(coll_jobs(lay, QUICK if o.quick else VALIDATION, sched), coll_path,
                         reps)
         if not os.path.exists(chan_path):
             raise StudyError(f"no channel measurements in {o.out} (run without --skip-measure)")
+        runs = _load(chan_path) + (_load(coll_path) if os.path.exists(coll_path) else [])
+        sched = stored_sched(runs)
+        if o.skip_measure and o.sched and o.sched != sched:
+            raise StudyError(f"--sched {o.sched}: the measurements in {o.out} ran --sched "
+                             f"{sched}")
         params = model.fit(channel_data(_load(chan_path)))
         measured = coll_data(_load(coll_path)) if os.path.exists(coll_path) else []
         reference = load_reference(o.reference) if o.reference != "none" else []
-    except (StudyError, ValueError) as exc:
+    except (StudyError, UsageError, ValueError) as exc:
         print(f"vmpi study model: {exc}", file=sys.stderr)
         return 2
     doc = model.evaluate(params, measured, reference)
+    doc["sched"] = sched
     with open(os.path.join(o.out, "model.json"), "w") as f:
         json.dump(doc, f, indent=1)
     print(model.format_markdown(doc))

@@ -180,15 +180,23 @@ def _boot(pl: Placement) -> float:
     return GUEST_BOOT if pl.real else 0.0
 
 
+def sched_of(cfg: Config, b: Bench, sched: str) -> str:
+    """The policy a run of the study's ``sched`` gets: round-robin reaches
+    MPI jobs only, and not in QEMU guests, which start their ranks
+    themselves (vmpirun refuses --sched there)."""
+    if (sched == "rr" and cfg.library != "raw" and b.program != "lockbench"
+            and not Placement.parse(cfg.placement).real):
+        return "rr"
+    return "default"
+
+
 def command(cfg: Config, b: Bench, lay: Layout, hosts: Hosts,
             sched: str = "default") -> tuple[str, dict]:
     """The shell command of one run and the variables it adds; ``sched``
     "rr" runs an MPI job's ranks round-robin (vmpirun --sched rr; the
     peers' launchers under chrt, whose children inherit it)."""
     cmd, env = _command(cfg, b, lay, hosts)
-    # QEMU guests start their ranks themselves (vmpirun refuses --sched there)
-    if (sched == "rr" and cfg.library != "raw" and b.program != "lockbench"
-            and not Placement.parse(cfg.placement).real):
+    if sched_of(cfg, b, sched) == "rr":
         cmd = (cmd.replace(lay.vmpirun, f"{lay.vmpirun} --sched rr", 1)
                if cmd.startswith(lay.vmpirun) else f"chrt -r 1 {cmd}")
     return cmd, env
@@ -436,7 +444,7 @@ def run_grid(study: Study, out: str, layout: Layout, stream=None) -> dict:
                         "metric": b.metric, "headline": b.headline,
                         "library": cfg.library, "library_version": ctx["versions"][cfg.library],
                         "placement": cfg.placement, "policy": cfg.policy, "ranks": cfg.ranks,
-                        "sched": study.sched,
+                        "sched": sched_of(cfg, b, study.sched),
                         "rep": rep, "status": status, "seconds": round(secs, 3),
                         "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
                         "command": " ".join([*(f"{k}={v}" for k, v in env.items()), cmd]),
