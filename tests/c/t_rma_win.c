@@ -8,13 +8,15 @@
  *    stores into its neighbours' segments through MPI_Win_shared_query
  *    pointers, and a flag handshake in the window with MPI_Win_sync;
  *  - on a communicator whose ranks do not all share memory it fails with
- *    MPI_ERR_RMA_SHARED;
+ *    MPI_ERR_RMA_SHARED, and with MPI_ERR_NO_MEM when the segments add up
+ *    to more than the machine can address;
  *  - MPI_Alloc_mem memory as window memory and as message buffers;
  *  - many origins at once on one target: accumulates (the sum is exact),
  *    fetch-and-add tickets (every value handed out exactly once),
  *    compare-and-swap (one winner per round) and read-modify-write under an
  *    exclusive lock (no update lost), on every window flavor. */
 #include <mpi.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,6 +209,14 @@ static void shared_windows(void)
                 MPI_WIN_FLAVOR_SHARED, "allocate_shared");
     OK(MPI_Win_free(&win));
     free(seg);
+
+    /* segments whose sum this machine cannot address: an error, not a
+     * block whose size wrapped round */
+    OK(MPI_Comm_set_errhandler(shm, MPI_ERRORS_RETURN));
+    int *huge = NULL;
+    t_expect_err(MPI_Win_allocate_shared(PTRDIFF_MAX, 1, MPI_INFO_NULL, shm, &huge, &win),
+                 MPI_ERR_NO_MEM, "MPI_Win_allocate_shared", "segments of PTRDIFF_MAX bytes");
+    OK(MPI_Comm_set_errhandler(shm, MPI_ERRORS_ARE_FATAL));
 
     /* across ranks that cannot all share memory, the call must fail */
     int world_shared = ss == size;
