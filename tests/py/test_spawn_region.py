@@ -276,7 +276,10 @@ int main(int argc, char **argv)
     MPI_Comm ab;
     OK(MPI_Init(&argc, &argv));
     OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-    CHECK(argc == 3, "usage: xflip accept|connect DIR");
+    CHECK(argc == 4, "usage: xflip accept|connect DIR INTS");
+    int n = atoi(argv[3]);
+    int *big = calloc((size_t)n, sizeof *big);
+    CHECK(n > 0 && big, "INTS: %s", argv[3]);
     int accept = !strcmp(argv[1], "accept");
     snprintf(tmp, sizeof tmp, "%s/port", argv[2]);
     if (accept && rank == 0) {
@@ -306,8 +309,9 @@ int main(int argc, char **argv)
             OK(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, ab, &flag, MPI_STATUS_IGNORE));
             usleep(1000);
         }
-        OK(MPI_Sendrecv(&out, 1, MPI_INT, 0, 2, &in, 1, MPI_INT, 0, 2, ab, MPI_STATUS_IGNORE));
-        CHECK(in == 7, "got %d", in);
+        big[0] = out;
+        OK(MPI_Sendrecv_replace(big, n, MPI_INT, 0, 2, 0, 2, ab, MPI_STATUS_IGNORE));
+        CHECK(big[0] == 7, "got %d", big[0]);
         printf("xflip: exchanged\n");
     }
     OK(MPI_Comm_disconnect(&ab));
@@ -318,15 +322,17 @@ int main(int argc, char **argv)
 
 
 @needs_prog
-def test_a_send_to_a_peer_whose_area_was_taken_back_is_an_error(tmp_path):
+@pytest.mark.parametrize("ints", [1, 65536], ids=["eager", "rendezvous"])
+def test_a_send_to_a_peer_whose_area_was_taken_back_is_an_error(tmp_path, ints):
     """Two launches on one region meet in a pool pair, whose slot lies in the
     area of one of them. Someone changes that area's entry in the region's
     table: the other process, which polls meanwhile, sees the area taken
-    back and moves the pair out of it, and its next send to that peer ends
-    its job with an error naming the peer, where it used to go into memory
-    nobody reads while both jobs waited for their timeout. (The owner's job
-    then waits for a message that cannot come, as for a process that has
-    ended; the test stops it.)"""
+    back and moves the pair out of it, and its next send to that peer (an
+    eager message, or the request that starts a rendezvous) ends its job
+    with an error naming the peer, where it used to go into memory nobody
+    reads while both jobs waited for their timeout. (The owner's job then
+    waits for a message that cannot come, as for a process that has ended;
+    the test stops it.)"""
     from test_mpi_jobs import MPICC
     (tmp_path / "xflip.c").write_text(XFLIP_C)
     prog = tmp_path / "xflip"
@@ -344,11 +350,13 @@ def test_a_send_to_a_peer_whose_area_was_taken_back_is_an_error(tmp_path):
            "VMPI_IVSHMEM_LEASE_MS": "600000"}
     procs = [start_vmpirun(tmp_path, "-n", 2, "--timeout", 90, "sh", "-c",
                            f'VMPI_VM_ID=vm{side}$PMI_RANK exec "$0" "$@"', prog, side, tmp_path,
-                           env=env) for side in ("accept", "connect")]
+                           ints, env=env) for side in ("accept", "connect")]
     try:
         deadline = time.monotonic() + 60
         while not all((tmp_path / f"ready.{s}").exists() for s in ("accept", "connect")):
-            assert time.monotonic() < deadline and all(p.poll() is None for p in procs)
+            gone = [p for p in procs if p.poll() is not None]
+            assert not gone, [finish(p, 10) for p in gone]
+            assert time.monotonic() < deadline
             time.sleep(0.05)
         with open(region, "r+b") as f:
             head = f.read(CHUNK)
