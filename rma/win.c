@@ -268,12 +268,6 @@ int vmpi_win_create(void *base, MPI_Aint size, int disp_unit, struct vmpi_comm *
         for (int r = 0; r < w->size; r++)
             if (vmpi_locality_shared_id(vmpi_comm_world_rank(c, r)) == sid)
                 too_big |= __builtin_add_overflow(block, seg_round(flavor, w->t[r].size), &block);
-    if (too_big) {
-        free(cards);
-        win_release(w);
-        return vmpi_err(c, MPI_ERR_NO_MEM, "%s: the node's window memory is more than this "
-                        "machine can address", fn);
-    }
     if (flavor == MPI_WIN_FLAVOR_SHARED && nnode != w->size) {
         free(cards);
         win_release(w);
@@ -301,7 +295,9 @@ int vmpi_win_create(void *base, MPI_Aint size, int disp_unit, struct vmpi_comm *
     }
     w->node_bytes = block;
     w->node_leader = w->rank == leader;
-    if (w->node_leader) {
+    /* A node whose sum wraps allocates nothing: every rank learns it from
+     * the check below, as when an allocation fails. */
+    if (w->node_leader && !too_big) {
         if (nnode == 1) {
             w->node_kind = NODE_PRIVATE;
             if (posix_memalign(&w->node_mem, VMPI_CACHELINE, block))
@@ -346,6 +342,9 @@ int vmpi_win_create(void *base, MPI_Aint size, int disp_unit, struct vmpi_comm *
     if (!all_ok) {
         free(cards);
         win_release(w);
+        if (too_big)
+            return vmpi_err(c, MPI_ERR_NO_MEM, "%s: the node's window memory is more than "
+                            "this machine can address", fn);
         return vmpi_err(c, MPI_ERR_NO_MEM,
                         "%s: a rank of the window could not get its shared memory (%zu-byte "
                         "node block%s; the host region's heap slice is VMPI_IVSHMEM_HEAP "

@@ -211,12 +211,15 @@ static void shared_windows(void)
     free(seg);
 
     /* segments whose sum this machine cannot address: an error, not a
-     * block whose size wrapped round */
-    OK(MPI_Comm_set_errhandler(shm, MPI_ERRORS_RETURN));
-    int *huge = NULL;
-    t_expect_err(MPI_Win_allocate_shared(PTRDIFF_MAX, 1, MPI_INFO_NULL, shm, &huge, &win),
-                 MPI_ERR_NO_MEM, "MPI_Win_allocate_shared", "segments of PTRDIFF_MAX bytes");
-    OK(MPI_Comm_set_errhandler(shm, MPI_ERRORS_ARE_FATAL));
+     * block whose size wrapped round (one rank alone would ask the
+     * allocator, which AddressSanitizer does not let fail) */
+    if (ss > 1) {
+        OK(MPI_Comm_set_errhandler(shm, MPI_ERRORS_RETURN));
+        int *huge = NULL;
+        t_expect_err(MPI_Win_allocate_shared(PTRDIFF_MAX, 1, MPI_INFO_NULL, shm, &huge, &win),
+                     MPI_ERR_NO_MEM, "MPI_Win_allocate_shared", "segments of PTRDIFF_MAX bytes");
+        OK(MPI_Comm_set_errhandler(shm, MPI_ERRORS_ARE_FATAL));
+    }
 
     /* across ranks that cannot all share memory, the call must fail */
     int world_shared = ss == size;

@@ -56,8 +56,11 @@ def test_a_turn_costs_what_the_ring_measured_at_that_many_ranks():
     assert prm.turn == TURNS
     assert prm.turn_at(2) == 2.0 and prm.turn_at(1) == 2.0
     assert prm.turn_at(20) == pytest.approx(2.5 + 12 * 1.5 / 24)
-    # beyond the largest count the last segment goes on (the scan grows)
+    # beyond the largest count the last segment goes on (the scan grows),
+    # but a falling last segment (noise) does not take a turn below it
     assert prm.turn_at(64) == pytest.approx(4.0 + 32 * 1.5 / 24)
+    fall = Params(prm.chans, prm.handoff, prm.copy, {16: 2.0, 32: 1.8})
+    assert fall.turn_at(24) == pytest.approx(1.9) and fall.turn_at(400) == 1.8
     # measurements from before the ring: every turn is the smp hand-off
     old = Params(prm.chans, prm.handoff, prm.copy)
     assert old.turn_at(32) == prm.handoff["smp"]
@@ -78,6 +81,11 @@ def test_fit_line_is_robust_to_noise_and_needs_two_points():
         model.fit_line({8: 1.0})
     with pytest.raises(ValueError):
         model.fit({"smp": synthetic()["smp"]})
+    # a hand-off that was not measured (its runs failed) is not a free turn
+    broken = synthetic()
+    del broken["handoff-ivshmem"]
+    with pytest.raises(ValueError, match="no hand-off measured for channel ivshmem"):
+        model.fit(broken)
     # the protocol switch: each regime is its own line
     ch = TRUE["ofi"]
     assert ch.one(model.EAGER) < ch.one(model.EAGER + 1) - 10
@@ -208,6 +216,27 @@ def test_subcommand_from_stored_measurements(tmp_path):
     ref = doc["reference"]
     assert len(ref) > 50 and all(r["predicted_us"] > 0 for r in ref)
     assert {r["policy"] for r in ref} == {"aware", "vnic"}
+
+
+def test_failed_runs_and_mixed_policies_are_not_measurements(tmp_path):
+    from vmpi.study import model_run
+    runs = [{"channel": "turns", "bench": "ring", "ranks": 8, "sched": "rr", "error": "",
+             "records": [{"size": 8, "p50_us": 2.5}]},
+            {"channel": "turns", "bench": "ring", "ranks": 16, "sched": "rr",
+             "error": "exit 2: --sched rr: this process may not run round-robin",
+             "records": [{"size": 8, "p50_us": 0.1}]}]
+    assert model_run.channel_data(runs)["turns"]["latency"] == {8: 2.5}
+    assert model_run.stored_sched(runs) == "rr"
+    assert model_run.stored_sched([{"channel": "smp", "records": []}]) == "default"
+    with pytest.raises(model_run.StudyError, match="several scheduling policies"):
+        model_run.stored_sched(runs + [{"coll": "barrier", "ranks": 4, "records": []}])
+    # --skip-measure keeps the policy the measurements had
+    _store(tmp_path)
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    p = subprocess.run([sys.executable, "-m", "vmpi", "study", "model", "--skip-measure",
+                        "--sched", "rr", "--out", str(tmp_path)], capture_output=True,
+                       text=True, env=env, timeout=60)
+    assert p.returncode == 2 and "ran --sched default" in p.stderr, p.stderr
 
 
 def test_subcommand_without_measurements(tmp_path):
