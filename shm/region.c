@@ -328,6 +328,22 @@ static void beat_end(void)
     beat_running = false;
 }
 
+/* The first of the count - 1 entries after entry i that is not a CONT
+ * entry naming i (its distance from i), or 0 when the area is whole; the
+ * states read go to st[1..count-1] when st is given. i + count must lie
+ * inside the table. */
+static uint32_t area_break(uint32_t i, uint32_t count, uint64_t *st)
+{
+    for (uint32_t k = 1; k < count; k++) {
+        uint64_t s = atomic_load(&table[i + k].state);
+        if (st)
+            st[k] = s;
+        if (VMPI_CHUNK_KIND(s) != VMPI_CHUNK_CONT || table[i + k].head != i)
+            return k;
+    }
+    return 0;
+}
+
 /* Attaches to the area whose first chunk is i, of `need` chunks (checked
  * against the table, which anyone on the host can write). */
 static int attach(uint32_t i, uint32_t need)
@@ -342,11 +358,9 @@ static int attach(uint32_t i, uint32_t need)
         return vmpi_err_make(MPI_ERR_NO_MEM, "out of memory");
     mystate = st;
     mystate[0] = s;
-    for (uint32_t k = 1; k < count; k++) {
-        mystate[k] = atomic_load(&table[i + k].state);
-        if (VMPI_CHUNK_KIND(mystate[k]) != VMPI_CHUNK_CONT || table[i + k].head != i)
-            return fail(": job table entry %u is inconsistent", vmpi_region.path, i + k);
-    }
+    uint32_t k = area_break(i, count, mystate);
+    if (k)
+        return fail(": job table entry %u is inconsistent", vmpi_region.path, i + k);
     vmpi_region.head = i;
     vmpi_region.count = count;
     vmpi_region.gen = VMPI_CHUNK_GEN(s);
@@ -500,14 +514,8 @@ void vmpi_region_close(void)
 
 bool vmpi_region_area_whole(uint32_t i, uint32_t count)
 {
-    if (!table || i < first_chunk || i >= nchunks || count == 0 || count > nchunks - i)
-        return false;
-    for (uint32_t k = 1; k < count; k++)
-        if (VMPI_CHUNK_KIND(atomic_load_explicit(&table[i + k].state, memory_order_acquire)) !=
-                VMPI_CHUNK_CONT ||
-            table[i + k].head != i)
-            return false;
-    return true;
+    return table && i >= first_chunk && i < nchunks && count && count <= nchunks - i &&
+           !area_break(i, count, NULL);
 }
 
 struct vmpi_region_chunk *vmpi_region_table(uint32_t *first, uint32_t *n, unsigned *shift)

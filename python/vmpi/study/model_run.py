@@ -310,13 +310,14 @@ def main(argv: list[str]) -> int:
                         reps)
         if not os.path.exists(chan_path):
             raise StudyError(f"no channel measurements in {o.out} (run without --skip-measure)")
-        runs = _load(chan_path) + (_load(coll_path) if os.path.exists(coll_path) else [])
-        sched = stored_sched(runs)
+        chan_runs = _load(chan_path)
+        coll_runs = _load(coll_path) if os.path.exists(coll_path) else []
+        sched = stored_sched(chan_runs + coll_runs)
         if o.skip_measure and o.sched and o.sched != sched:
             raise StudyError(f"--sched {o.sched}: the measurements in {o.out} ran --sched "
                              f"{sched}")
-        params = model.fit(channel_data(_load(chan_path)))
-        measured = coll_data(_load(coll_path)) if os.path.exists(coll_path) else []
+        params = model.fit(channel_data(chan_runs))
+        measured = coll_data(coll_runs)
         reference = load_reference(o.reference) if o.reference != "none" else []
     except (StudyError, UsageError, ValueError) as exc:
         print(f"vmpi study model: {exc}", file=sys.stderr)
