@@ -82,6 +82,10 @@ struct vmpi_chan_up {
     /* The transfer is over: a send's data has left its buffer, a receive's
      * (or a one-sided operation's) data is in place. */
     void (*complete)(struct vmpi_xfer *x);
+    /* Whether a receive or probe naming world rank `peer`, or an operation
+     * awaiting a packet from it, is under way (a channel that has lost the
+     * peer for good ends the job then instead of leaving it waiting). */
+    bool (*awaits)(int peer);
 };
 
 /* How two ranks relate, as the coordinator sees them; a channel's `reach`

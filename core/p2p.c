@@ -209,6 +209,7 @@ static struct vmpi_xfer *up_send_of(uint64_t cookie, int peer)
 }
 
 static int incoming(int src, const struct vmpi_hdr *h, const void *pay, size_t paylen);
+static bool up_awaits(int src);
 
 const struct vmpi_chan_up vmpi_p2p_up = {
     .incoming = incoming,
@@ -217,6 +218,7 @@ const struct vmpi_chan_up vmpi_p2p_up = {
     .rdata = up_rdata,
     .deliver = up_deliver,
     .complete = up_complete,
+    .awaits = up_awaits,
 };
 
 static void send_ack(int world, uint64_t cookie)
@@ -248,16 +250,22 @@ static inline void recv_eager(struct vmpi_req *r, const struct vmpi_hdr *h, cons
 /* World rank a probe is looking at (or ANY_SOURCE) while it polls; -3 none. */
 static int probing = -3;
 
-/* Could a posted receive or an active probe match a message from world
- * rank src? Only asked when the unexpected cap is reached. */
-static bool wanted_from(int src)
+/* Does something wait for world rank src: a posted receive or an active
+ * probe that names it (with any, also one for MPI_ANY_SOURCE), or an
+ * operation that awaits a packet from it? */
+static bool waits_for(int src, bool any)
 {
-    if (probing == MPI_ANY_SOURCE || probing == src || inflight[src])
+    if ((any && probing == MPI_ANY_SOURCE) || probing == src || inflight[src])
         return true;
     for (struct vmpi_req *r = pq_head; r; r = r->next)
-        if (r->peer == MPI_ANY_SOURCE || vmpi_comm_world_rank(r->comm, r->peer) == src)
+        if (r->peer == MPI_ANY_SOURCE ? any : vmpi_comm_world_rank(r->comm, r->peer) == src)
             return true;
     return false;
+}
+
+static bool up_awaits(int src)
+{
+    return waits_for(src, false);
 }
 
 /* A packet from world rank src (the channels' up-call; see chan.h). */
@@ -310,7 +318,7 @@ static int incoming(int src, const struct vmpi_hdr *h, const void *pay, size_t p
 
     size_t hold = h->type == VMPI_PKT_EAGER ? paylen : 0;
     if (hold && hold > vmpi_g.unexp_max - vmpi_g.unexp_bytes && vmpi_g.unexp_bytes > 0 &&
-        !wanted_from(src))
+        !waits_for(src, true))
         return VMPI_AGAIN;
     struct vmpi_unexp *u = malloc(sizeof *u + paylen);
     if (!u)

@@ -120,7 +120,9 @@ static struct far {
     uint64_t state, key0;
     uint32_t count;
     char *moved;
+    unsigned polls; /* since it was moved */
 } *fars;
+enum { FAR_AWAIT_POLLS = 64 };
 static int nfars;
 
 static uint64_t iv_addr_of(const void *buf, size_t n)
@@ -172,15 +174,25 @@ static void far_check(void)
 {
     for (int i = 0; i < nfars; i++) {
         struct far *f = &fars[i];
-        if (f->moved || far_same(f))
+        struct vmpi_pair_peer *p = f->p;
+        /* A receive from a peer that is gone would wait until the job's
+         * timeout: looked for now and then (a scan of the posted ones). */
+        if (f->moved) {
+            if (++f->polls % FAR_AWAIT_POLLS == 0 && inst.up->awaits(p->world))
+                vmpi_fatal("%s: a receive waits for %s, whose job's area of the region was taken "
+                           "back (that job has ended, or someone rewrote the region's table)",
+                           where, p->name);
+            continue;
+        }
+        if (far_same(f))
             continue;
         /* A transfer under way would go on in private memory, where
          * nobody takes it (or completes a send nobody will read). */
-        struct vmpi_pair_peer *p = f->p;
-        if (p->out_stream || p->in_stream || p->in_wait || p->bl_head || p->nsplit)
+        if (p->out_stream || p->in_stream || p->in_wait || p->bl_head || p->nsplit ||
+            inst.up->awaits(p->world))
             vmpi_fatal("%s: %s's job's area of the region was taken back (that job has ended, "
-                       "or someone rewrote the region's table) with a transfer between them "
-                       "under way",
+                       "or someone rewrote the region's table) with a transfer between them, "
+                       "or a receive from it, under way",
                        where, p->name);
         void *m = mmap(NULL, 2 * dir.pair_stride, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -264,7 +264,8 @@ def test_jobs_of_two_launches_share_pool_pairs_only_within_a_domain(xdomain, tmp
 
 
 # Two launches meet as in XDOMAIN_C; rank 0 of each then polls until the
-# test says go, and the two rank 0s exchange a message.
+# test says go, and the two rank 0s exchange a message (send), or each
+# only waits for one from the other (recv).
 XFLIP_C = r'''
 #include "t_dyn_chan.h"
 #include <unistd.h>
@@ -276,7 +277,7 @@ int main(int argc, char **argv)
     MPI_Comm ab;
     OK(MPI_Init(&argc, &argv));
     OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-    CHECK(argc == 4, "usage: xflip accept|connect DIR INTS");
+    CHECK(argc == 5, "usage: xflip accept|connect DIR INTS send|recv");
     int n = atoi(argv[3]);
     int *big = calloc((size_t)n, sizeof *big);
     CHECK(n > 0 && big, "INTS: %s", argv[3]);
@@ -310,7 +311,10 @@ int main(int argc, char **argv)
             usleep(1000);
         }
         big[0] = out;
-        OK(MPI_Sendrecv_replace(big, n, MPI_INT, 0, 2, 0, 2, ab, MPI_STATUS_IGNORE));
+        if (!strcmp(argv[4], "recv"))
+            OK(MPI_Recv(big, n, MPI_INT, 0, 2, ab, MPI_STATUS_IGNORE));
+        else
+            OK(MPI_Sendrecv_replace(big, n, MPI_INT, 0, 2, 0, 2, ab, MPI_STATUS_IGNORE));
         CHECK(big[0] == 7, "got %d", big[0]);
         printf("xflip: exchanged\n");
     }
@@ -322,17 +326,18 @@ int main(int argc, char **argv)
 
 
 @needs_prog
-@pytest.mark.parametrize("ints", [1, 65536], ids=["eager", "rendezvous"])
-def test_a_send_to_a_peer_whose_area_was_taken_back_is_an_error(tmp_path, ints):
+@pytest.mark.parametrize("ints,mode", [(1, "send"), (65536, "send"), (1, "recv")],
+                         ids=["eager", "rendezvous", "receive"])
+def test_a_send_to_a_peer_whose_area_was_taken_back_is_an_error(tmp_path, ints, mode):
     """Two launches on one region meet in a pool pair, whose slot lies in the
     area of one of them. Someone changes that area's entry in the region's
     table: the other process, which polls meanwhile, sees the area taken
     back and moves the pair out of it, and its next send to that peer (an
     eager message, or the request that starts a rendezvous) ends its job
     with an error naming the peer, where it used to go into memory nobody
-    reads while both jobs waited for their timeout. (The owner's job then
-    waits for a message that cannot come, as for a process that has ended;
-    the test stops it.)"""
+    reads while both jobs waited for their timeout; so does a receive it
+    posts for that peer alone. (The owner's job then waits for a message
+    that cannot come, as for a process that has ended; the test stops it.)"""
     from test_mpi_jobs import MPICC
     (tmp_path / "xflip.c").write_text(XFLIP_C)
     prog = tmp_path / "xflip"
@@ -350,7 +355,7 @@ def test_a_send_to_a_peer_whose_area_was_taken_back_is_an_error(tmp_path, ints):
            "VMPI_IVSHMEM_LEASE_MS": "600000"}
     procs = [start_vmpirun(tmp_path, "-n", 2, "--timeout", 90, "sh", "-c",
                            f'VMPI_VM_ID=vm{side}$PMI_RANK exec "$0" "$@"', prog, side, tmp_path,
-                           ints, env=env) for side in ("accept", "connect")]
+                           ints, mode, env=env) for side in ("accept", "connect")]
     try:
         deadline = time.monotonic() + 60
         while not all((tmp_path / f"ready.{s}").exists() for s in ("accept", "connect")):
@@ -369,6 +374,7 @@ def test_a_send_to_a_peer_whose_area_was_taken_back_is_an_error(tmp_path, ints):
                 f.seek(off)
                 f.write(struct.pack("<Q", struct.unpack_from("<Q", head, off)[0] ^ 1 << 40))
                 f.flush()
+        time.sleep(0.5)   # polls see the change before the exchange begins
         (tmp_path / "go").touch()
         deadline = time.monotonic() + 60
         while all(p.poll() is None for p in procs) and time.monotonic() < deadline:
@@ -385,6 +391,7 @@ def test_a_send_to_a_peer_whose_area_was_taken_back_is_an_error(tmp_path, ints):
                 p.wait()
     errs = "".join(r[2] for r in results)
     assert "signal" not in errs, errs
-    assert re.search(r"ivshmem region \S+: cannot reach rank 0 of job [0-9a-f]{8}: its job's "
-                     r"area of the region was taken back", errs), errs
+    said = (r"cannot reach rank 0 of job [0-9a-f]{8}: its job's area" if mode == "send" else
+            r"a receive waits for rank 0 of job [0-9a-f]{8}, whose job's area")
+    assert re.search(r"ivshmem region \S+: " + said + " of the region was taken back", errs), errs
     assert 1 in (results[0][0], results[1][0]), results
