@@ -148,7 +148,6 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
     static const char fn[] = "MPI_Comm_split_type";
     VMPI_ENTER(fn);
     COMM_NAMED_ARG(c, comm, fn, "comm");
-    VMPI_CHECK_INTRA(c, fn);
     VMPI_CHECK_INFO(info, c, fn); /* no hint is used */
     PTR_ARG(newcomm, c, fn, "newcomm");
     VMPI_CHECK(split_type == MPI_COMM_TYPE_SHARED || split_type == MPI_UNDEFINED, c,

@@ -147,21 +147,29 @@ out:
 int vmpi_comm_split(struct vmpi_comm *c, int color, int key, struct vmpi_comm **out)
 {
     if (c->local)
-        return vmpi_comm_inter_split(c, color, key, out);
+        return vmpi_comm_inter_split(c, color, key, "MPI_Comm_split", out);
     return split(c, color != MPI_UNDEFINED, color, key, "MPI_Comm_split", out);
 }
 
 /* MPI_COMM_TYPE_SHARED groups the ranks that can map the same memory, as the
- * locality detector reports them; MPI_UNDEFINED gives no communicator. */
+ * locality detector reports them; MPI_UNDEFINED gives no communicator. On
+ * an intercommunicator, as MPI_Comm_split there: the local ranks of one
+ * shared-memory domain with the remote ranks of the same domain, and
+ * MPI_COMM_NULL where one side has none (everywhere when ranks of another
+ * job take part: no domain is known to match then). */
 int vmpi_comm_split_type(struct vmpi_comm *c, int type, int key, struct vmpi_comm **out)
 {
-    int color = 0;
+    static const char fn[] = "MPI_Comm_split_type";
     bool mixed = false; /* other jobs' ranks number their sharing their own way */
     for (int r = 0; r < c->size; r++)
-        mixed |= vmpi_proc_other(vmpi_comm_world_rank(c, r));
-    if (type == MPI_COMM_TYPE_SHARED)
-        color = mixed ? c->rank : vmpi_locality_shared_id(vmpi_comm_world_rank(c, c->rank));
-    return split(c, type != MPI_UNDEFINED, color, key, "MPI_Comm_split_type", out);
+        mixed |= vmpi_proc_other(c->group->world[r]);
+    for (int r = 0; c->local && r < c->peers->size; r++)
+        mixed |= vmpi_proc_other(c->peers->world[r]);
+    int color = mixed ? c->rank : vmpi_locality_shared_id(c->group->world[c->rank]);
+    if (c->local)
+        return vmpi_comm_inter_split(c, type == MPI_UNDEFINED || mixed ? MPI_UNDEFINED : color,
+                                     key, fn, out);
+    return split(c, type != MPI_UNDEFINED, color, key, fn, out);
 }
 
 /* Collective over c; g must be a subset of c's group (checked by the caller).
@@ -170,7 +178,7 @@ int vmpi_comm_create(struct vmpi_comm *c, struct vmpi_group *g, struct vmpi_comm
 {
     if (c->local)
         return vmpi_comm_inter_split(c, g->rank == MPI_UNDEFINED ? MPI_UNDEFINED : 0, g->rank,
-                                     out);
+                                     "MPI_Comm_create", out);
     uint32_t ctx, inst;
     *out = NULL;
     int rc = ctx_agree(c, &ctx, &inst, "MPI_Comm_create");

@@ -44,8 +44,10 @@ int vmpi_comm_intercomm_merge(struct vmpi_comm *c, int high, struct vmpi_comm **
 int vmpi_comm_intercomm_dyn(struct vmpi_comm *local, int root, struct vmpi_comm *bridge,
                             int other, int tag, const char *fn, struct vmpi_comm **out);
 int vmpi_comm_inter_dup(struct vmpi_comm *c, struct vmpi_comm **out);
-/* Split (and create, as a split) of an intercommunicator. */
-int vmpi_comm_inter_split(struct vmpi_comm *c, int color, int key, struct vmpi_comm **out);
+/* Split (and create and split_type, as a split) of an intercommunicator;
+ * fn names the MPI call in errors. */
+int vmpi_comm_inter_split(struct vmpi_comm *c, int color, int key, const char *fn,
+                          struct vmpi_comm **out);
 
 /* Dynamic processes (dynamic.c, prefix vmpi_dyn_). Ports: name has room
  * for MPI_MAX_PORT_NAME characters. accept/connect: collective over c,

@@ -370,9 +370,9 @@ static int split_key_cmp(const void *a, const void *b)
  * color in (key, rank) order; MPI_COMM_NULL where either side has none.
  * Every color gets the same context id, free on all processes of both
  * sides: no process is in two of the new communicators. */
-int vmpi_comm_inter_split(struct vmpi_comm *c, int color, int key, struct vmpi_comm **out)
+int vmpi_comm_inter_split(struct vmpi_comm *c, int color, int key, const char *fn,
+                          struct vmpi_comm **out)
 {
-    const char *fn = "MPI_Comm_split";
     struct side mine, remote;
     int *world, rc;
     uint32_t ctx, inst;

@@ -5,8 +5,8 @@
  * sizes, ranks and the remote group; point-to-point between the groups
  * (ranks name remote processes, ANY_SOURCE reports remote ranks); every
  * blocking collective in both directions with values that depend on the
- * sender; MPI_Comm_dup, MPI_Comm_split and MPI_Comm_create of an
- * intercommunicator; MPI_Intercomm_merge in both orders; bad input: the error class and a message naming the
+ * sender; MPI_Comm_dup, MPI_Comm_split, MPI_Comm_split_type and
+ * MPI_Comm_create of an intercommunicator; MPI_Intercomm_merge in both orders; bad input: the error class and a message naming the
  * function. */
 #include <mpi.h>
 #include <stdio.h>
@@ -49,6 +49,76 @@ static void p2p(MPI_Comm ic)
         seen |= 1 << st.MPI_SOURCE;
     }
     CHECK(seen == (1 << rsize) - 1, "sources seen %#x", seen);
+}
+
+/* Whether world rank w is in g (w's rank in g, or -1). */
+static int in_group(MPI_Group g, int w)
+{
+    MPI_Group world;
+    int r;
+    OK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+    OK(MPI_Group_translate_ranks(world, 1, &w, g, &r));
+    OK(MPI_Group_free(&world));
+    return r == MPI_UNDEFINED ? -1 : r;
+}
+
+/* MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) of an intercommunicator: the
+ * local ranks that share memory with this one (as the split of
+ * MPI_COMM_WORLD says) and the remote ranks that do, in rank order; or
+ * MPI_COMM_NULL when either side has none. MPI_UNDEFINED: MPI_COMM_NULL. */
+static void split_type(MPI_Comm ic)
+{
+    MPI_Comm node, sc;
+    MPI_Group ng;
+    OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    OK(MPI_Comm_group(node, &ng));
+    int nl = 0, nr = 0;
+    for (int r = 0; r < lsize; r++)
+        nl += in_group(ng, world_of(even, r)) >= 0;
+    for (int r = 0; r < rsize; r++)
+        nr += in_group(ng, world_of(!even, r)) >= 0;
+    OK(MPI_Comm_split_type(ic, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &sc));
+    CHECK((sc == MPI_COMM_NULL) == (nr == 0), "%d local and %d remote ranks share memory, "
+          "the split gave %s", nl, nr, sc == MPI_COMM_NULL ? "MPI_COMM_NULL" : "a communicator");
+    if (sc != MPI_COMM_NULL) {
+        int inter, n;
+        OK(MPI_Comm_test_inter(sc, &inter));
+        CHECK(inter, "the split of an intercommunicator is an intracommunicator");
+        MPI_Group lg, rg;
+        OK(MPI_Comm_group(sc, &lg));
+        OK(MPI_Comm_remote_group(sc, &rg));
+        OK(MPI_Comm_size(sc, &n));
+        CHECK(n == nl, "local size %d, want %d", n, nl);
+        OK(MPI_Comm_remote_size(sc, &n));
+        CHECK(n == nr, "remote size %d, want %d", n, nr);
+        for (int r = 0, k = 0; r < rsize; r++)
+            if (in_group(ng, world_of(!even, r)) >= 0) {
+                CHECK(in_group(rg, world_of(!even, r)) == k, "remote rank %d of the group is "
+                      "rank %d of the split, want %d", r, in_group(rg, world_of(!even, r)), k);
+                k++;
+            }
+        CHECK(in_group(lg, rank) >= 0, "this rank is not in its split's local group");
+        int v = rank, got = -1;
+        int root = in_group(lg, rank) == 0 ? MPI_ROOT : MPI_PROC_NULL;
+        /* the even side's first rank sends to the odd side's ranks */
+        if (even)
+            OK(MPI_Bcast(&v, 1, MPI_INT, root, sc));
+        else {
+            OK(MPI_Bcast(&got, 1, MPI_INT, 0, sc));
+            int want = -1;
+            for (int r = 0; r < rsize && want < 0; r++)
+                if (in_group(ng, world_of(1, r)) >= 0)
+                    want = world_of(1, r);
+            CHECK(got == want, "broadcast over the split gave %d, want %d", got, want);
+        }
+        OK(MPI_Group_free(&lg));
+        OK(MPI_Group_free(&rg));
+        OK(MPI_Comm_free(&sc));
+    }
+    OK(MPI_Comm_split_type(ic, MPI_UNDEFINED, 0, MPI_INFO_NULL, &sc));
+    CHECK(sc == MPI_COMM_NULL, "split_type MPI_UNDEFINED gave a communicator");
+    OK(MPI_Group_free(&ng));
+    OK(MPI_Comm_free(&node));
 }
 
 /* Every blocking collective; `give` is the group whose rank 0 is the root. */
@@ -311,8 +381,8 @@ int main(int argc, char **argv)
     MPI_Win w;
     check_err(MPI_Win_create(&v, sizeof v, 1, MPI_INFO_NULL, ic, &w), MPI_ERR_COMM,
               "MPI_Win_create");
-    check_err(MPI_Comm_split_type(ic, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &bad),
-              MPI_ERR_COMM, "MPI_Comm_split_type");
+
+    split_type(ic);
 
     OK(MPI_Comm_free(&icd));
     OK(MPI_Comm_free(&ic));
