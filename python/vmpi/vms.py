@@ -86,7 +86,9 @@ __all__ = [
 
 MOUNT_DIR = "/run/vmpi"             # a tmpfs inside each VM, hiding the machine's
 IVSHMEM_PATH = MOUNT_DIR + "/ivshmem"
-DEFAULT_IVSHMEM_SIZE = 1 << 30
+# Sparse: a job takes about half (its heap's default), jobs it spawns the
+# rest (mpi4py's suite has each of 4 ranks spawn 8 at once).
+DEFAULT_IVSHMEM_SIZE = 4 << 30
 # Bounds of a job's area in a host's region (channel/ivshmem/ivshmem.c lays
 # it out): per ordered pair of the host's ranks its ring and bulk slots
 # (652 KiB with the default VMPI_IVSHMEM_* knobs), per rank its collective

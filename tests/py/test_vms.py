@@ -871,7 +871,7 @@ def test_bad_vms_is_a_usage_error(args, msg):
     assert cp.stderr.startswith(f"vmpirun: {msg}\nusage:")
 
 
-@pytest.mark.parametrize("nlocal,gib", [(1, 1), (15, 1), (16, 2), (32, 4), (80, 16)])
+@pytest.mark.parametrize("nlocal,gib", [(1, 4), (15, 4), (16, 4), (32, 4), (80, 16)])
 def test_region_size_grows_with_the_ranks_of_a_host(nlocal, gib):
     assert vms.region_size(nlocal) == gib << 30
 
