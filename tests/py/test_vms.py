@@ -212,7 +212,7 @@ def test_8_ranks_on_2_hosts_of_2_vms(tmp_path, monkeypatch):
             "VMPI_LOCAL_RANK": str(r % 2), "VMPI_LOCAL_SIZE": "2",
             "MPI_LOCALRANKID": str(r % 2), "MPI_LOCALNRANKS": "2",
             "VMPI_IVSHMEM_PATH": "/run/vmpi/ivshmem", "FI_TCP_IFACE": "vmpi0"}, r
-        assert row["region"] == 1 << 30       # the default --ivshmem-size
+        assert row["region"] == vms.DEFAULT_IVSHMEM_SIZE   # the default --ivshmem-size
         assert row["ns"]["net"] != own_ns()["net"]
         # every VM's name resolves to its host's address, in every VM
         assert row["resolved"] == {f"h{a}-vm{b}": f"198.18.0.{a + 1}"
@@ -746,7 +746,7 @@ def test_everything_removed_however_the_job_ends(tmp_path, how, code):
         # 2 processes per VM: unshare and PID 1 of the VM
         assert len(holders(jobid)) == 4 * 2
         region = Path(shm.default_shm_dir()) / f"vmpi-{jobid}-ivshmem-h1"
-        assert region.stat().st_size == 1 << 30
+        assert region.stat().st_size == vms.DEFAULT_IVSHMEM_SIZE
         assert len(job_namespaces(jobid)) == 3
         t0 = time.monotonic()
         if how == "ends":
