@@ -157,12 +157,19 @@ def fixed(line):
     return line
 
 
+# Constants of another kind than default INTEGER (MPI-3.1 A.1.1): a binding
+# reads them through a pointer to that kind, so a default INTEGER would
+# leave half of the value to whatever follows it in memory.
+WIDE = {"MPI_DISPLACEMENT_CURRENT": "MPI_OFFSET_KIND"}
+
+
 def mpif_constants(f):
     lines = []
     for name, val in KINDS:
         lines += [fixed(f"INTEGER {name}"), fixed(f"PARAMETER ({name}={val})")]
     for name in sorted(f):
-        lines += [fixed(f"INTEGER {name}"), fixed(f"PARAMETER ({name}={f[name]})")]
+        t = f"INTEGER(KIND={WIDE[name]})" if name in WIDE else "INTEGER"
+        lines += [fixed(f"{t} {name}"), fixed(f"PARAMETER ({name}={f[name]})")]
     lines += [fixed("LOGICAL MPI_SUBARRAYS_SUPPORTED"),
               fixed("PARAMETER (MPI_SUBARRAYS_SUPPORTED=.FALSE.)"),
               fixed("LOGICAL MPI_ASYNC_PROTECTS_NONBLOCKING"),
@@ -388,8 +395,9 @@ def mpi_f08_module(f, bound):
         if name in ("MPI_SOURCE", "MPI_TAG", "MPI_ERROR"):
             continue
         t = f08_handle_type(name, f[name])
+        k = f"(kind={WIDE[name]})" if name in WIDE else ""
         out.append(f"  type({t}), parameter :: {name} = {t}({f[name]})" if t else
-                   f"  integer, parameter :: {name} = {f[name]}")
+                   f"  integer{k}, parameter :: {name} = {f[name]}")
     out += ["  logical, parameter :: MPI_SUBARRAYS_SUPPORTED = .false.",
             "  logical, parameter :: MPI_ASYNC_PROTECTS_NONBLOCKING = .false.",
             "  ! The sentinels: mpif.h's COMMON blocks (api/fortran/fortran.h).",

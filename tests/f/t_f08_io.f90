@@ -3,13 +3,16 @@
 ! MPI-IO through `mpi_f08`: TYPE(MPI_File), each rank writes its block at
 ! an explicit offset (write_at_all) and a second block through a view and
 ! the individual pointer, every rank reads the whole file back; a missing
-! file gives MPI_ERR_NO_SUCH_FILE and leaves MPI_FILE_NULL.
+! file gives MPI_ERR_NO_SUCH_FILE and leaves MPI_FILE_NULL; a view of a
+! sequential file at MPI_DISPLACEMENT_CURRENT.
 program t_f08_io
   use mpi_f08
   implicit none
   integer, parameter :: N = 3
   integer :: ierr, rank, size, cnt, cls, i, p
-  type(MPI_File) :: fh
+  type(MPI_File) :: fh, sfh
+  type(MPI_Datatype) :: setype, sftype
+  character(len=MPI_MAX_DATAREP_STRING) :: rep
   type(MPI_Status) :: st
   integer :: buf(N)
   integer, allocatable :: all(:)
@@ -52,6 +55,20 @@ program t_f08_io
   deallocate(all)
   call MPI_File_close(fh)
   call MPI_Barrier(MPI_COMM_WORLD)
+
+  ! A sequential file's view from where the shared pointer stands
+  ! (MPI_DISPLACEMENT_CURRENT is of MPI_OFFSET_KIND, as the argument).
+  call MPI_File_open(MPI_COMM_WORLD, trim(fname)//'.seq', MPI_MODE_CREATE + MPI_MODE_WRONLY + &
+                     MPI_MODE_SEQUENTIAL + MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, sfh, ierr)
+  call check(ierr == MPI_SUCCESS, 'open sequential')
+  buf(1) = rank
+  call MPI_File_write_ordered(sfh, buf, 1, MPI_INTEGER, MPI_STATUS_IGNORE)
+  call MPI_File_set_view(sfh, MPI_DISPLACEMENT_CURRENT, MPI_INTEGER, MPI_INTEGER, 'native', &
+                         MPI_INFO_NULL, ierr)
+  call check(ierr == MPI_SUCCESS, 'set_view at MPI_DISPLACEMENT_CURRENT')
+  call MPI_File_get_view(sfh, off, setype, sftype, rep)
+  call check(off == 4 * size, 'view displacement after the ordered write')
+  call MPI_File_close(sfh)
 
   call MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDONLY, MPI_INFO_NULL, fh, ierr)
   call MPI_Error_class(ierr, cls)

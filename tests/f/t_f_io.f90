@@ -4,13 +4,15 @@
 ! blanks, a strided view (each rank's blocks of N integers interleaved),
 ! write_at_all, seek + write through the individual pointer, get_position,
 ! get_view's datarep string, get_size, the whole file read back and checked
-! by every rank, close setting MPI_FILE_NULL; opening a missing file without
+! by every rank, close setting MPI_FILE_NULL; a view of a sequential file
+! at MPI_DISPLACEMENT_CURRENT; opening a missing file without
 ! MPI_MODE_CREATE gives MPI_ERR_NO_SUCH_FILE naming MPI_File_open.
 program t_f_io
   use mpi
   implicit none
   integer, parameter :: N = 4
   integer :: ierr, rank, size, fh, blk, ftype, gtype, etype, cls, mlen, i, p, b, r
+  integer :: sfh, setype, sftype
   integer :: st(MPI_STATUS_SIZE), cnt, buf(N)
   integer, allocatable :: all(:)
   integer(kind=MPI_OFFSET_KIND) :: disp, pos, fsize
@@ -76,6 +78,23 @@ program t_f_io
     call check(all(p + 1) == r * 1000 + 100 * b + mod(p, N) + 1, 'file contents')
   end do
   deallocate(all)
+
+  ! A sequential file: the view from where the shared pointer stands after
+  ! an ordered write (MPI_DISPLACEMENT_CURRENT, of MPI_OFFSET_KIND: the
+  ! binding reads 8 bytes).
+  call MPI_File_open(MPI_COMM_WORLD, trim(fname)//'.seq', MPI_MODE_CREATE + MPI_MODE_WRONLY + &
+                     MPI_MODE_SEQUENTIAL + MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, sfh, ierr)
+  call check(ierr == MPI_SUCCESS, 'open sequential')
+  buf(1) = rank + 7
+  call MPI_File_write_ordered(sfh, buf, 1, MPI_INTEGER, st, ierr)
+  call check(ierr == MPI_SUCCESS, 'write_ordered')
+  call MPI_File_set_view(sfh, MPI_DISPLACEMENT_CURRENT, MPI_INTEGER, MPI_INTEGER, 'native', &
+                         MPI_INFO_NULL, ierr)
+  call check(ierr == MPI_SUCCESS, 'set_view at MPI_DISPLACEMENT_CURRENT')
+  call MPI_File_get_view(sfh, disp, setype, sftype, rep, ierr)
+  call check(disp == 4 * size, 'view displacement after the ordered write')
+  call MPI_File_close(sfh, ierr)
+
   call MPI_File_close(fh, ierr)
   call check(ierr == MPI_SUCCESS .and. fh == MPI_FILE_NULL, 'close')
   call MPI_Barrier(MPI_COMM_WORLD, ierr)
