@@ -364,8 +364,9 @@ static int split_key_cmp(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-/* MPI_Comm_split and MPI_Comm_create (a split with color 0 for the
- * group's members, keyed by their rank in it) on an intercommunicator:
+/* MPI_Comm_split, MPI_Comm_create (a split with color 0 for the group's
+ * members, keyed by their rank in it) and MPI_Comm_split_type (colored by
+ * shared-memory domain) on an intercommunicator:
  * the local processes of one color, and the remote processes of the same
  * color in (key, rank) order; MPI_COMM_NULL where either side has none.
  * Every color gets the same context id, free on all processes of both

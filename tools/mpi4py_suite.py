@@ -20,6 +20,9 @@ for it that way.
 Writes OUT/results.json (every run) and OUT/table.md: per configuration the
 modules that passed and the tests run, failed, in error and skipped, and
 every test that failed on vmpi with the first line of what went wrong.
+Runs already in OUT/results.json are kept and not repeated (delete a row
+to run it again); --table-only remakes the table. Exits 1 when a module did
+not pass on vmpi.
 """
 import argparse
 import json
@@ -36,25 +39,30 @@ DONE = re.compile(r"^(OK|FAILED)(?: \((.*)\))?\s*$", re.M)
 PROBLEM = re.compile(r"^(FAIL|ERROR): (\S+) \(([^)]*)\)", re.M)
 
 
-def parse(out: str) -> dict:
-    """What the ranks' unittest runs said (their outputs one after the
-    other): tests run (the largest count of a rank), failures, errors and
-    skips (summed over the ranks' summaries, which repeat a test that fails
-    on every rank once per rank, so the failing tests are also kept by
-    name), and whether every rank said OK."""
-    runs = [int(n) for n in RAN.findall(out)]
+def parse(outs: list) -> dict:
+    """What the ranks' unittest runs said, one output per rank: tests run
+    (the largest count of a rank), failures, errors and skips (summed over
+    the ranks, which repeat a test that fails on every rank once per rank,
+    so the failing tests are also kept by name), and whether every rank
+    said OK: one summary line, OK, and no FAILED."""
     counts = {"failures": 0, "errors": 0, "skipped": 0, "expected failures": 0}
-    oks = 0
-    for verdict, detail in DONE.findall(out):
-        oks += verdict == "OK"
-        for part in filter(None, (detail or "").split(", ")):
-            key, _, val = part.partition("=")
-            if key in counts and val.isdigit():
-                counts[key] += int(val)
-    names = sorted({f"{cls}.{name}".removeprefix("test.") if cls else name
-                    for _, name, cls in PROBLEM.findall(out)})
-    return {"ran": max(runs, default=0), "summaries": len(runs), "all_ok": oks == len(runs) > 0,
-            **counts, "problems": names}
+    runs, ok, names = [], bool(outs), set()
+    for out in outs:
+        ran = RAN.findall(out)
+        verdicts = DONE.findall(out)
+        runs += [int(n) for n in ran]
+        ok &= len(ran) == 1 and [v for v, _ in verdicts] == ["OK"]
+        for _, detail in verdicts:
+            for part in filter(None, (detail or "").split(", ")):
+                key, _, val = part.partition("=")
+                if key in counts and val.isdigit():
+                    counts[key] += int(val)
+        # unittest names a test "name (module.Class.name)" since Python 3.11,
+        # "name (module.Class)" before
+        names |= {where if where.endswith("." + name) else f"{where}.{name}"
+                  for _, name, where in PROBLEM.findall(out)}
+    return {"ran": max(runs, default=0), "summaries": len(runs), "all_ok": ok,
+            **counts, "problems": sorted(names)}
 
 
 def first_problem(out: str, test: str) -> str:
@@ -69,19 +77,28 @@ def first_problem(out: str, test: str) -> str:
 
 
 def run(cmd: list, timeout: float, env: dict) -> tuple:
-    """Runs cmd in its own session; on the time limit kills the session."""
+    """Runs cmd in its own session; on the time limit stops the session
+    (SIGTERM, so a launcher can take its ranks along, then SIGKILL)."""
     t0 = time.monotonic()
     p = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True, errors="replace", env=env,
                          start_new_session=True)
     try:
         out, _ = p.communicate(timeout=timeout)
-        rc = p.returncode
+        return p.returncode, out, time.monotonic() - t0
     except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        out, _ = p.communicate()
-        rc = None
-    return rc, out, time.monotonic() - t0
+        pass
+    for sig, grace in ((signal.SIGTERM, 5), (signal.SIGKILL, None)):
+        try:
+            os.killpg(p.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            out, _ = p.communicate(timeout=grace)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    return None, out, time.monotonic() - t0
 
 
 def module_names(suite: Path, wanted: list) -> list:
@@ -128,18 +145,20 @@ def main() -> int:
                 for old in logs.parent.glob(logs.name + ".*"):
                     old.unlink()
                 py = o.vmpi_python if lib == "vmpi" else o.mpich_python
-                rank_cmd = ["sh", "-c", f'exec "$0" "$@" > "{logs}.$PMI_RANK" 2>&1', py,
-                            o.suite / "main.py", mod]
+                rank_cmd = ["sh", "-c", 'log="$1"; shift; exec "$@" > "$log.$PMI_RANK" 2>&1',
+                            "sh", logs, py, o.suite / "main.py", mod]
                 if lib == "vmpi":
                     cmd = [vmpirun, "--timeout", int(o.timeout), "-n", n] + \
                         (["--vms", v] if v > 1 else []) + rank_cmd
+                    job_env = env
                 else:
                     cmd = ["mpiexec.mpich", "-n", n] + rank_cmd
-                rc, job, secs = run(cmd, o.timeout + 30, env)
+                    job_env = dict(env, MPIEXEC_TIMEOUT=str(int(o.timeout)))
+                rc, job, secs = run(cmd, o.timeout + 30, job_env)
                 outs = [f.read_text(errors="replace") for f in
                         sorted(logs.parent.glob(logs.name + ".*"))]
                 out = "\n".join(outs + [job])
-                got = parse(out)
+                got = parse(outs)
                 status = ("timeout" if rc is None else
                           "pass" if rc == 0 and got["all_ok"] and got["summaries"] == n else
                           "fail")
@@ -157,7 +176,7 @@ def main() -> int:
                       f"{secs:6.1f}s", flush=True)
     (o.out / "table.md").write_text(table(results))
     print(f"wrote {o.out / 'table.md'}")
-    return 0
+    return int(any(r["lib"] == "vmpi" and r["status"] != "pass" for r in results))
 
 
 def table(results: list) -> str:

@@ -169,8 +169,11 @@ static void far_release(const struct far *f)
  * where they find nothing to read and write nothing shared, before their
  * slot is read again: the chunks may be another job's by now. (From the
  * poll, and from the gate of a send, which core makes only to the peer
- * whose record it handles: never a peer in the middle of its drain.) */
-static void far_check(void)
+ * whose record it handles: never a peer in the middle of its drain.) A
+ * peer that something waits for when it is moved ends the job; so does
+ * one that a receive or probe names later, looked for from the poll only
+ * (`polled`), so that a send's gate reports the send. */
+static void far_check(bool polled)
 {
     for (int i = 0; i < nfars; i++) {
         struct far *f = &fars[i];
@@ -178,9 +181,10 @@ static void far_check(void)
         /* A receive from a peer that is gone would wait until the job's
          * timeout: looked for now and then (a scan of the posted ones). */
         if (f->moved) {
-            if (++f->polls % FAR_AWAIT_POLLS == 0 && inst.up->awaits(p->world))
-                vmpi_fatal("%s: a receive waits for %s, whose job's area of the region was taken "
-                           "back (that job has ended, or someone rewrote the region's table)",
+            if (polled && ++f->polls % FAR_AWAIT_POLLS == 0 && inst.up->awaits(p->world))
+                vmpi_fatal("%s: a receive or probe waits for %s, whose job's area of the region "
+                           "was taken back (that job has ended, or someone rewrote the region's "
+                           "table)",
                            where, p->name);
             continue;
         }
@@ -215,7 +219,7 @@ static void far_check(void)
  * for that long in between.) */
 static void far_gate(struct vmpi_pair_peer *p)
 {
-    far_check();
+    far_check(false);
     for (int i = 0; i < nfars; i++)
         if (fars[i].p == p && fars[i].moved)
             vmpi_fatal("%s: cannot reach %s: its job's area of the region was taken back (that "
@@ -226,7 +230,7 @@ static void far_gate(struct vmpi_pair_peer *p)
 static int iv_poll(void)
 {
     if (VMPI_UNLIKELY(nfars))
-        far_check();
+        far_check(true);
     return vmpi_pair_poll(&inst);
 }
 

@@ -58,9 +58,9 @@ options:
                          exist
   --ivshmem-size SIZE    size of each host's region with --vms or
                          --vm-guests, in bytes or with a K, M or G suffix
-                         (default with --vms 1G, or for hosts of 16 ranks
-                         and more what their channels need, e.g. 4G for
-                         32 ranks (sparse: only what is used costs); 256M
+                         (default with --vms 4G, or for hosts of 38 ranks
+                         and more what their channels need, e.g. 11G for
+                         64 ranks (sparse: only what is used costs); 256M
                          with --vm-guests, which needs a power of two)
   --user NAME|UID        run the ranks (and spawned ones) as this user: its
                          uid, primary group and groups, after the --hosts and

@@ -65,7 +65,8 @@ static int in_group(MPI_Group g, int w)
 /* MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) of an intercommunicator: the
  * local ranks that share memory with this one (as the split of
  * MPI_COMM_WORLD says) and the remote ranks that do, in rank order; or
- * MPI_COMM_NULL when either side has none. MPI_UNDEFINED: MPI_COMM_NULL. */
+ * MPI_COMM_NULL when either side has none. MPI_UNDEFINED, on both sides or
+ * on one: MPI_COMM_NULL. */
 static void split_type(MPI_Comm ic)
 {
     MPI_Comm node, sc;
@@ -117,6 +118,10 @@ static void split_type(MPI_Comm ic)
     }
     OK(MPI_Comm_split_type(ic, MPI_UNDEFINED, 0, MPI_INFO_NULL, &sc));
     CHECK(sc == MPI_COMM_NULL, "split_type MPI_UNDEFINED gave a communicator");
+    /* one side takes part in no split: the other has no remote ranks */
+    OK(MPI_Comm_split_type(ic, even ? MPI_COMM_TYPE_SHARED : MPI_UNDEFINED, 0, MPI_INFO_NULL,
+                           &sc));
+    CHECK(sc == MPI_COMM_NULL, "a split the odd side stays out of gave a communicator");
     OK(MPI_Group_free(&ng));
     OK(MPI_Comm_free(&node));
 }

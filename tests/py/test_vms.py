@@ -871,14 +871,15 @@ def test_bad_vms_is_a_usage_error(args, msg):
     assert cp.stderr.startswith(f"vmpirun: {msg}\nusage:")
 
 
-@pytest.mark.parametrize("nlocal,gib", [(1, 4), (15, 4), (16, 4), (32, 4), (80, 16)])
+@pytest.mark.parametrize("nlocal,gib", [(1, 4), (32, 4), (37, 4), (38, 5), (64, 11), (80, 16)])
 def test_region_size_grows_with_the_ranks_of_a_host(nlocal, gib):
     assert vms.region_size(nlocal) == gib << 30
 
 
 @needs_vms
 def test_32_ranks_in_4_vms_fit_the_default_region(tmp_path):
-    """Their channels need more than 1 GiB of the region: vmpirun sizes it."""
+    """Their channels need more than 1 GiB of the region (the default is
+    sized for them and a job's spawned children)."""
     cp, _ = run_vmpirun("-n", 32, "--vms", 4,
                         BUILD / "tests" / "t_comm_basic", timeout=300)
     assert cp.returncode == 0, cp.stdout + cp.stderr

@@ -36,7 +36,7 @@ DT_TIMED = "WH"
 # Those L2 norms (MPICH 4.0.2, Open MPI 4.1.4 and vmpi alike, gfortran/gcc
 # 12 -O3): a run that prints one is "crosschecked", not failed.
 DT_CROSSCHECK = {"dt.A.BH": 17791410.0, "dt.A.SH": 571204151.0}
-# A job of more ranks needs more than vmpirun's default 1 GiB region with
+# A job of more ranks wants a larger region than vmpirun's default with
 # --vms: its channels between the VMs grow with the square of the ranks.
 BIG_JOB, BIG_REGION = 16, "8G"
 VERIFIED = "Verification    =               SUCCESSFUL"
