@@ -284,9 +284,13 @@ int main(int argc, char **argv)
     int accept = !strcmp(argv[1], "accept");
     snprintf(tmp, sizeof tmp, "%s/port", argv[2]);
     if (accept && rank == 0) {
+        /* written whole under another name: the other side may open it at once */
+        char part[4200];
         OK(MPI_Open_port(MPI_INFO_NULL, port));
-        FILE *f = fopen(tmp, "w");
-        CHECK(f && fputs(port, f) >= 0 && !fclose(f), "cannot write %s", tmp);
+        snprintf(part, sizeof part, "%s.tmp", tmp);
+        FILE *f = fopen(part, "w");
+        CHECK(f && fputs(port, f) >= 0 && !fclose(f) && !rename(part, tmp), "cannot write %s",
+              tmp);
     } else if (rank == 0) {
         FILE *f = NULL;
         for (int t = 0; t < 6000 && !(f = fopen(tmp, "r")); t++)
@@ -385,8 +389,15 @@ def test_a_send_to_a_peer_whose_area_was_taken_back_is_an_error(tmp_path, ints, 
                 p.send_signal(signal.SIGTERM)   # vmpirun takes its ranks along
         results = [finish(p, 30) for p in procs]
     finally:
+        # SIGTERM first: vmpirun takes its ranks along (a SIGKILL would leave
+        # them polling on the machine until they give up)
         for p in procs:
             if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for p in procs:
+            try:
+                p.wait(15)
+            except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
     errs = "".join(r[2] for r in results)
