@@ -130,8 +130,12 @@ def test_ctrl_c_keeps_finished_runs_and_resume_completes(fake_vmpi):
     env["FAKE_SLEEP"] = "0.3"
     cmd = [sys.executable, "-m", "vmpi", "study", "--out", str(tmp_path / "out"),
            "--build", str(root), "--config", str(tmp_path / "study.toml")]
+    # SIGINT as a terminal's Ctrl-C finds it, also when the tests themselves
+    # run in the background of a script (which starts them ignoring SIGINT,
+    # and Python then installs no handler of its own)
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     res = tmp_path / "out" / "results.jsonl"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
