@@ -86,9 +86,7 @@ static struct coll_layout *layout_build(struct vmpi_comm *c)
     /* Jobs number world ranks each their own way, so a communicator across
      * jobs could be cut into different nodes by different members: there
      * every rank is a node of its own. */
-    bool mixed = false;
-    for (int r = 0; r < p; r++)
-        mixed |= vmpi_proc_other(vmpi_comm_world_rank(c, r));
+    bool mixed = vmpi_proc_any_other(c->peers->world, p);
     for (int r = 0; r < p; r++) {
         sid[r] = mixed ? r : vmpi_locality_shared_id(vmpi_comm_world_rank(c, r));
         int n = 0;

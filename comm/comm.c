@@ -160,11 +160,9 @@ int vmpi_comm_split(struct vmpi_comm *c, int color, int key, struct vmpi_comm **
 int vmpi_comm_split_type(struct vmpi_comm *c, int type, int key, struct vmpi_comm **out)
 {
     static const char fn[] = "MPI_Comm_split_type";
-    bool mixed = false; /* other jobs' ranks number their sharing their own way */
-    for (int r = 0; r < c->size; r++)
-        mixed |= vmpi_proc_other(c->group->world[r]);
-    for (int r = 0; c->local && r < c->peers->size; r++)
-        mixed |= vmpi_proc_other(c->peers->world[r]);
+    /* other jobs' ranks number their sharing their own way */
+    bool mixed = vmpi_proc_any_other(c->group->world, c->size) ||
+                 (c->local && vmpi_proc_any_other(c->peers->world, c->peers->size));
     int color = mixed ? c->rank : vmpi_locality_shared_id(c->group->world[c->rank]);
     if (c->local)
         return vmpi_comm_inter_split(c, type == MPI_UNDEFINED || mixed ? MPI_UNDEFINED : color,

@@ -129,9 +129,9 @@ static int sides_swap(struct vmpi_comm *local, int leader, struct vmpi_comm *via
     if (local->rank == leader) {
         /* Cards when the sides' processes are not all of one job: the leaders
          * of another or a side of several. Both leaders OR their wishes. */
-        mine->cards = coll < 0 || (!coll && vmpi_proc_other(vmpi_comm_world_rank(via, other)));
-        for (int r = 0; !coll && r < local->size; r++)
-            mine->cards |= vmpi_proc_other(local->group->world[r]);
+        mine->cards = coll < 0 || (!coll && (vmpi_proc_other(vmpi_comm_world_rank(via, other)) ||
+                                             vmpi_proc_any_other(local->group->world,
+                                                                 local->size)));
         rc = vmpi_p2p_sendrecv(mine, sizeof *mine, bt, other, tag, remote, sizeof *remote, bt,
                                other, tag, via, coll > 0, MPI_STATUS_IGNORE);
         remote->cards |= mine->cards;

@@ -44,5 +44,13 @@ static inline bool vmpi_proc_other(int w)
 {
     return w >= vmpi_job.size;
 }
+/* Whether any of the n world ranks is a process of another job. */
+static inline bool vmpi_proc_any_other(const int *world, int n)
+{
+    for (int r = 0; r < n; r++)
+        if (vmpi_proc_other(world[r]))
+            return true;
+    return false;
+}
 
 #endif
