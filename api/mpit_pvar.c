@@ -187,6 +187,8 @@ VMPI_WEAK(T_pvar_handle_free);
 /* The library's counter now; whole even if another thread is adding. */
 static uint64_t now(const struct MPIR_T_pvar_handle_s *h)
 {
+    if (h->v->read)
+        return h->v->read();
     return __atomic_load_n(h->v->src, __ATOMIC_RELAXED);
 }
 

@@ -152,9 +152,31 @@ static inline __attribute__((always_inline)) int blocking_send(const char *fn, c
     return MPI_SUCCESS;
 }
 
+/* Under MPI_THREAD_MULTIPLE, once several threads use MPI: an eager send
+ * to a rank of the job on shared memory without the library's lock
+ * (core/thread.c). False: the call takes the usual path, which also
+ * reports what is wrong with the arguments. */
+__attribute__((noinline)) static bool send_split(const void *buf, int count,
+                                                 MPI_Datatype datatype, int dest, int tag,
+                                                 MPI_Comm comm)
+{
+    if (vmpi_g.state != 1 || vmpi_cs_depth != 0 || !vmpi_cs_split_enter())
+        return false;
+    struct vmpi_comm *c;
+    struct vmpi_dtype *dt;
+    bool sent = buf_ok(comm, buf, count, datatype, &c, &dt) && dest_ok(c, dest, tag) &&
+                dest != MPI_PROC_NULL &&
+                vmpi_p2p_send_split(buf, (size_t)count * (size_t)dt->size, dt, dest, tag, c);
+    vmpi_cs_split_leave(sent);
+    return sent;
+}
+
 int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
               MPI_Comm comm)
 {
+    if (VMPI_UNLIKELY(atomic_load_explicit(&vmpi_chan_mt, memory_order_relaxed)) &&
+        send_split(buf, count, datatype, dest, tag, comm))
+        return MPI_SUCCESS;
     VMPI_ENTER("MPI_Send");
     return blocking_send("MPI_Send", buf, count, datatype, dest, tag, comm, VMPI_MODE_STD);
 }

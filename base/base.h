@@ -7,7 +7,9 @@
 #ifndef VMPI_BASE_BASE_H
 #define VMPI_BASE_BASE_H
 
+#include <assert.h>
 #include <mpi.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -116,22 +118,51 @@ void vmpi_hex_encode(char *out, const unsigned char *in, size_t n);
  * when in is not whole bytes of lowercase hex or does not fit. */
 size_t vmpi_hex_decode(unsigned char *out, size_t cap, const char *in);
 
+/* One round of a spin-wait. */
+static inline void vmpi_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#else
+    __asm__ __volatile__("" ::: "memory");
+#endif
+}
+
 /* ---- handle tables (base/htab.c) -------------------------------------------
  * A growable table of object pointers indexed by handle index; freed slots
  * are reused. Index 0 is never handed out so that a zeroed handle is
- * invalid; indexes stay below VMPI_HTAB_MAX (26 bits, MPICH's index field). */
+ * invalid; indexes stay below VMPI_HTAB_MAX (26 bits, MPICH's index field).
+ * Slots never move (chunk k holds VMPI_HTAB_FIRST << k of them), so a
+ * lookup may run beside an add in another thread. */
 #define VMPI_HTAB_MAX (1u << 26)
+#define VMPI_HTAB_FIRST_LOG 6
+#define VMPI_HTAB_FIRST (1u << VMPI_HTAB_FIRST_LOG)
+#define VMPI_HTAB_CHUNKS 21 /* enough for VMPI_HTAB_MAX slots */
 struct vmpi_htab {
-    void **slot;
-    uint32_t cap, used;
+    void **chunk[VMPI_HTAB_CHUNKS];
+    _Atomic uint32_t used; /* indexes [0, used) were handed out */
     uint32_t *free;
-    uint32_t nfree;
+    uint32_t nfree, freecap;
 };
+static_assert(((uint64_t)VMPI_HTAB_FIRST << VMPI_HTAB_CHUNKS) - VMPI_HTAB_FIRST >= VMPI_HTAB_MAX,
+              "the chunks cover every index");
 int vmpi_htab_add(struct vmpi_htab *t, void *obj, uint32_t *idx);
 void vmpi_htab_del(struct vmpi_htab *t, uint32_t idx);
+/* The chunk that holds index idx, and idx's place in it (*at). */
+static inline unsigned vmpi_htab_chunk_of(uint32_t idx, uint32_t *at)
+{
+    uint32_t v = idx + VMPI_HTAB_FIRST;
+    unsigned k = (unsigned)(31 - __builtin_clz(v)) - VMPI_HTAB_FIRST_LOG;
+    *at = v - (VMPI_HTAB_FIRST << k);
+    return k;
+}
 static inline void *vmpi_htab_get(const struct vmpi_htab *t, uint32_t idx)
 {
-    return idx < t->used ? t->slot[idx] : NULL;
+    if (idx >= atomic_load_explicit(&t->used, memory_order_acquire))
+        return NULL;
+    uint32_t at;
+    unsigned k = vmpi_htab_chunk_of(idx, &at);
+    return t->chunk[k][at];
 }
 void vmpi_htab_destroy(struct vmpi_htab *t);
 

@@ -1,50 +1,68 @@
-/* Handle tables: MPI handles carry an index into one of these. */
+/* Handle tables: MPI handles carry an index into one of these.
+ *
+ * The slots live in chunks that never move: chunk k holds
+ * VMPI_HTAB_FIRST << k slots, so a table that grows does not reallocate
+ * what is there. A thread that looks a handle up outside the library's
+ * lock (MPI_Send's split path under MPI_THREAD_MULTIPLE, core/thread.c)
+ * may then run beside one that creates an object. */
 #include "base.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 int vmpi_htab_add(struct vmpi_htab *t, void *obj, uint32_t *idx)
 {
     if (t->nfree) {
         *idx = t->free[--t->nfree];
-        t->slot[*idx] = obj;
+        uint32_t at;
+        unsigned k = vmpi_htab_chunk_of(*idx, &at);
+        t->chunk[k][at] = obj;
         return 0;
     }
-    bool first = t->used == 0;
-    if (first)
-        t->used = 1; /* index 0 stays invalid */
-    if (t->used >= t->cap) {
-        uint32_t ncap = t->cap ? 2 * t->cap : 64;
-        if (ncap > VMPI_HTAB_MAX)
+    uint32_t used = atomic_load_explicit(&t->used, memory_order_relaxed);
+    if (used == 0)
+        used = 1; /* index 0 stays invalid */
+    if (used >= VMPI_HTAB_MAX)
+        return -1;
+    uint32_t at;
+    unsigned k = vmpi_htab_chunk_of(used, &at);
+    if (!t->chunk[k]) {
+        t->chunk[k] = calloc((size_t)VMPI_HTAB_FIRST << k, sizeof(void *));
+        if (!t->chunk[k])
             return -1;
-        void **ns = realloc(t->slot, ncap * sizeof(*ns));
-        if (!ns)
-            return -1;
-        t->slot = ns;
+    }
+    if (used >= t->freecap) {
+        /* Every index handed out may come back: room for all of them. */
+        uint32_t ncap = t->freecap ? 2 * t->freecap : VMPI_HTAB_FIRST;
         uint32_t *nf = realloc(t->free, ncap * sizeof(*nf));
         if (!nf)
             return -1;
         t->free = nf;
-        t->cap = ncap;
-        if (first)
-            t->slot[0] = NULL;
+        t->freecap = ncap;
     }
-    *idx = t->used++;
-    t->slot[*idx] = obj;
+    t->chunk[k][at] = obj;
+    *idx = used;
+    /* The slot is written before a reader can see the index as in range. */
+    atomic_store_explicit(&t->used, used + 1, memory_order_release);
     return 0;
 }
 
 void vmpi_htab_del(struct vmpi_htab *t, uint32_t idx)
 {
-    if (idx == 0 || idx >= t->used || !t->slot[idx])
+    if (idx == 0 || idx >= atomic_load_explicit(&t->used, memory_order_relaxed))
         return;
-    t->slot[idx] = NULL;
+    uint32_t at;
+    unsigned k = vmpi_htab_chunk_of(idx, &at);
+    if (!t->chunk[k][at])
+        return;
+    t->chunk[k][at] = NULL;
     t->free[t->nfree++] = idx;
 }
 
 void vmpi_htab_destroy(struct vmpi_htab *t)
 {
-    free(t->slot);
+    for (unsigned k = 0; k < VMPI_HTAB_CHUNKS; k++)
+        free(t->chunk[k]);
     free(t->free);
-    *t = (struct vmpi_htab){0};
+    memset(t, 0, sizeof *t);
 }

@@ -109,21 +109,40 @@ struct vmpi_chan_setup {
     uint32_t job;     /* names this job to processes of other jobs (never 0) */
 };
 
+/* Set while threads may send through a channel's send_split outside the
+ * library's lock (core/thread.c: under MPI_THREAD_MULTIPLE, once a second
+ * thread uses MPI). Then every path of such a channel that writes to a
+ * peer takes that peer's send lock, and the counters below are added
+ * atomically. Changed only while no thread is inside a channel call. */
+extern atomic_bool vmpi_chan_mt;
+
 /* What a channel counts for the tool interface (MPI_T performance
  * variables, core/mpit.c): plain per-process counters, one add each where
- * a message enters or leaves the channel (the library serializes channel
- * calls, so no atomics). Messages are core packets (eager or rendezvous
- * announcement) and bytes are theirs; a rendezvous counts when announced. */
+ * a message enters or leaves the channel. Messages are core packets (eager
+ * or rendezvous announcement) and bytes are theirs; a rendezvous counts
+ * when announced. */
 struct vmpi_chan_stats {
     uint64_t msgs_sent, bytes_sent, rndv_sent;
     uint64_t msgs_recvd, bytes_recvd;
 };
-static inline void vmpi_chan_count_sent(struct vmpi_chan_stats *st, const struct vmpi_hdr *h)
+/* The sent counters, which split senders also add to: atomically when mt
+ * (vmpi_chan_mt as the caller last read it; it does not change during a
+ * channel call). */
+static inline void vmpi_chan_add(uint64_t *c, uint64_t v, bool mt)
 {
-    st->msgs_sent++;
-    st->bytes_sent += h->len;
+    if (VMPI_UNLIKELY(mt))
+        __atomic_fetch_add(c, v, __ATOMIC_RELAXED);
+    else
+        *c += v;
 }
-/* h was taken by core: an ACK (len 0) is not a message. */
+static inline void vmpi_chan_count_sent(struct vmpi_chan_stats *st, const struct vmpi_hdr *h,
+                                        bool mt)
+{
+    vmpi_chan_add(&st->msgs_sent, 1, mt);
+    vmpi_chan_add(&st->bytes_sent, h->len, mt);
+}
+/* h was taken by core (under the library's lock): an ACK (len 0) is not
+ * a message. */
 static inline void vmpi_chan_count_recvd(struct vmpi_chan_stats *st, const struct vmpi_hdr *h)
 {
     st->msgs_recvd += h->type != VMPI_PKT_ACK;
@@ -145,6 +164,11 @@ struct vmpi_chan {
     /* Sends a packet whose payload is len contiguous bytes at buf: 0, or 1
      * when there is no room now. */
     int (*send)(void *cstate, const struct vmpi_hdr *h, const void *buf, size_t len);
+    /* Optional: send, callable by several threads at once outside the
+     * library's lock while vmpi_chan_mt is set (for peers of the job's
+     * own). 1 also when the peer's packets must go another way (control
+     * packets queued, checks on): the caller then sends under the lock. */
+    int (*send_split)(void *cstate, const struct vmpi_hdr *h, const void *buf, size_t len);
     /* Room for a packet carrying paylen bytes after the header; returns
      * where the payload goes, or NULL when there is no room now. */
     void *(*reserve)(void *cstate, size_t paylen);

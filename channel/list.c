@@ -10,3 +10,5 @@
 #define VMPI_CHANNEL_ENTRY(name) &vmpi_##name##_chan,
 VMPI_CHANNEL_LIST(VMPI_CHANNEL_DECL)
 const struct vmpi_chan *const vmpi_channels[] = {VMPI_CHANNEL_LIST(VMPI_CHANNEL_ENTRY) NULL};
+
+atomic_bool vmpi_chan_mt;

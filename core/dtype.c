@@ -150,7 +150,7 @@ void vmpi_dtype_finalize(void)
     /* Envelopes first: that frees the inner types the user freed, which
      * only envelopes held, while every live type keeps its handle's count. */
     for (uint32_t i = 1; i < user_types.used; i++) { /* slot 0 is never used */
-        struct vmpi_dtype *dt = user_types.slot[i];
+        struct vmpi_dtype *dt = vmpi_htab_get(&user_types, i);
         if (dt && dt->env) {
             struct vmpi_dtype_env *e = dt->env;
             dt->env = NULL;
@@ -158,7 +158,7 @@ void vmpi_dtype_finalize(void)
         }
     }
     for (uint32_t i = 1; i < user_types.used; i++) {
-        struct vmpi_dtype *dt = user_types.slot[i];
+        struct vmpi_dtype *dt = vmpi_htab_get(&user_types, i);
         if (dt)
             destroy(dt);
     }

@@ -20,6 +20,7 @@ struct vmpi_pvar {
     bool continuous; /* always counting: no start or stop */
     bool readonly;   /* no write or reset */
     const uint64_t *src; /* the counter (an MPI_UNSIGNED_LONG_LONG) */
+    uint64_t (*read)(void); /* or, when set, what computes it */
 };
 
 struct vmpi_tcat {

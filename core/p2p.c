@@ -54,6 +54,18 @@ static struct vmpi_unexp *pulling;  /* matched while their pull was under way */
  * keep later sends to that peer behind them. */
 static struct vmpi_req *pend_head, *pend_tail;
 static unsigned *pend_count;
+/* Sends queued for any peer, for split senders (core/thread.c), which
+ * read it without the lock: a queued send leaves it only once it is in
+ * its channel, so a thread whose own send was queued sends its next one
+ * after it. */
+static _Atomic unsigned pend_total;
+
+static void pend_total_add(int d)
+{
+    atomic_store_explicit(&pend_total,
+                          atomic_load_explicit(&pend_total, memory_order_relaxed) + (unsigned)d,
+                          memory_order_release);
+}
 
 /* Operations with each peer that have started but wait for a packet from
  * it (a rendezvous or sync send awaiting its FIN/ACK, a matched rendezvous
@@ -436,6 +448,7 @@ static void pend_append(struct vmpi_req *s)
         pend_head = s;
     pend_tail = s;
     pend_count[s->x.peer]++;
+    pend_total_add(1);
 }
 
 static void pend_remove(struct vmpi_req *s)
@@ -464,8 +477,10 @@ __attribute__((noinline, cold)) static int pend_progress(void)
             continue;
         pend_remove(s);
         bool ok = s->x.peer == vmpi_job.rank ? send_self(s) : send_try(s);
-        if (ok)
+        if (ok) {
             inflight_start(s, s->x.peer);
+            pend_total_add(-1);
+        }
         if (!ok) {
             /* Put it back where it was. */
             pend_count[s->x.peer]++;
@@ -611,6 +626,21 @@ bool vmpi_p2p_send_fast(const void *buf, size_t len, const struct vmpi_dtype *dt
     struct vmpi_hdr h = {.type = VMPI_PKT_EAGER, .src = c->rank, .tag = tag, .ctx = c->ctx,
                          .len = len};
     return p->chan->send(p->cstate, &h, vmpi_dtype_addr(buf, dt->true_lb), len) == 0;
+}
+
+bool vmpi_p2p_send_split(const void *buf, size_t len, const struct vmpi_dtype *dt, int dest,
+                         int tag, struct vmpi_comm *c)
+{
+    int w = vmpi_comm_world_rank(c, dest);
+    if (w >= vmpi_job.size)
+        return false;
+    const struct vmpi_peer *p = &vmpi_locality_job_peers[w];
+    if (!p->chan || !p->chan->send_split || len > p->eager_max || !dt->contig ||
+        atomic_load_explicit(&pend_total, memory_order_acquire))
+        return false;
+    struct vmpi_hdr h = {.type = VMPI_PKT_EAGER, .src = c->rank, .tag = tag, .ctx = c->ctx,
+                         .len = len};
+    return p->chan->send_split(p->cstate, &h, vmpi_dtype_addr(buf, dt->true_lb), len) == 0;
 }
 
 bool vmpi_p2p_cancel_recv(struct vmpi_req *r)
@@ -759,6 +789,7 @@ void vmpi_p2p_finalize(void)
     vmpi_g.unexp_bytes = 0;
     free(pend_count);
     free(inflight);
+    atomic_store(&pend_total, 0);
     pend_count = NULL;
     inflight = NULL;
     inflight_total = ncounts = 0;

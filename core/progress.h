@@ -50,10 +50,18 @@ enum { VMPI_CS_SLOTS = 64 };
 extern atomic_int vmpi_cs_bias_slot;
 struct vmpi_cs_flag {
     atomic_int inside;
-    char pad_[60]; /* a cache line each: the owner writes its own at every call */
+    uint32_t rsvd_;
+    _Atomic uint64_t split_sends; /* its thread's split sends (written by it alone) */
+    char pad_[48]; /* a cache line each: the owner writes its own at every call */
 };
 extern struct vmpi_cs_flag vmpi_cs_flags[VMPI_CS_SLOTS];
 extern _Atomic uint64_t vmpi_cs_bias_moves; /* times the lock was biased to another thread (MPI_T) */
+/* Split sends (core/thread.c): true when this thread may send without the
+ * lock now (marked inside until vmpi_cs_split_leave; sent: it did), and
+ * the sends so far of all threads (MPI_T). */
+bool vmpi_cs_split_enter(void);
+void vmpi_cs_split_leave(bool sent);
+uint64_t vmpi_cs_split_sends(void);
 void vmpi_cs_init(int level);
 void vmpi_cs_enter(void); /* takes the lock (revoking the bias if needed) */
 bool vmpi_cs_try(void);

@@ -104,6 +104,12 @@ void vmpi_p2p_post_recv(struct vmpi_req *r);
  * with no request; false when it must take the general path. */
 bool vmpi_p2p_send_fast(const void *buf, size_t len, const struct vmpi_dtype *dt, int dest,
                         int tag, struct vmpi_comm *c);
+/* The same without the library's lock, between vmpi_cs_split_enter and
+ * leave (core/thread.c): to a rank of the job whose channel has
+ * send_split, while no send is queued; false: take the lock and the path
+ * above. */
+bool vmpi_p2p_send_split(const void *buf, size_t len, const struct vmpi_dtype *dt, int dest,
+                         int tag, struct vmpi_comm *c);
 /* The first unexpected message a receive (src, tag, c) would match, or
  * NULL; its source, tag and size go to *st (may be MPI_STATUS_IGNORE).
  * POLL: make progress once if none is there yet. TAKE: remove it from the

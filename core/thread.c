@@ -40,7 +40,22 @@
  * nobody queued, gets the bias itself, and the next other thread revokes
  * it the same way. Each thread has its own slot and inside flag
  * (vmpi_cs_flags): a former owner that still finds its old slot named
- * while it checks only ever writes its own flag. */
+ * while it checks only ever writes its own flag.
+ *
+ * Split sends. Once a second thread uses MPI, an eager MPI_Send to a rank
+ * of the job that a shared-memory channel serves (the common message of a
+ * hybrid code) does not take the lock at all (VMPI_THREAD_SPLIT): it
+ * marks its thread inside in its slot's flag, checks that the lock is not
+ * biased (so no owner runs unlocked beside it; a bias set while it is
+ * inside backs off: the two halves of a Dekker exchange, whose fence is
+ * the bias's membarrier, as for the owner's mark), and
+ * writes the record holding only that peer's send lock
+ * (channel/chan.h: vmpi_chan_mt, which also makes every locked path of
+ * the channel take the peer's lock). Threads sending to different peers
+ * then never wait for each other, and none waits behind a thread that
+ * polls. Whatever it cannot do so (no room, a send queued before it to
+ * that peer, a checked or another job's peer) it does under the lock,
+ * as before. */
 #include "vmpi.h"
 
 #include "vmpi/lock.h"
@@ -73,21 +88,15 @@ _Atomic uint64_t vmpi_cs_bias_moves;
 #define REBIAS_CHECK 1024
 #define REBIAS_NS 20000000ull
 static bool can_bias;
+static bool can_split; /* VMPI_THREAD_SPLIT under MULTIPLE */
+static bool split_on;  /* ... and a second thread has used MPI: vmpi_chan_mt when revoked */
 static int nslots;
 static unsigned long streak;
 static uint64_t streak_t0, rebias_ns = REBIAS_NS;
+static uint64_t streak_splits; /* split sends when the run's clock started */
 static bool rebias_due;
 
 static vmpi_park_ticket_lock cs;
-
-static inline void relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#else
-    __asm__ __volatile__("" ::: "memory");
-#endif
-}
 
 void vmpi_cs_init(int level)
 {
@@ -97,6 +106,7 @@ void vmpi_cs_init(int level)
     vmpi_oticket_init(&cs, &p);
     vmpi_cs_multiple = level == MPI_THREAD_MULTIPLE;
     vmpi_cs_on = vmpi_cs_multiple || vmpi_async_on;
+    can_split = vmpi_cs_multiple && vmpi_knob_num("VMPI_THREAD_SPLIT");
     can_bias = vmpi_cs_multiple && vmpi_knob_num("VMPI_THREAD_BIAS") &&
                syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
     if (can_bias) {
@@ -113,7 +123,7 @@ static void wait_for(atomic_int *w, int v)
         if (i % 64 == 63)
             sched_yield();
         else
-            relax();
+            vmpi_relax();
 }
 
 /* Returns once the bias is revoked. Other threads wait until the
@@ -132,13 +142,14 @@ static void revoke_bias(void)
             if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
                 vmpi_fatal("membarrier failed after it was registered");
             wait_for(&vmpi_cs_flags[s].inside, 0);
+            atomic_store_explicit(&vmpi_chan_mt, split_on, memory_order_relaxed);
             atomic_store_explicit(&vmpi_cs_biased, VMPI_CS_REVOKED, memory_order_release);
             return;
         }
         if (i % 64 == 63)
             sched_yield();
         else
-            relax();
+            vmpi_relax();
     }
 }
 
@@ -152,6 +163,11 @@ static void revoke_bias(void)
 
 static void second_thread(void)
 {
+    if (can_split) {
+        /* Under the lock, the bias revoked: nobody is in a channel call. */
+        split_on = true;
+        atomic_store_explicit(&vmpi_chan_mt, true, memory_order_relaxed);
+    }
     if (vmpi_g.yield_auto && vmpi_g.yield_polls == 0) {
         vmpi_g.yield_polls = SHARED_YIELD_POLLS;
         vmpi_g.yield_threads = true;
@@ -191,10 +207,34 @@ static void rebias(void)
             return;
         vmpi_cs_slot = nslots++;
     }
+    atomic_store_explicit(&vmpi_cs_bias_slot, vmpi_cs_slot, memory_order_relaxed);
+    atomic_store_explicit(&vmpi_cs_biased, VMPI_CS_BIASED, memory_order_seq_cst);
+    /* A split sender inside (it saw REVOKED before this store) keeps the
+     * lock unbiased; one that comes later sees BIASED and locks. Its mark
+     * is a plain store: the barrier makes it visible here, or this store
+     * to it (the two halves of a Dekker exchange). */
+    if (split_on && syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
+        vmpi_fatal("membarrier failed after it was registered");
+    for (int i = 0; split_on && i < nslots; i++)
+        if (i != vmpi_cs_slot &&
+            atomic_load_explicit(&vmpi_cs_flags[i].inside, memory_order_seq_cst)) {
+            int b = VMPI_CS_BIASED;
+            atomic_compare_exchange_strong(&vmpi_cs_biased, &b, VMPI_CS_REVOKED);
+            return;
+        }
+    atomic_store_explicit(&vmpi_chan_mt, false, memory_order_relaxed);
     rebias_ns *= 2;
     atomic_fetch_add_explicit(&vmpi_cs_bias_moves, 1, memory_order_relaxed);
-    atomic_store_explicit(&vmpi_cs_bias_slot, vmpi_cs_slot, memory_order_relaxed);
-    atomic_store_explicit(&vmpi_cs_biased, VMPI_CS_BIASED, memory_order_release);
+}
+
+/* The split sends of every thread but the one in slot `except`. */
+static uint64_t split_sends_but(int except)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < VMPI_CS_SLOTS; i++)
+        if (i != except)
+            n += atomic_load_explicit(&vmpi_cs_flags[i].split_sends, memory_order_relaxed);
+    return n;
 }
 
 static inline void took(void)
@@ -209,10 +249,15 @@ static inline void took(void)
         streak = 0;
         rebias_due = false;
     } else if (VMPI_UNLIKELY(++streak % REBIAS_CHECK == 0) && can_bias) {
-        if (streak == REBIAS_CHECK)
+        /* Threads that send without the lock use MPI too: their sends
+         * restart the run's clock. */
+        uint64_t splits = can_split ? split_sends_but(vmpi_cs_slot) : 0;
+        if (streak == REBIAS_CHECK || splits != streak_splits) {
             streak_t0 = now_ns();
-        else if (now_ns() - streak_t0 >= rebias_ns)
+            streak_splits = splits;
+        } else if (now_ns() - streak_t0 >= rebias_ns) {
             rebias_due = true; /* decided in vmpi_cs_leave, once this call's helper is known */
+        }
     }
 }
 
@@ -246,7 +291,41 @@ void vmpi_cs_enter(void)
         counted = true;
         if (++threads == 2 && vmpi_cs_multiple)
             second_thread();
+        if (can_split && vmpi_cs_slot < 0 && nslots < VMPI_CS_SLOTS)
+            vmpi_cs_slot = nslots++;
     }
+}
+
+bool vmpi_cs_split_enter(void)
+{
+    int s = vmpi_cs_slot;
+    if (s < 0)
+        return false;
+    /* No fence: a bias set meanwhile runs membarrier(2) before it looks
+     * at the flags (rebias), as a revocation does for the owner's. */
+    atomic_store_explicit(&vmpi_cs_flags[s].inside, 1, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
+    if (VMPI_LIKELY(atomic_load_explicit(&vmpi_cs_biased, memory_order_acquire) ==
+                        VMPI_CS_REVOKED &&
+                    atomic_load_explicit(&vmpi_chan_mt, memory_order_relaxed)))
+        return true;
+    atomic_store_explicit(&vmpi_cs_flags[s].inside, 0, memory_order_release);
+    return false;
+}
+
+void vmpi_cs_split_leave(bool sent)
+{
+    struct vmpi_cs_flag *f = &vmpi_cs_flags[vmpi_cs_slot];
+    if (sent)
+        atomic_store_explicit(&f->split_sends,
+                              atomic_load_explicit(&f->split_sends, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+    atomic_store_explicit(&f->inside, 0, memory_order_release);
+}
+
+uint64_t vmpi_cs_split_sends(void)
+{
+    return split_sends_but(-1);
 }
 
 /* The owner, inside without the lock, takes it: the bias is being revoked,
@@ -292,7 +371,7 @@ void vmpi_cs_yield(void)
         if (i % 128 == 0)
             sched_yield();
         else
-            relax();
+            vmpi_relax();
     relock();
 }
 
@@ -312,7 +391,9 @@ void vmpi_cs_sched_yield(void)
     static __thread unsigned long seen __attribute__((tls_model("initial-exec")));
     static __thread unsigned quiet __attribute__((tls_model("initial-exec")));
     if (vmpi_g.yield_threads) {
-        unsigned long h = atomic_load_explicit(&handoffs, memory_order_relaxed);
+        /* Another thread's split send shows it runs as a hand-off would. */
+        unsigned long h = atomic_load_explicit(&handoffs, memory_order_relaxed) +
+                          (can_split ? split_sends_but(vmpi_cs_slot) : 0);
         if (h != seen) {
             seen = h;
             quiet = 0;
@@ -339,6 +420,7 @@ void vmpi_cs_leave(void)
          * the bias up (a revocation under way completes on its own) and
          * holds the lock while it starts the helper. */
         owner_lock();
+        atomic_store_explicit(&vmpi_chan_mt, split_on, memory_order_relaxed);
         int b = VMPI_CS_BIASED;
         atomic_compare_exchange_strong(&vmpi_cs_biased, &b, VMPI_CS_REVOKED);
     }

@@ -18,6 +18,7 @@
 #include <string.h>
 
 struct vmpi_peer *vmpi_locality_peers;
+const struct vmpi_peer *vmpi_locality_job_peers;
 
 /* Processes of other jobs, by world rank beyond the job's (dynamic.c's
  * numbering): their job and rank there, and, when a shared-memory channel
@@ -236,6 +237,7 @@ int vmpi_locality_init(const struct vmpi_chan_up *up)
         vmpi_fatal("more than %d channels in the channel list", MAX_CHANNELS);
     allowed = parse_channels();
     vmpi_locality_peers = calloc((size_t)vmpi_job.size, sizeof *vmpi_locality_peers);
+    vmpi_locality_job_peers = vmpi_locality_peers;
     if (!vmpi_locality_peers)
         vmpi_fatal("out of memory");
     bool region = false;
@@ -311,8 +313,11 @@ void vmpi_locality_finalize(void)
             vmpi_channels[k]->finalize();
     started = 0;
     nactive = 0;
-    free(vmpi_locality_peers);
+    if (vmpi_locality_peers != vmpi_locality_job_peers)
+        free(vmpi_locality_peers);
+    free((void *)vmpi_locality_job_peers);
     vmpi_locality_peers = NULL;
+    vmpi_locality_job_peers = NULL;
     free(others);
     others = NULL;
     nothers = 0;
@@ -552,9 +557,12 @@ int vmpi_locality_connect(uint32_t job, int rank, const void *addr, size_t alen)
     const uint8_t *netrec = net_chan(&net) ? record(addr, alen, net, &netlen) : NULL;
     struct other *o = realloc(others, sizeof *o * (size_t)(nothers + 1));
     others = o ? o : others;
-    struct vmpi_peer *p = o ? realloc(vmpi_locality_peers, sizeof *p * (size_t)(world + 1)) : NULL;
+    struct vmpi_peer *p = o ? malloc(sizeof *p * (size_t)(world + 1)) : NULL;
     if (!p)
         vmpi_fatal("out of memory");
+    memcpy(p, vmpi_locality_peers, sizeof *p * (size_t)world);
+    if (vmpi_locality_peers != vmpi_locality_job_peers)
+        free(vmpi_locality_peers);
     vmpi_locality_peers = p;
     if (!netrec || netlen > VMPI_ADDR_MAX)
         return -1;

@@ -42,6 +42,10 @@ struct vmpi_peer {
     size_t eager_max;             /* largest message the channel sends eagerly */
 };
 extern struct vmpi_peer *vmpi_locality_peers;
+/* The job's own ranks' entries as set at init, which stay where they are
+ * until finalize while the table grows for other jobs' processes: what
+ * core's split send path reads outside the library's lock. */
+extern const struct vmpi_peer *vmpi_locality_job_peers;
 
 /* Collective over the job: detects the placement, gives every other rank a
  * channel (VMPI_CHANNELS restricts the choice), sets the channels up with

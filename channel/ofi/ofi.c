@@ -360,7 +360,7 @@ static int ofi_send(void *cs, const struct vmpi_hdr *h, const void *buf, size_t 
     if (len)
         memcpy(b->data + sizeof(struct ofi_wire), buf, len);
     post(p, b);
-    vmpi_chan_count_sent(&stats, h);
+    vmpi_chan_count_sent(&stats, h, false);
     return 0;
 }
 
@@ -381,7 +381,7 @@ static void ofi_commit(void *cs, const struct vmpi_hdr *h, size_t paylen)
     ((struct ofi_wire *)b->data)->h = *h;
     b->len = sizeof(struct ofi_wire) + paylen;
     post(p, b);
-    vmpi_chan_count_sent(&stats, h);
+    vmpi_chan_count_sent(&stats, h, false);
 }
 
 static void ofi_send_ctl(void *cs, const struct vmpi_hdr *h, const void *pay, size_t paylen)
@@ -519,7 +519,7 @@ static int ofi_rndv_send(void *cs, struct vmpi_xfer *sreq, const struct vmpi_hdr
         rts.rma = 1;
     }
     ofi_send_ctl(p, h, &rts, sizeof rts);
-    vmpi_chan_count_sent(&stats, h);
+    vmpi_chan_count_sent(&stats, h, false);
     stats.rndv_sent++;
     return 0;
 }

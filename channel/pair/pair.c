@@ -10,6 +10,7 @@
  * elsewhere. */
 #include "pair.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,9 +44,32 @@ static inline struct vmpi_pair_slot *slot_at(const struct vmpi_pair_inst *in, ch
                                                 (sizeof(struct vmpi_pair_slot) + in->slot_bytes));
 }
 
-void *vmpi_pair_reserve(void *cs, size_t paylen)
+/* The peer's send lock, while split senders may run (vmpi_chan_mt): a
+ * record's copy is short, so a waiter spins, and gives its processor away
+ * now and then in case the holder is a thread that lost its own. Returns
+ * whether it locked, for the matching tx_unlock. */
+static inline bool tx_lock(struct vmpi_pair_peer *p)
 {
-    struct vmpi_pair_peer *p = cs;
+    if (VMPI_LIKELY(!atomic_load_explicit(&vmpi_chan_mt, memory_order_relaxed)))
+        return false;
+    for (unsigned i = 1; atomic_load_explicit(&p->txl, memory_order_relaxed) ||
+                         atomic_exchange_explicit(&p->txl, 1, memory_order_acquire);
+         i++)
+        if (i % 64 == 0)
+            sched_yield();
+        else
+            vmpi_relax();
+    return true;
+}
+
+static inline void tx_unlock(struct vmpi_pair_peer *p, bool locked)
+{
+    if (locked)
+        atomic_store_explicit(&p->txl, 0, memory_order_release);
+}
+
+static void *reserve(struct vmpi_pair_peer *p, size_t paylen)
+{
     if (VMPI_UNLIKELY(p->bl_head != NULL))
         return NULL;
     if (VMPI_UNLIKELY(p->slow)) {
@@ -63,6 +87,19 @@ void *vmpi_pair_reserve(void *cs, size_t paylen)
     return r + sizeof(struct vmpi_hdr);
 }
 
+/* A reserved record holds the send lock until its commit. */
+void *vmpi_pair_reserve(void *cs, size_t paylen)
+{
+    struct vmpi_pair_peer *p = cs;
+    bool l = tx_lock(p);
+    void *r = reserve(p, paylen);
+    if (r)
+        p->resv_locked = l;
+    else
+        tx_unlock(p, l);
+    return r;
+}
+
 void vmpi_pair_commit(void *cs, const struct vmpi_hdr *h, size_t paylen)
 {
     struct vmpi_pair_peer *p = cs;
@@ -72,7 +109,10 @@ void vmpi_pair_commit(void *cs, const struct vmpi_hdr *h, size_t paylen)
         memcpy(p->resv, h, sizeof *h);
         vmpi_ring_commit(&p->tx, paylen + sizeof *h);
     }
-    vmpi_chan_count_sent(&p->in->stats, h);
+    bool l = p->resv_locked;
+    vmpi_chan_count_sent(&p->in->stats, h, l);
+    p->resv_locked = false;
+    tx_unlock(p, l);
 }
 
 static bool ring_put(struct vmpi_pair_peer *p, const struct vmpi_hdr *h, const void *pay,
@@ -98,29 +138,45 @@ static bool ring_put(struct vmpi_pair_peer *p, const struct vmpi_hdr *h, const v
 int vmpi_pair_send(void *cs, const struct vmpi_hdr *h, const void *buf, size_t len)
 {
     struct vmpi_pair_peer *p = cs;
-    if (p->bl_head || !ring_put(p, h, buf, len))
+    bool l = tx_lock(p);
+    int rc = 1;
+    if (!p->bl_head && ring_put(p, h, buf, len)) {
+        vmpi_chan_count_sent(&p->in->stats, h, l);
+        rc = 0;
+    }
+    tx_unlock(p, l);
+    return rc;
+}
+
+/* Peers whose records are checked or gated go under the library's lock:
+ * the integrity stage is one per channel, and a gate may move the pair. */
+int vmpi_pair_send_split(void *cs, const struct vmpi_hdr *h, const void *buf, size_t len)
+{
+    struct vmpi_pair_peer *p = cs;
+    if (p->slow)
         return 1;
-    vmpi_chan_count_sent(&p->in->stats, h);
-    return 0;
+    return vmpi_pair_send(cs, h, buf, len);
 }
 
 void vmpi_pair_send_ctl(void *cs, const struct vmpi_hdr *h, const void *pay, size_t paylen)
 {
     struct vmpi_pair_peer *p = cs;
-    if (!p->bl_head && ring_put(p, h, pay, paylen))
-        return;
-    struct vmpi_pair_ctl *c = malloc(sizeof *c + paylen);
-    if (!c)
-        vmpi_fatal("%s: out of memory queueing a control packet", p->in->where);
-    c->next = NULL;
-    c->h = *h;
-    c->paylen = paylen;
-    memcpy(c->pay, pay, paylen);
-    if (p->bl_tail)
-        p->bl_tail->next = c;
-    else
-        p->bl_head = c;
-    p->bl_tail = c;
+    bool l = tx_lock(p);
+    if (p->bl_head || !ring_put(p, h, pay, paylen)) {
+        struct vmpi_pair_ctl *c = malloc(sizeof *c + paylen);
+        if (!c)
+            vmpi_fatal("%s: out of memory queueing a control packet", p->in->where);
+        c->next = NULL;
+        c->h = *h;
+        c->paylen = paylen;
+        memcpy(c->pay, pay, paylen);
+        if (p->bl_tail)
+            p->bl_tail->next = c;
+        else
+            p->bl_head = c;
+        p->bl_tail = c;
+    }
+    tx_unlock(p, l);
 }
 
 static void ctl_cookie(struct vmpi_pair_peer *p, int type, uint64_t cookie)
@@ -138,7 +194,8 @@ int vmpi_pair_rndv_send(void *cs, struct vmpi_xfer *x, const struct vmpi_hdr *h)
     rts->scookie = x->cookie;
     rts->addr = p->in->ops->addr_of(p->in->up->sdata(x), x->size);
     vmpi_pair_commit(p, h, sizeof *rts);
-    p->in->stats.rndv_sent++;
+    vmpi_chan_add(&p->in->stats.rndv_sent, 1,
+                  atomic_load_explicit(&vmpi_chan_mt, memory_order_relaxed));
     return 0;
 }
 
@@ -426,6 +483,7 @@ static void channel_packet(struct vmpi_pair_peer *p, const struct vmpi_hdr *h, c
 __attribute__((noinline)) static int poll_other(struct vmpi_pair_peer *p)
 {
     int n = 0;
+    bool l = tx_lock(p);
     while (p->bl_head) {
         struct vmpi_pair_ctl *c = p->bl_head;
         if (!ring_put(p, &c->h, c->pay, c->paylen))
@@ -435,6 +493,7 @@ __attribute__((noinline)) static int poll_other(struct vmpi_pair_peer *p)
             p->bl_tail = NULL;
         free(c);
     }
+    tx_unlock(p, l);
     if (p->out_stream)
         n += stream_out(p);
     if (p->in_stream)

@@ -110,6 +110,11 @@ struct vmpi_pair_peer {
     bool slow;                /* gated, or integrity on: what a send tests first */
     size_t eager_max;         /* largest eager message to this peer */
     struct vmpi_ring_tx tx;
+    /* Held by whoever writes to the peer while vmpi_chan_mt is set (a
+     * split sender, or a thread under the library's lock): the tx ring,
+     * the control packets waiting for room (bl_*). */
+    atomic_uint txl;
+    bool resv_locked;         /* reserve() took txl; commit() drops it */
     struct vmpi_ring_rx rx;
     char *resv;               /* record reserved by reserve() */
     /* integrity: the keys of the seeds of what goes to it and comes from
@@ -178,9 +183,10 @@ void *vmpi_pair_add_peer(struct vmpi_pair_inst *in, int world, size_t *eager_max
 #define VMPI_PAIR_CHAN_OPS                                                          \
     .send = vmpi_pair_send, .reserve = vmpi_pair_reserve, .commit = vmpi_pair_commit, \
     .send_ctl = vmpi_pair_send_ctl, .rndv_send = vmpi_pair_rndv_send,                 \
-    .rndv_recv = vmpi_pair_rndv_recv
+    .rndv_recv = vmpi_pair_rndv_recv, .send_split = vmpi_pair_send_split
 
 int vmpi_pair_send(void *cs, const struct vmpi_hdr *h, const void *buf, size_t len);
+int vmpi_pair_send_split(void *cs, const struct vmpi_hdr *h, const void *buf, size_t len);
 void *vmpi_pair_reserve(void *cs, size_t paylen);
 void vmpi_pair_commit(void *cs, const struct vmpi_hdr *h, size_t paylen);
 void vmpi_pair_send_ctl(void *cs, const struct vmpi_hdr *h, const void *pay, size_t paylen);
