@@ -155,27 +155,42 @@ static inline __attribute__((always_inline)) int blocking_send(const char *fn, c
 /* Under MPI_THREAD_MULTIPLE, once several threads use MPI: an eager send
  * to a rank of the job on shared memory without the library's lock
  * (core/thread.c). False: the call takes the usual path, which also
- * reports what is wrong with the arguments. */
+ * reports what is wrong with the arguments. request NULL: MPI_Send. */
 __attribute__((noinline)) static bool send_split(const void *buf, int count,
                                                  MPI_Datatype datatype, int dest, int tag,
-                                                 MPI_Comm comm)
+                                                 MPI_Comm comm, MPI_Request *request)
 {
     if (vmpi_g.state != 1 || vmpi_cs_depth != 0 || !vmpi_cs_split_enter())
         return false;
     struct vmpi_comm *c;
     struct vmpi_dtype *dt;
-    bool sent = buf_ok(comm, buf, count, datatype, &c, &dt) && dest_ok(c, dest, tag) &&
-                dest != MPI_PROC_NULL &&
-                vmpi_p2p_send_split(buf, (size_t)count * (size_t)dt->size, dt, dest, tag, c);
+    bool sent = false;
+    if (buf_ok(comm, buf, count, datatype, &c, &dt) && dest_ok(c, dest, tag) &&
+        dest != MPI_PROC_NULL) {
+        size_t len = (size_t)count * (size_t)dt->size;
+        if (!request) {
+            sent = vmpi_p2p_send_split(buf, len, dt, dest, tag, c);
+        } else {
+            struct vmpi_req *r = vmpi_p2p_isend_split(buf, len, dt, dest, tag, c);
+            if (r) {
+                *request = vmpi_req_handle(r);
+                sent = true;
+            }
+        }
+    }
     vmpi_cs_split_leave(sent);
     return sent;
+}
+
+static inline bool split_now(void)
+{
+    return VMPI_UNLIKELY(atomic_load_explicit(&vmpi_chan_mt, memory_order_relaxed));
 }
 
 int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
               MPI_Comm comm)
 {
-    if (VMPI_UNLIKELY(atomic_load_explicit(&vmpi_chan_mt, memory_order_relaxed)) &&
-        send_split(buf, count, datatype, dest, tag, comm))
+    if (split_now() && send_split(buf, count, datatype, dest, tag, comm, NULL))
         return MPI_SUCCESS;
     VMPI_ENTER("MPI_Send");
     return blocking_send("MPI_Send", buf, count, datatype, dest, tag, comm, VMPI_MODE_STD);
@@ -223,6 +238,8 @@ static int nonblocking_send(const char *fn, const void *buf, int count, MPI_Data
 {
     CHECK_SEND(fn);
     VMPI_CHECK(request, c, MPI_ERR_ARG, "%s: request is NULL", fn);
+    if (mode == VMPI_MODE_STD && split_now())
+        vmpi_p2p_split_refill();
     struct vmpi_req *r;
     vmpi_p2p_isend(buf, count, dt, dest, tag, c, 0, mode, &r);
     *request = vmpi_req_handle(r);
@@ -232,6 +249,8 @@ static int nonblocking_send(const char *fn, const void *buf, int count, MPI_Data
 int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                MPI_Comm comm, MPI_Request *request)
 {
+    if (split_now() && request && send_split(buf, count, datatype, dest, tag, comm, request))
+        return MPI_SUCCESS;
     VMPI_ENTER("MPI_Isend");
     return nonblocking_send("MPI_Isend", buf, count, datatype, dest, tag, comm, VMPI_MODE_STD,
                             request);

@@ -132,34 +132,39 @@ static inline void vmpi_relax(void)
  * A growable table of object pointers indexed by handle index; freed slots
  * are reused. Index 0 is never handed out so that a zeroed handle is
  * invalid; indexes stay below VMPI_HTAB_MAX (26 bits, MPICH's index field).
- * Slots never move (chunk k holds VMPI_HTAB_FIRST << k of them), so a
- * lookup may run beside an add in another thread. */
+ * Slots never move, so a lookup may run beside an add in another thread:
+ * the first VMPI_HTAB_FIRST are in the table itself (one load, where the
+ * pool's reuse keeps most handles), then chunk k holds the next
+ * VMPI_HTAB_FIRST << k. */
 #define VMPI_HTAB_MAX (1u << 26)
-#define VMPI_HTAB_FIRST_LOG 6
+#define VMPI_HTAB_FIRST_LOG 10
 #define VMPI_HTAB_FIRST (1u << VMPI_HTAB_FIRST_LOG)
-#define VMPI_HTAB_CHUNKS 21 /* enough for VMPI_HTAB_MAX slots */
+#define VMPI_HTAB_CHUNKS 16 /* enough for VMPI_HTAB_MAX slots */
 struct vmpi_htab {
+    void *first[VMPI_HTAB_FIRST];
     void **chunk[VMPI_HTAB_CHUNKS];
     _Atomic uint32_t used; /* indexes [0, used) were handed out */
     uint32_t *free;
     uint32_t nfree, freecap;
 };
-static_assert(((uint64_t)VMPI_HTAB_FIRST << VMPI_HTAB_CHUNKS) - VMPI_HTAB_FIRST >= VMPI_HTAB_MAX,
+static_assert((uint64_t)VMPI_HTAB_FIRST << VMPI_HTAB_CHUNKS >= VMPI_HTAB_MAX,
               "the chunks cover every index");
 int vmpi_htab_add(struct vmpi_htab *t, void *obj, uint32_t *idx);
 void vmpi_htab_del(struct vmpi_htab *t, uint32_t idx);
-/* The chunk that holds index idx, and idx's place in it (*at). */
+/* Where the slot of index idx (at least VMPI_HTAB_FIRST) is: its chunk,
+ * and its place there (*at). */
 static inline unsigned vmpi_htab_chunk_of(uint32_t idx, uint32_t *at)
 {
-    uint32_t v = idx + VMPI_HTAB_FIRST;
-    unsigned k = (unsigned)(31 - __builtin_clz(v)) - VMPI_HTAB_FIRST_LOG;
-    *at = v - (VMPI_HTAB_FIRST << k);
+    unsigned k = (unsigned)(31 - __builtin_clz(idx)) - VMPI_HTAB_FIRST_LOG;
+    *at = idx - (VMPI_HTAB_FIRST << k);
     return k;
 }
 static inline void *vmpi_htab_get(const struct vmpi_htab *t, uint32_t idx)
 {
     if (idx >= atomic_load_explicit(&t->used, memory_order_acquire))
         return NULL;
+    if (VMPI_LIKELY(idx < VMPI_HTAB_FIRST))
+        return t->first[idx];
     uint32_t at;
     unsigned k = vmpi_htab_chunk_of(idx, &at);
     return t->chunk[k][at];

@@ -38,8 +38,9 @@ const struct vmpi_knob vmpi_knobs[] = {
         "MPI_THREAD_MULTIPLE: 1: the initial thread runs without the library's lock until "
         "another thread calls MPI; 0: every call takes it"),
     NUM("VMPI_THREAD_SPLIT", "vmpi.core", 1, 0, 1,
-        "MPI_THREAD_MULTIPLE: 1: once several threads use MPI, an eager MPI_Send to a rank "
-        "of the job on shared memory holds only that peer's send lock; 0: the library's lock"),
+        "MPI_THREAD_MULTIPLE: 1: once several threads use MPI, an eager MPI_Send or MPI_Isend "
+        "to a rank of the job on shared memory holds only that peer's send lock; 0: the "
+        "library's lock"),
     NUM("VMPI_THREAD_STEAL_NS", "vmpi.core", 20000, 1, 100000000,
         "MPI_THREAD_MULTIPLE: how long running threads may take the library's lock before a "
         "queued thread gets it handed over (nanoseconds)"),

@@ -19,6 +19,12 @@
  *       communicator, thread k with tag k; the wall time over each
  *       thread's round trips, as one-way latency (us): what each thread
  *       sees while the others run, one row per T.
+ *   threads parked [-t T1,...] [-i ITER] [-W WINDOW]
+ *       MULTIPLE: as mtrate, but the T threads of rank 0 send with
+ *       blocking MPI_Send (W, then the ack), while one more thread of
+ *       each rank waits in MPI_Recv for a message that comes only at the
+ *       end: a hybrid code's thread parked in a blocking receive beside
+ *       threads that communicate. Messages per second, one row per T.
  *
  * Output: an OSU-style table ("# Threads value"; lat and rate print one
  * row with 1 thread) for bench/compare.py. Uses only MPI-3.1, so it builds
@@ -35,6 +41,7 @@
 
 #define MAX_THREADS 64
 #define ACK_TAG 1000
+#define PARK_TAG 2000
 
 static int rank;
 static long iters = -1, window = 64;
@@ -93,9 +100,32 @@ static void stream(int tag, long n, double *t0, double *t1)
     *t1 = MPI_Wtime();
 }
 
+/* As stream, with blocking sends on rank 0 (receives on rank 1). */
+static void stream_blocking(int tag, long n, double *t0, double *t1)
+{
+    char buf[8] = {0}, ack[4] = {0};
+    int peer = 1 - rank;
+    for (long i = -n / 10; i < n; i++) {
+        if (i == 0)
+            *t0 = MPI_Wtime();
+        for (long w = 0; w < window; w++)
+            if (rank == 0)
+                MPI_Send(buf, 8, MPI_BYTE, peer, tag, comm);
+            else
+                MPI_Recv(buf, 8, MPI_BYTE, peer, tag, comm, MPI_STATUS_IGNORE);
+        if (rank == 0)
+            MPI_Recv(ack, 4, MPI_BYTE, peer, ACK_TAG + tag, comm, MPI_STATUS_IGNORE);
+        else
+            MPI_Send(ack, 4, MPI_BYTE, peer, ACK_TAG + tag, comm);
+    }
+    *t1 = MPI_Wtime();
+}
+
+enum { PINGPONG, STREAM, STREAM_BLOCKING };
+
 struct job {
     int tag;
-    int latency; /* pingpong, else stream */
+    int kind;
     double t0, t1;
 };
 
@@ -103,7 +133,16 @@ static void *worker(void *arg)
 {
     struct job *j = arg;
     pthread_barrier_wait(&start);
-    (j->latency ? pingpong : stream)(j->tag, iters, &j->t0, &j->t1);
+    void (*run[])(int, long, double *, double *) = {pingpong, stream, stream_blocking};
+    run[j->kind](j->tag, iters, &j->t0, &j->t1);
+    return NULL;
+}
+
+static void *parked(void *arg)
+{
+    (void)arg;
+    char b[8];
+    MPI_Recv(b, 8, MPI_BYTE, 1 - rank, PARK_TAG, comm, MPI_STATUS_IGNORE);
     return NULL;
 }
 
@@ -111,14 +150,16 @@ static void *worker(void *arg)
  * end, so threads that take turns count as such: the one-way latency per
  * message of each thread (wall time over its round trips) or the messages
  * of all threads per second. */
-static double threaded(int t, int latency)
+static double threaded(int t, int kind, int park)
 {
-    pthread_t th[MAX_THREADS];
+    pthread_t th[MAX_THREADS], pk;
     struct job jobs[MAX_THREADS];
     pthread_barrier_init(&start, NULL, (unsigned)t);
     MPI_Barrier(comm);
+    if (park && pthread_create(&pk, NULL, parked, NULL))
+        die("cannot start a thread");
     for (int k = 0; k < t; k++) {
-        jobs[k] = (struct job){.tag = k, .latency = latency};
+        jobs[k] = (struct job){.tag = k, .kind = kind};
         if (pthread_create(&th[k], NULL, worker, &jobs[k]))
             die("cannot start a thread");
     }
@@ -131,8 +172,14 @@ static double threaded(int t, int latency)
             last = jobs[k].t1;
     }
     pthread_barrier_destroy(&start);
+    if (park) {
+        char b[8] = {0};
+        MPI_Send(b, 8, MPI_BYTE, 1 - rank, PARK_TAG, comm);
+        pthread_join(pk, NULL);
+    }
     double wall = last - first;
-    return latency ? wall * 1e6 / (2.0 * (double)iters) : (double)t * (double)window * (double)iters / wall;
+    return kind == PINGPONG ? wall * 1e6 / (2.0 * (double)iters)
+                            : (double)t * (double)window * (double)iters / wall;
 }
 
 int main(int argc, char **argv)
@@ -151,14 +198,15 @@ int main(int argc, char **argv)
             window = atol(argv[++i]);
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             printf("usage: threads lat|rate [-l single|multiple] [-i ITER] [-W WINDOW]\n"
-                   "       threads mtrate|mtlat [-t T1,T2,...] [-i ITER] [-W WINDOW]\n");
+                   "       threads mtrate|mtlat|parked [-t T1,T2,...] [-i ITER] [-W WINDOW]\n");
             return 0;
         } else {
             fprintf(stderr, "threads: unknown argument %s\n", argv[i]);
             return 2;
         }
     }
-    int mt = !strcmp(mode, "mtrate") || !strcmp(mode, "mtlat");
+    int park = !strcmp(mode, "parked");
+    int mt = !strcmp(mode, "mtrate") || !strcmp(mode, "mtlat") || park;
     int want = mt || !strcmp(level, "multiple") ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE;
     int provided, size;
     MPI_Init_thread(&argc, &argv, want, &provided);
@@ -169,7 +217,7 @@ int main(int argc, char **argv)
     if (provided < want)
         die("the MPI library did not grant the thread level asked for");
     if (strcmp(mode, "lat") && strcmp(mode, "rate") && !mt)
-        die("mode is lat, rate, mtrate or mtlat");
+        die("mode is lat, rate, mtrate, mtlat or parked");
     if (window < 1 || window > 1024)
         die("-W is 1..1024");
     int lat = !strcmp(mode, "lat") || !strcmp(mode, "mtlat");
@@ -195,7 +243,7 @@ int main(int argc, char **argv)
             int t = atoi(s);
             if (t < 1 || t > MAX_THREADS)
                 die("-t: thread counts are 1..64");
-            double v = threaded(t, lat);
+            double v = threaded(t, lat ? PINGPONG : park ? STREAM_BLOCKING : STREAM, park);
             if (rank == 0)
                 printf("%d %.3f\n", t, v);
             fflush(stdout);

@@ -30,9 +30,15 @@ for what in lat rate; do
     echo
 done
 echo "### (b) T thread pairs (rows: T), 8-byte messages per second of all pairs (window 64)"
-cmp --run vmpi="$vr mtrate -t 1,2,4 -i 2000" --run mpich="$mr mtrate -t 1,2,4 -i 2000" \
+cmp --run vmpi="$vr mtrate -t 1,2,4 -i 20000" --run mpich="$mr mtrate -t 1,2,4 -i 20000" \
     --run openmpi="$orun mtrate -t 1,2,4 -i $oi" --run openmpi-yield="$oy mtrate -t 1,2,4 -i $oi"
 echo
 echo "### (c) T threads per rank ping-pong on one communicator (rows: T), one-way latency (us) each sees"
-cmp --run vmpi="$vr mtlat -t 1,2,4 -i 10000" --run mpich="$mr mtlat -t 1,2,4 -i 10000" \
+cmp --run vmpi="$vr mtlat -t 1,2,4 -i 100000" --run mpich="$mr mtlat -t 1,2,4 -i 100000" \
     --run openmpi="$orun mtlat -t 1,2,4 -i $oi" --run openmpi-yield="$oy mtlat -t 1,2,4 -i $oi"
+echo
+echo "### (d) as (b) with blocking sends, beside a thread of each rank parked in MPI_Recv (rows: T), messages per second"
+cmp --run vmpi="$vr parked -t 1,2,4 -i 20000" \
+    --run vmpi-nosplit="$build/bin/vmpirun -n 2 --bind core -x VMPI_THREAD_SPLIT=0 $build/bench/threads parked -t 1,2,4 -i 20000" \
+    --run mpich="$mr parked -t 1,2,4 -i 20000" \
+    --run openmpi="$orun parked -t 1,2,4 -i $oi" --run openmpi-yield="$oy parked -t 1,2,4 -i $oi"

@@ -133,8 +133,8 @@ void vmpi_mpit_tables(void)
              "for a while, so its calls stopped taking the lock");
     pvar_add("vmpi.core", NULL, MPI_T_PVAR_CLASS_COUNTER, MPI_T_VERBOSITY_TUNER_BASIC,
              "vmpi_thread_split_sends",
-             "Eager MPI_Send calls under MPI_THREAD_MULTIPLE that held only their peer's send "
-             "lock, not the library's (VMPI_THREAD_SPLIT)");
+             "Eager MPI_Send and MPI_Isend calls under MPI_THREAD_MULTIPLE that held only their "
+             "peer's send lock, not the library's (VMPI_THREAD_SPLIT)");
     vmpi_pvars[vmpi_npvars - 1].read = vmpi_cs_split_sends;
     for (int k = 0; vmpi_channels[k]; k++)
         channel_pvars(vmpi_channels[k]);

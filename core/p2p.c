@@ -643,6 +643,34 @@ bool vmpi_p2p_send_split(const void *buf, size_t len, const struct vmpi_dtype *d
     return p->chan->send_split(p->cstate, &h, vmpi_dtype_addr(buf, dt->true_lb), len) == 0;
 }
 
+/* The requests a thread's split MPI_Isends hand out: taken from the pool
+ * under the lock, SPLIT_REQS at a time, and given back to it by whoever
+ * retires them (MPI_Wait and the like, under the lock). Kind 0 while
+ * cached, so no peer's cookie names one. */
+#define SPLIT_REQS 64
+static __thread struct vmpi_req *split_reqs[SPLIT_REQS] __attribute__((tls_model("initial-exec")));
+static __thread int nsplit_reqs __attribute__((tls_model("initial-exec")));
+
+void vmpi_p2p_split_refill(void)
+{
+    while (nsplit_reqs < SPLIT_REQS) {
+        struct vmpi_req *r = vmpi_req_alloc(VMPI_REQ_SEND);
+        r->kind = 0;
+        split_reqs[nsplit_reqs++] = r;
+    }
+}
+
+struct vmpi_req *vmpi_p2p_isend_split(const void *buf, size_t len, const struct vmpi_dtype *dt,
+                                      int dest, int tag, struct vmpi_comm *c)
+{
+    if (!nsplit_reqs || !vmpi_p2p_send_split(buf, len, dt, dest, tag, c))
+        return NULL;
+    struct vmpi_req *r = split_reqs[--nsplit_reqs];
+    r->kind = VMPI_REQ_SEND;
+    r->done = 1;
+    return r;
+}
+
 bool vmpi_p2p_cancel_recv(struct vmpi_req *r)
 {
     if (r->kind != VMPI_REQ_RECV || r->matched || r->done)

@@ -110,6 +110,13 @@ bool vmpi_p2p_send_fast(const void *buf, size_t len, const struct vmpi_dtype *dt
  * above. */
 bool vmpi_p2p_send_split(const void *buf, size_t len, const struct vmpi_dtype *dt, int dest,
                          int tag, struct vmpi_comm *c);
+/* The same for MPI_Isend: the completed send request, or NULL (also when
+ * the thread has no cached requests left: vmpi_p2p_split_refill, under
+ * the lock, gives it some). The request has no communicator or datatype
+ * reference: nothing of the send is left to do. */
+struct vmpi_req *vmpi_p2p_isend_split(const void *buf, size_t len, const struct vmpi_dtype *dt,
+                                      int dest, int tag, struct vmpi_comm *c);
+void vmpi_p2p_split_refill(void);
 /* The first unexpected message a receive (src, tag, c) would match, or
  * NULL; its source, tag and size go to *st (may be MPI_STATUS_IGNORE).
  * POLL: make progress once if none is there yet. TAKE: remove it from the

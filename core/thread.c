@@ -42,9 +42,11 @@
  * (vmpi_cs_flags): a former owner that still finds its old slot named
  * while it checks only ever writes its own flag.
  *
- * Split sends. Once a second thread uses MPI, an eager MPI_Send to a rank
- * of the job that a shared-memory channel serves (the common message of a
- * hybrid code) does not take the lock at all (VMPI_THREAD_SPLIT): it
+ * Split sends. Once a second thread uses MPI, an eager MPI_Send or
+ * MPI_Isend to a rank of the job that a shared-memory channel serves (the
+ * common message of a hybrid code) does not take the lock at all
+ * (VMPI_THREAD_SPLIT; an Isend's request comes from a cache of the
+ * thread's, core/p2p.c): it
  * marks its thread inside in its slot's flag, checks that the lock is not
  * biased (so no owner runs unlocked beside it; a bias set while it is
  * inside backs off: the two halves of a Dekker exchange, whose fence is

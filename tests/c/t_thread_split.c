@@ -27,11 +27,20 @@
 
 static int rank, size, nthreads, to, from;
 
-enum { EAGER, RNDV, SYNC };
+enum { EAGER, RNDV, SYNC, ISEND };
 
 static int kind(int j)
 {
-    return j % 10 == 7 ? RNDV : j % 10 == 3 ? SYNC : EAGER;
+    switch (j % 10) {
+    case 7:
+        return RNDV;
+    case 3:
+        return SYNC;
+    case 5:
+        return ISEND;
+    default:
+        return EAGER;
+    }
 }
 
 static size_t len_of(int j)
@@ -49,18 +58,23 @@ static void fill(unsigned char *b, size_t n, int r, int t, int j)
 static void *sender(void *arg)
 {
     int t = (int)(intptr_t)arg;
-    unsigned char *big = malloc(BIG), *small = malloc(1024);
+    unsigned char *big = malloc(BIG), *small = malloc(2048);
     CHECK(big && small, "malloc");
     for (int j = 0; j < MSGS; j++) {
         size_t n = len_of(j);
-        if (kind(j) == RNDV) {
+        if (kind(j) == RNDV || kind(j) == ISEND) {
+            /* The next message goes with MPI_Send from a buffer of its own
+             * before this one's request is waited for. */
+            unsigned char *first = kind(j) == RNDV ? big : small + 1024;
             MPI_Request r;
-            fill(big, n, rank, t, j);
-            OK(MPI_Isend(big, (int)n, MPI_BYTE, to, t, MPI_COMM_WORLD, &r));
+            MPI_Status st;
+            fill(first, n, rank, t, j);
+            OK(MPI_Isend(first, (int)n, MPI_BYTE, to, t, MPI_COMM_WORLD, &r));
             j++;
             fill(small, len_of(j), rank, t, j);
             OK(MPI_Send(small, (int)len_of(j), MPI_BYTE, to, t, MPI_COMM_WORLD));
-            OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+            OK(MPI_Wait(&r, &st));
+            CHECK(r == MPI_REQUEST_NULL, "thread %d: MPI_Wait left the request", t);
             continue;
         }
         fill(small, n, rank, t, j);
