@@ -238,7 +238,7 @@ static int nonblocking_send(const char *fn, const void *buf, int count, MPI_Data
 {
     CHECK_SEND(fn);
     VMPI_CHECK(request, c, MPI_ERR_ARG, "%s: request is NULL", fn);
-    if (mode == VMPI_MODE_STD && split_now())
+    if (mode == VMPI_MODE_STD && split_now() && vmpi_cs_slot >= 0)
         vmpi_p2p_split_refill();
     struct vmpi_req *r;
     vmpi_p2p_isend(buf, count, dt, dest, tag, c, 0, mode, &r);

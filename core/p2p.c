@@ -644,9 +644,11 @@ bool vmpi_p2p_send_split(const void *buf, size_t len, const struct vmpi_dtype *d
 }
 
 /* The requests a thread's split MPI_Isends hand out: taken from the pool
- * under the lock, SPLIT_REQS at a time, and given back to it by whoever
- * retires them (MPI_Wait and the like, under the lock). Kind 0 while
- * cached, so no peer's cookie names one. */
+ * under the lock, up to SPLIT_REQS at a time, by threads that may split
+ * (at most VMPI_CS_SLOTS, so at most that many caches are ever left by
+ * threads that end); whoever retires one (MPI_Wait and the like, under
+ * the lock) gives it back to the pool. Kind 0 while cached, so no peer's
+ * cookie names one. */
 #define SPLIT_REQS 64
 static __thread struct vmpi_req *split_reqs[SPLIT_REQS] __attribute__((tls_model("initial-exec")));
 static __thread int nsplit_reqs __attribute__((tls_model("initial-exec")));

@@ -54,10 +54,12 @@
  * writes the record holding only that peer's send lock
  * (channel/chan.h: vmpi_chan_mt, which also makes every locked path of
  * the channel take the peer's lock). Threads sending to different peers
- * then never wait for each other, and none waits behind a thread that
- * polls. Whatever it cannot do so (no room, a send queued before it to
- * that peer, a checked or another job's peer) it does under the lock,
- * as before. */
+ * then take no lock in common, and none waits behind a thread that
+ * polls. Whatever it cannot do so (no room, a send of the process still
+ * queued, a checked or another job's peer) it does under the lock, as
+ * before. vmpi_chan_mt is turned on only by a holder of the lock (the
+ * second thread, a thread that takes the lock after a revocation) and off
+ * by a bias that found no split sender inside. */
 #include "vmpi.h"
 
 #include "vmpi/lock.h"
@@ -144,7 +146,6 @@ static void revoke_bias(void)
             if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
                 vmpi_fatal("membarrier failed after it was registered");
             wait_for(&vmpi_cs_flags[s].inside, 0);
-            atomic_store_explicit(&vmpi_chan_mt, split_on, memory_order_relaxed);
             atomic_store_explicit(&vmpi_cs_biased, VMPI_CS_REVOKED, memory_order_release);
             return;
         }
@@ -224,7 +225,11 @@ static void rebias(void)
             atomic_compare_exchange_strong(&vmpi_cs_biased, &b, VMPI_CS_REVOKED);
             return;
         }
-    atomic_store_explicit(&vmpi_chan_mt, false, memory_order_relaxed);
+    /* A thread that revoked the bias meanwhile sets vmpi_chan_mt again
+     * when it takes the lock (relock); a split sender that came after
+     * that revocation locks its peer whatever the flag says. */
+    if (atomic_load_explicit(&vmpi_cs_biased, memory_order_acquire) == VMPI_CS_BIASED)
+        atomic_store_explicit(&vmpi_chan_mt, false, memory_order_relaxed);
     rebias_ns *= 2;
     atomic_fetch_add_explicit(&vmpi_cs_bias_moves, 1, memory_order_relaxed);
 }
@@ -275,6 +280,11 @@ static void relock(void)
         vmpi_oticket_unlock(&cs);
         revoke_bias();
     }
+    /* Only a holder of the lock, between two channel calls, turns split
+     * sends on after a bias: a former owner that took the lock inside a
+     * call polls on with the flag as it found it. */
+    if (VMPI_UNLIKELY(split_on) && !atomic_load_explicit(&vmpi_chan_mt, memory_order_relaxed))
+        atomic_store_explicit(&vmpi_chan_mt, true, memory_order_relaxed);
     took();
 }
 

@@ -48,10 +48,8 @@ static inline struct vmpi_pair_slot *slot_at(const struct vmpi_pair_inst *in, ch
  * record's copy is short, so a waiter spins, and gives its processor away
  * now and then in case the holder is a thread that lost its own. Returns
  * whether it locked, for the matching tx_unlock. */
-static inline bool tx_lock(struct vmpi_pair_peer *p)
+static void tx_take(struct vmpi_pair_peer *p)
 {
-    if (VMPI_LIKELY(!atomic_load_explicit(&vmpi_chan_mt, memory_order_relaxed)))
-        return false;
     for (unsigned i = 1; atomic_load_explicit(&p->txl, memory_order_relaxed) ||
                          atomic_exchange_explicit(&p->txl, 1, memory_order_acquire);
          i++)
@@ -59,6 +57,13 @@ static inline bool tx_lock(struct vmpi_pair_peer *p)
             sched_yield();
         else
             vmpi_relax();
+}
+
+static inline bool tx_lock(struct vmpi_pair_peer *p)
+{
+    if (VMPI_LIKELY(!atomic_load_explicit(&vmpi_chan_mt, memory_order_relaxed)))
+        return false;
+    tx_take(p);
     return true;
 }
 
@@ -149,13 +154,22 @@ int vmpi_pair_send(void *cs, const struct vmpi_hdr *h, const void *buf, size_t l
 }
 
 /* Peers whose records are checked or gated go under the library's lock:
- * the integrity stage is one per channel, and a gate may move the pair. */
+ * the integrity stage is one per channel, and a gate may move the pair.
+ * A split sender always takes the peer's lock: vmpi_chan_mt may go off
+ * while it is inside, after a revocation it did not see (core/thread.c). */
 int vmpi_pair_send_split(void *cs, const struct vmpi_hdr *h, const void *buf, size_t len)
 {
     struct vmpi_pair_peer *p = cs;
     if (p->slow)
         return 1;
-    return vmpi_pair_send(cs, h, buf, len);
+    tx_take(p);
+    int rc = 1;
+    if (!p->bl_head && ring_put(p, h, buf, len)) {
+        vmpi_chan_count_sent(&p->in->stats, h, true);
+        rc = 0;
+    }
+    tx_unlock(p, true);
+    return rc;
 }
 
 void vmpi_pair_send_ctl(void *cs, const struct vmpi_hdr *h, const void *pay, size_t paylen)
