@@ -46,8 +46,7 @@ static inline struct vmpi_pair_slot *slot_at(const struct vmpi_pair_inst *in, ch
 
 /* The peer's send lock, while split senders may run (vmpi_chan_mt): a
  * record's copy is short, so a waiter spins, and gives its processor away
- * now and then in case the holder is a thread that lost its own. Returns
- * whether it locked, for the matching tx_unlock. */
+ * now and then in case the holder is a thread that lost its own. */
 static void tx_take(struct vmpi_pair_peer *p)
 {
     for (unsigned i = 1; atomic_load_explicit(&p->txl, memory_order_relaxed) ||
@@ -59,6 +58,8 @@ static void tx_take(struct vmpi_pair_peer *p)
             vmpi_relax();
 }
 
+/* Takes the lock while vmpi_chan_mt is set; whether it did, for the
+ * matching tx_unlock. */
 static inline bool tx_lock(struct vmpi_pair_peer *p)
 {
     if (VMPI_LIKELY(!atomic_load_explicit(&vmpi_chan_mt, memory_order_relaxed)))
@@ -140,17 +141,23 @@ static bool ring_put(struct vmpi_pair_peer *p, const struct vmpi_hdr *h, const v
     return true;
 }
 
+/* The send of a packet with the lock as tx_lock left it (locked); drops it. */
+static int send_locked(struct vmpi_pair_peer *p, const struct vmpi_hdr *h, const void *buf,
+                       size_t len, bool locked)
+{
+    int rc = 1;
+    if (!p->bl_head && ring_put(p, h, buf, len)) {
+        vmpi_chan_count_sent(&p->in->stats, h, locked);
+        rc = 0;
+    }
+    tx_unlock(p, locked);
+    return rc;
+}
+
 int vmpi_pair_send(void *cs, const struct vmpi_hdr *h, const void *buf, size_t len)
 {
     struct vmpi_pair_peer *p = cs;
-    bool l = tx_lock(p);
-    int rc = 1;
-    if (!p->bl_head && ring_put(p, h, buf, len)) {
-        vmpi_chan_count_sent(&p->in->stats, h, l);
-        rc = 0;
-    }
-    tx_unlock(p, l);
-    return rc;
+    return send_locked(p, h, buf, len, tx_lock(p));
 }
 
 /* Peers whose records are checked or gated go under the library's lock:
@@ -163,13 +170,7 @@ int vmpi_pair_send_split(void *cs, const struct vmpi_hdr *h, const void *buf, si
     if (p->slow)
         return 1;
     tx_take(p);
-    int rc = 1;
-    if (!p->bl_head && ring_put(p, h, buf, len)) {
-        vmpi_chan_count_sent(&p->in->stats, h, true);
-        rc = 0;
-    }
-    tx_unlock(p, true);
-    return rc;
+    return send_locked(p, h, buf, len, true);
 }
 
 void vmpi_pair_send_ctl(void *cs, const struct vmpi_hdr *h, const void *pay, size_t paylen)

@@ -92,13 +92,10 @@ int main(int argc, char **argv)
     OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     OK(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
     MPI_T_pvar_session s;
-    MPI_T_pvar_handle h;
-    int count, prov;
+    int prov;
     OK(MPI_T_init_thread(MPI_THREAD_MULTIPLE, &prov));
     OK(MPI_T_pvar_session_create(&s));
-    OK(MPI_T_pvar_handle_alloc(s, t_pvar("vmpi_thread_bias_moves", MPI_T_PVAR_CLASS_COUNTER),
-                               NULL, &h, &count));
-    OK(MPI_T_pvar_start(s, h));
+    MPI_T_pvar_handle h = t_started(s, "vmpi_thread_bias_moves");
 
     /* 1 and 2 */
     OK(MPI_Barrier(comm));

@@ -125,13 +125,10 @@ int main(int argc, char **argv)
     from = (rank + size - 1) % size;
 
     MPI_T_pvar_session s;
-    MPI_T_pvar_handle h;
-    int count, prov;
+    int prov;
     OK(MPI_T_init_thread(MPI_THREAD_MULTIPLE, &prov));
     OK(MPI_T_pvar_session_create(&s));
-    OK(MPI_T_pvar_handle_alloc(s, t_pvar("vmpi_thread_split_sends", MPI_T_PVAR_CLASS_COUNTER),
-                               NULL, &h, &count));
-    OK(MPI_T_pvar_start(s, h));
+    MPI_T_pvar_handle h = t_started(s, "vmpi_thread_split_sends");
 
     t_run_threads(both, 2 * nthreads);
     unsigned long long split = t_read(s, h);

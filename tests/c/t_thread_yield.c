@@ -96,13 +96,10 @@ int main(int argc, char **argv)
         return 0;
     }
     MPI_T_pvar_session s;
-    MPI_T_pvar_handle h;
-    int count, prov;
+    int prov;
     OK(MPI_T_init_thread(MPI_THREAD_MULTIPLE, &prov));
     OK(MPI_T_pvar_session_create(&s));
-    OK(MPI_T_pvar_handle_alloc(s, t_pvar("vmpi_thread_yields", MPI_T_PVAR_CLASS_COUNTER), NULL,
-                               &h, &count));
-    OK(MPI_T_pvar_start(s, h));
+    MPI_T_pvar_handle h = t_started(s, "vmpi_thread_yields");
 
     /* The first round makes the worker the second thread in MPI. */
     round_of(rank, 1, s, h);
